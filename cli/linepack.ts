@@ -1,0 +1,179 @@
+/**
+ * linepack — administration against the auth database (the same code paths as the GraphQL API).
+ * Database: MONGODB_URI, or the running development system's <state-dir>/dev.json.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateInternalKeyPair } from '../lib/identity';
+import { connectMongo, databaseName } from '../lib/mongo';
+import { repoRoot } from '../lib/repo-root';
+import { parseScopeList, roles, type Role } from '../lib/scopes';
+import type { ApiKeyDocument, Tier } from '../subgraphs/auth/src/documents';
+import { AuthStore, AuthStoreError } from '../subgraphs/auth/src/store';
+
+const usage = `usage: linepack <command> [options]
+
+  tenants create --name NAME --tier free|pro|enterprise [--json]
+  keys create    --tenant ID --scopes a,b [--tier free|pro|enterprise] [--name NAME] [--expires-in-days N] [--json]
+  keys list      --tenant ID [--json]
+  keys revoke    --tenant ID --id KEY_ID [--json]
+  users create   --tenant ID --email EMAIL (--password P | --password-stdin) --role viewer|engineer|admin [--json]
+  internal-keys  print a fresh key pair for gateway→subgraph identity tokens, as env lines
+
+Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (default .linepack/dev.json,
+written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
+
+class UsageError extends Error {}
+
+function mongoUri(): string {
+  if (process.env['MONGODB_URI']) return process.env['MONGODB_URI'];
+  const devJson = path.join(path.resolve(process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack')), 'dev.json');
+  if (existsSync(devJson)) {
+    const uri = (JSON.parse(readFileSync(devJson, 'utf8')) as { mongodbUri?: string }).mongodbUri;
+    if (uri) return uri;
+  }
+  throw new UsageError('no database: set MONGODB_URI, or start Linepack with `npm start` (it writes .linepack/dev.json)');
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v.length === 0) throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function tierOf(raw: string): Tier {
+  const tier = raw.toUpperCase();
+  if (tier !== 'FREE' && tier !== 'PRO' && tier !== 'ENTERPRISE') throw new UsageError(`--tier must be free, pro or enterprise (got ${raw})`);
+  return tier;
+}
+
+function roleOf(raw: string): Role {
+  const role = raw.toUpperCase() as Role;
+  if (!roles.includes(role)) throw new UsageError(`--role must be one of ${roles.map((r) => r.toLowerCase()).join(', ')} (got ${raw})`);
+  return role;
+}
+
+function keyView(key: ApiKeyDocument) {
+  return {
+    id: key._id,
+    name: key.name,
+    prefix: key.prefix,
+    tenantId: key.tenantId,
+    scopes: key.scopes,
+    tier: key.tier.toLowerCase(),
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> {
+  const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
+  try {
+    const store = new AuthStore(client.db(databaseName(process.env['LINEPACK_DB_PREFIX'] ?? 'linepack', 'auth')));
+    await store.ensureIndexes();
+    return await work(store);
+  } finally {
+    await client.close();
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [group, action] = argv;
+  const { values } = parseArgs({
+    args: argv.slice(group === 'internal-keys' ? 1 : 2),
+    options: {
+      name: { type: 'string' },
+      tier: { type: 'string' },
+      tenant: { type: 'string' },
+      scopes: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      id: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      role: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const json = values.json ?? false;
+  const print = (object: unknown, text: string) => console.log(json ? JSON.stringify(object) : text);
+
+  switch (`${group ?? ''} ${action ?? ''}`.trim()) {
+    case 'tenants create': {
+      const tenant = await withStore((s) => s.createTenant({ name: required(values, 'name'), tier: tierOf(required(values, 'tier')) }));
+      print({ id: tenant._id, name: tenant.name, tier: tenant.tier.toLowerCase() }, `created tenant ${tenant.name}\n  id    ${tenant._id}\n  tier  ${tenant.tier.toLowerCase()}`);
+      return;
+    }
+    case 'keys create': {
+      const days = values['expires-in-days'];
+      if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days must be a whole number of days');
+      const { apiKey, secret } = await withStore((s) =>
+        s.createApiKey({
+          tenantId: required(values, 'tenant'),
+          name: values.name ?? 'cli key',
+          scopes: parseScopeList(required(values, 'scopes')),
+          tier: tierOf(values.tier ?? 'free'),
+          expiresInDays: days !== undefined ? Number(days) : null,
+        }),
+      );
+      print(
+        { ...keyView(apiKey), apiKey: secret },
+        `created API key ${apiKey.prefix}… (${apiKey.scopes.join(' ')}, ${apiKey.tier.toLowerCase()})\n  id   ${apiKey._id}\n  key  ${secret}\nStore the key now: it is shown only once.`,
+      );
+      return;
+    }
+    case 'keys list': {
+      const keys = await withStore((s) => s.listApiKeys(required(values, 'tenant')));
+      print(
+        keys.map(keyView),
+        keys.map((k) => `${k.prefix}…  ${k._id}  ${k.tier.toLowerCase()}  ${k.revokedAt ? 'revoked' : 'active'}  ${k.scopes.join(' ')}`).join('\n') || 'no keys',
+      );
+      return;
+    }
+    case 'keys revoke': {
+      const key = await withStore((s) => s.revokeApiKey(required(values, 'tenant'), required(values, 'id')));
+      print(keyView(key), `revoked ${key.prefix}… (${key._id})`);
+      return;
+    }
+    case 'users create': {
+      const password = values['password-stdin'] ? await readStdin() : required(values, 'password');
+      const user = await withStore((s) =>
+        s.createUser({ tenantId: required(values, 'tenant'), email: required(values, 'email'), password, role: roleOf(required(values, 'role')) }),
+      );
+      print(
+        { id: user._id, email: user.email, memberships: user.memberships },
+        `user ${user.email} (${user._id}) is ${user.memberships.map((m) => `${m.role.toLowerCase()} in ${m.tenantId}`).join(', ')}`,
+      );
+      return;
+    }
+    case 'internal-keys': {
+      const pair = generateInternalKeyPair();
+      const oneLine = (pem: string) => JSON.stringify(pem.trim()).slice(1, -1);
+      console.log(`INTERNAL_TOKEN_PRIVATE_KEY="${oneLine(pair.privateKeyPem)}"\nINTERNAL_TOKEN_PUBLIC_KEY="${oneLine(pair.publicKeyPem)}"`);
+      return;
+    }
+    default:
+      throw new UsageError(group ? `unknown command: ${argv.slice(0, 2).join(' ')}` : 'no command given');
+  }
+}
+
+run(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    console.error(`linepack: ${err.message}\n\n${usage}`);
+    process.exit(2);
+  }
+  if (err instanceof AuthStoreError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    console.error(`linepack: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  console.error(`linepack: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,40 @@
+import express, { type Express } from 'express';
+import { problem } from '../../lib/errors';
+import { requestIdOf } from '../../lib/http';
+import type { Logger } from '../../lib/logger';
+
+const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent'];
+const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
+
+/**
+ * Clients reach the auth service's REST routes through the one gateway URL. The gateway forwards
+ * them as they are (these routes authenticate on their own) and adds the client address for the
+ * per-IP login throttle.
+ */
+export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): void {
+  app.use('/auth', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
+    const headers: Record<string, string> = { 'x-request-id': requestIdOf(res), 'x-forwarded-for': req.ip ?? '' };
+    for (const name of forwardedRequestHeaders) {
+      const value = req.header(name);
+      if (value) headers[name] = value;
+    }
+    const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
+    try {
+      const upstream = await fetch(`${authUrl}${req.originalUrl}`, {
+        method: req.method,
+        headers,
+        ...(hasBody ? { body: req.body as Buffer } : {}),
+        signal: AbortSignal.timeout(10_000),
+      });
+      res.status(upstream.status);
+      for (const name of forwardedResponseHeaders) {
+        const value = upstream.headers.get(name);
+        if (value) res.setHeader(name, value);
+      }
+      res.send(Buffer.from(await upstream.arrayBuffer()));
+    } catch (err) {
+      logger.error({ err: (err as Error).message, requestId: requestIdOf(res) }, 'auth service unreachable');
+      res.status(502).type('application/problem+json').json(problem(502, 'AUTH_UNAVAILABLE', 'Auth service unavailable', 'try again shortly'));
+    }
+  });
+}

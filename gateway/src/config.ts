@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { subgraphNames, supergraphPath, type SubgraphName } from '../../schema/subgraphs';
+import type { RateLimitWindows } from './rate-limit';
+import { logLevelSchema, parseConfig, pemSchema, portSchema } from '../../lib/config';
+
+const urlSchema = z.string().url('must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
+
+export const gatewayConfigSchema = z.object({
+  PORT: portSchema.default(4000),
+  HOST: z.string().default('0.0.0.0'),
+  /** Base URL of the auth service (REST routes and key introspection), e.g. http://auth:4005. */
+  AUTH_URL: urlSchema,
+  INTERNAL_TOKEN_PRIVATE_KEY: pemSchema,
+  SUPERGRAPH_PATH: z.string().default(supergraphPath),
+  /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
+  CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  /** Window lengths are configurable so tests can run a "day" in seconds. */
+  RATE_LIMIT_MINUTE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_DAY_WINDOW_SECONDS: z.coerce.number().int().min(1).default(86_400),
+  LOG_LEVEL: logLevelSchema,
+  ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
+});
+
+export type GatewayEnvConfig = z.output<typeof gatewayConfigSchema>;
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  authUrl: string;
+  internalTokenPrivateKey: string;
+  supergraphPath: string;
+  credentialCacheTtlSeconds: number;
+  redisUrl: string | undefined;
+  rateLimitWindows: RateLimitWindows;
+  logLevel: string;
+  /** Overrides of the routing URLs baked into the supergraph (development and tests use free ports). */
+  subgraphUrls: Partial<Record<SubgraphName, string>>;
+}
+
+export function gatewayConfigFromEnv(env: Record<string, string | undefined>): GatewayConfig {
+  const parsed = parseConfig('gateway', gatewayConfigSchema, env) as GatewayEnvConfig & Record<string, unknown>;
+  const subgraphUrls: Partial<Record<SubgraphName, string>> = {};
+  for (const name of subgraphNames) {
+    const url = parsed[`SUBGRAPH_URL_${name.toUpperCase()}`];
+    if (typeof url === 'string') subgraphUrls[name] = url;
+  }
+  return {
+    port: parsed.PORT,
+    host: parsed.HOST,
+    authUrl: parsed.AUTH_URL.replace(/\/$/, ''),
+    internalTokenPrivateKey: parsed.INTERNAL_TOKEN_PRIVATE_KEY,
+    supergraphPath: parsed.SUPERGRAPH_PATH,
+    credentialCacheTtlSeconds: parsed.CREDENTIAL_CACHE_TTL_SECONDS,
+    redisUrl: parsed.REDIS_URL,
+    rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },
+    logLevel: parsed.LOG_LEVEL,
+    subgraphUrls,
+  };
+}

@@ -1,0 +1,9 @@
+import type { BaseContext } from '@apollo/server';
+import type { Logger } from '../../lib/logger';
+import type { VerifiedCredential } from './credentials';
+
+export interface GatewayContext extends BaseContext {
+  credential: VerifiedCredential;
+  requestId: string;
+  logger: Logger;
+}

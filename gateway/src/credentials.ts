@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
+import { knownScopes, type Scope } from '../../lib/scopes';
+import type { Logger } from '../../lib/logger';
+
+export type Tier = 'free' | 'pro' | 'enterprise';
+
+/** A credential the gateway has verified: who, in which tenant, with what, at which tier. */
+export interface VerifiedCredential {
+  subject: string;
+  kind: 'api_key' | 'user';
+  tenantId: string;
+  scopes: Scope[];
+  tier: Tier;
+  /** What rate limits count against: one budget per credential. */
+  rateLimitKey: string;
+}
+
+const introspectionSchema = z.union([
+  z.object({
+    active: z.literal(true),
+    sub: z.string(),
+    tenant_id: z.string().uuid(),
+    scopes: z.array(z.string()),
+    tier: z.enum(['free', 'pro', 'enterprise']),
+    expires_at: z.string().nullable(),
+  }),
+  z.object({ active: z.literal(false) }),
+]);
+
+export class CredentialServiceUnavailableError extends Error {}
+
+/**
+ * Verifies API keys with the auth service's introspection, caching each answer (keyed by the
+ * key's hash, never the key) for a short TTL so the hot path costs no round trip. The TTL is the
+ * longest a revoked key keeps working.
+ */
+export class ApiKeyVerifier {
+  private readonly cache: LRUCache<string, { credential: VerifiedCredential | null }>;
+
+  constructor(
+    private readonly authUrl: string,
+    ttlSeconds: number,
+    private readonly logger: Logger,
+  ) {
+    this.cache = new LRUCache({ max: 10_000, ttl: Math.max(ttlSeconds, 0.001) * 1000 });
+  }
+
+  async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
+    const cacheKey = createHash('sha256').update(apiKey).digest('hex');
+    const cached = this.cache.get(cacheKey);
+    if (cached) return cached.credential;
+    let response: Response;
+    try {
+      response = await fetch(`${this.authUrl}/auth/introspect`, {
+        headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': requestId },
+        signal: AbortSignal.timeout(5_000),
+      });
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message, requestId }, 'auth service unreachable for key introspection');
+      throw new CredentialServiceUnavailableError('auth service unreachable');
+    }
+    if (!response.ok) {
+      this.logger.error({ status: response.status, requestId }, 'key introspection failed');
+      throw new CredentialServiceUnavailableError(`introspection answered ${response.status}`);
+    }
+    const parsed = introspectionSchema.safeParse(await response.json());
+    if (!parsed.success) throw new CredentialServiceUnavailableError('introspection answer malformed');
+    const body = parsed.data;
+    const credential: VerifiedCredential | null = body.active
+      ? {
+          subject: body.sub,
+          kind: 'api_key',
+          tenantId: body.tenant_id,
+          scopes: knownScopes(body.scopes),
+          tier: body.tier,
+          rateLimitKey: `key:${body.sub}`,
+        }
+      : null;
+    const expiresInMs = body.active && body.expires_at ? Date.parse(body.expires_at) - Date.now() : undefined;
+    // A key about to expire is not cached beyond its expiry.
+    this.cache.set(cacheKey, { credential }, expiresInMs !== undefined ? { ttl: Math.max(1, Math.min(expiresInMs, this.cache.ttl)) } : {});
+    return credential;
+  }
+}

@@ -1,0 +1,144 @@
+import Redis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Logger } from '../../lib/logger';
+import type { Tier } from './credentials';
+
+/** DESIGN §3: requests per window by tier; enterprise is unlimited and never counted. */
+export const tierLimits: Readonly<Record<Exclude<Tier, 'enterprise'>, { minute: number; day: number }>> = {
+  free: { minute: 60, day: 1_000 },
+  pro: { minute: 300, day: 10_000 },
+};
+
+export interface RateLimitWindows {
+  /** Length of the short window in seconds (60 in production; shorter in tests). */
+  minuteSeconds: number;
+  /** Length of the long window in seconds (86,400 in production). */
+  daySeconds: number;
+}
+
+export const productionWindows: RateLimitWindows = { minuteSeconds: 60, daySeconds: 86_400 };
+
+export type RateLimitBackend = 'redis' | 'in-process' | 'degraded';
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** RateLimit-* headers (IETF draft-07 style): the window closest to refusing is reported. */
+  headers: Record<string, string>;
+}
+
+type WindowName = 'minute' | 'day';
+type TierLimiters = Record<WindowName, { shared: RateLimiterAbstract | null; local: RateLimiterMemory; points: number; seconds: number }>;
+
+/**
+ * Two windows per credential, counted atomically in Redis so every gateway replica shares one
+ * budget. When Redis fails or is slow, each replica falls back to its own in-memory counters with
+ * the same limits (bounded, never unlimited), logs the change once, and returns to Redis as soon
+ * as a Redis call succeeds again.
+ */
+export class TieredRateLimiter {
+  private readonly limiters: Record<Exclude<Tier, 'enterprise'>, TierLimiters>;
+  private degraded = false;
+
+  constructor(
+    private readonly redis: Redis | null,
+    windows: RateLimitWindows,
+    private readonly logger: Logger,
+  ) {
+    const build = (tier: Exclude<Tier, 'enterprise'>): TierLimiters => {
+      const one = (window: WindowName) => {
+        const points = tierLimits[tier][window];
+        const seconds = window === 'minute' ? windows.minuteSeconds : windows.daySeconds;
+        const keyPrefix = `linepack:rl:${tier}:${window}:${seconds}`;
+        return {
+          points,
+          seconds,
+          local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
+          shared: redis ? new RateLimiterRedis({ storeClient: redis, points, duration: seconds, keyPrefix, rejectIfRedisNotReady: true }) : null,
+        };
+      };
+      return { minute: one('minute'), day: one('day') };
+    };
+    this.limiters = { free: build('free'), pro: build('pro') };
+    if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
+    redis?.on('ready', () => this.setDegraded(false));
+    redis?.on('close', () => this.setDegraded(true, new Error('connection closed')));
+  }
+
+  get backend(): RateLimitBackend {
+    if (!this.redis) return 'in-process';
+    return this.degraded || this.redis.status !== 'ready' ? 'degraded' : 'redis';
+  }
+
+  private setDegraded(degraded: boolean, err?: unknown): void {
+    if (degraded === this.degraded) return;
+    this.degraded = degraded;
+    if (degraded) this.logger.error({ err: (err as Error | undefined)?.message }, 'rate limits: Redis unavailable, falling back to in-process limits');
+    else this.logger.warn('rate limits: Redis is back, shared counting resumed');
+  }
+
+  /** Consumes one point from a window: Redis first, this process's memory when Redis fails. */
+  private async consumeOne(window: TierLimiters[WindowName], key: string): Promise<RateLimiterRes> {
+    if (window.shared) {
+      try {
+        const res = await window.shared.consume(key);
+        this.setDegraded(false);
+        return res;
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          this.setDegraded(false);
+          throw err;
+        }
+        this.setDegraded(true, err);
+      }
+    }
+    return window.local.consume(key);
+  }
+
+  async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
+    if (tier === 'enterprise') return { allowed: true, headers: {} };
+    const limiters = this.limiters[tier];
+    const policy = `${limiters.minute.points};w=${limiters.minute.seconds}, ${limiters.day.points};w=${limiters.day.seconds}`;
+    const headersFor = (points: number, res: RateLimiterRes) => ({
+      'RateLimit-Policy': policy,
+      'RateLimit-Limit': String(points),
+      'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
+      'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
+    });
+    const refused = (points: number, res: RateLimiterRes): RateLimitDecision => ({
+      allowed: false,
+      headers: { ...headersFor(points, res), 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) },
+    });
+    // The short window is checked first so a refused burst does not eat the daily budget.
+    let minute: RateLimiterRes;
+    try {
+      minute = await this.consumeOne(limiters.minute, key);
+    } catch (res) {
+      if (res instanceof RateLimiterRes) return refused(limiters.minute.points, res);
+      throw res;
+    }
+    let day: RateLimiterRes;
+    try {
+      day = await this.consumeOne(limiters.day, key);
+    } catch (res) {
+      if (res instanceof RateLimiterRes) return refused(limiters.day.points, res);
+      throw res;
+    }
+    const tighter = day.remainingPoints < minute.remainingPoints ? { points: limiters.day.points, res: day } : { points: limiters.minute.points, res: minute };
+    return { allowed: true, headers: headersFor(tighter.points, tighter.res) };
+  }
+}
+
+/** A Redis client that fails fast instead of queueing while Redis is away, and reconnects forever. */
+export function createRateLimitRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 250,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    lazyConnect: false,
+  });
+  // Connection errors are reported once through the limiter's degraded state, not per retry.
+  redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
+  return redis;
+}

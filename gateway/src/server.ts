@@ -1,0 +1,153 @@
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloGateway } from '@apollo/gateway';
+import type { SubgraphName } from '../../schema/subgraphs';
+import { graphqlErrorBody, problem } from '../../lib/errors';
+import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf } from '../../lib/http';
+import { createLogger, type Logger } from '../../lib/logger';
+import { formatErrorFor, GRAPHQL_BODY_LIMIT } from '../../lib/subgraph-server';
+import { mountAuthProxy } from './auth-proxy';
+import type { GatewayConfig } from './config';
+import type { GatewayContext } from './context';
+import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
+import { createRateLimitRedis, TieredRateLimiter } from './rate-limit';
+import { scopeEnforcementPlugin } from './scope-plugin';
+import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
+
+export interface RunningGateway {
+  url: string;
+  origin: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
+ * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
+ * (scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
+ * that purpose dropped from those links.
+ */
+export function withSecurityEnforcedByLinepack(supergraphSdl: string): string {
+  return supergraphSdl.replace(/(@link\(url: "https:\/\/specs\.apollo\.dev\/(?:requiresScopes|authenticated)\/v[\d.]+"), for: SECURITY\)/g, '$1)');
+}
+
+function bearerToken(req: Request): string | null {
+  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
+  return match?.[1] ?? null;
+}
+
+export async function startGateway(config: GatewayConfig, logger: Logger = createLogger('gateway', config.logLevel)): Promise<RunningGateway> {
+  const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  const httpServer = http.createServer(app);
+  const verifier = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
+  const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl, logger) : null;
+  const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
+
+  // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
+  // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
+  process.env['APOLLO_TELEMETRY_DISABLED'] ??= 'true';
+  const gateway = new ApolloGateway({
+    supergraphSdl: withSecurityEnforcedByLinepack(supergraphSdl),
+    buildService: ({ name, url }) => {
+      const target = config.subgraphUrls[name as SubgraphName] ?? url;
+      if (!target) throw new Error(`no URL for subgraph ${name}`);
+      return new AuthenticatedSubgraphDataSource(name, target, config.internalTokenPrivateKey);
+    },
+  });
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), scopeEnforcementPlugin(supergraphSdl)],
+    formatError: formatErrorFor(logger),
+    includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false,
+  });
+  await apollo.start();
+
+  app.use(requestIdMiddleware);
+  app.use(accessLogMiddleware(logger));
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  // Still serving when Redis is away, so 200 either way; the body says which limiter is counting.
+  app.get('/readyz', (_req, res) => {
+    const backend = rateLimiter.backend;
+    res.json({ status: backend === 'degraded' ? 'degraded' : 'ready', rateLimits: backend });
+  });
+  mountAuthProxy(app, config.authUrl, logger);
+
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    const token = bearerToken(req);
+    const requestId = requestIdOf(res);
+    const refuse = (message: string) => {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="linepack"');
+      res.status(401).json(graphqlErrorBody('UNAUTHENTICATED', message));
+    };
+    if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
+    let credential: VerifiedCredential | null;
+    try {
+      credential = await verifier.verify(token, requestId);
+    } catch (err) {
+      if (!(err instanceof CredentialServiceUnavailableError)) throw err;
+      res.status(503).json(graphqlErrorBody('INTERNAL_SERVER_ERROR', 'credential verification is unavailable; try again shortly'));
+      return;
+    }
+    if (!credential) return refuse('invalid, expired or revoked credential');
+    res.locals['credential'] = credential;
+    next();
+  };
+
+  /** After authentication (the budget is per credential), before parsing: a refused request costs the subgraphs nothing. */
+  const rateLimit = async (_req: Request, res: Response, next: NextFunction) => {
+    const credential = res.locals['credential'] as VerifiedCredential;
+    const decision = await rateLimiter.consume(credential.rateLimitKey, credential.tier);
+    res.set(decision.headers);
+    if (decision.allowed) return next();
+    const retryAfter = decision.headers['Retry-After'];
+    res.status(429).json(graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, { retryAfterSeconds: Number(retryAfter) }));
+  };
+
+  app.use(
+    '/graphql',
+    authenticate,
+    rateLimit,
+    express.json({ limit: GRAPHQL_BODY_LIMIT }),
+    expressMiddleware(apollo, {
+      context: async ({ res }) => {
+        const credential = res.locals['credential'] as VerifiedCredential;
+        const requestId = requestIdOf(res);
+        return { credential, requestId, logger: logger.child({ requestId, subject: credential.subject }) };
+      },
+    }),
+  );
+
+  // Body-parser failures and anything unexpected: a clear status, never a stack trace.
+  app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) logger.error({ err, requestId: requestIdOf(res) }, 'unhandled error');
+    const message = err.type === 'entity.too.large' ? 'request body too large' : status === 500 ? 'Internal server error' : 'malformed request body';
+    if (req.path.startsWith('/graphql')) {
+      res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message));
+    } else {
+      res.status(status).type('application/problem+json').json(problem(status, status === 500 ? 'INTERNAL' : 'BAD_REQUEST', message));
+    }
+  });
+
+  const port = await listen(httpServer, config.port, config.host);
+  const origin = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  logger.info({ port }, 'gateway listening');
+  return {
+    url: `${origin}/graphql`,
+    origin,
+    port,
+    async stop() {
+      await apollo.stop();
+      await closeServer(httpServer);
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {}
+
+/**
+ * Parses configuration once at start-up. Every problem is reported at once, each naming
+ * the environment variable and the rule, so a mis-configured service fails fast and clearly.
+ */
+export function parseConfig<S extends z.ZodType>(service: string, schema: S, source: Record<string, unknown>): z.output<S> {
+  const result = schema.safeParse(source);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  throw new ConfigError(`${service}: invalid configuration\n${lines.join('\n')}`);
+}
+
+/** A port from the environment; 0 asks the OS for a free one (tests, ephemeral stacks). */
+export const portSchema = z.coerce.number().int().min(0).max(65535);
+
+export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+
+/** PEM text given either inline or with literal "\n" escapes (as env files often carry it). */
+export const pemSchema = z
+  .string()
+  .min(1)
+  .transform((s) => s.replace(/\\n/g, '\n'))
+  .refine((s) => s.includes('-----BEGIN'), 'must be a PEM-encoded key');

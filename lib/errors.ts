@@ -1,0 +1,63 @@
+import { GraphQLError } from 'graphql';
+
+/** The error codes of DESIGN §4, with the HTTP status a request-level failure answers with. */
+export const errorStatus = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  RATE_LIMITED: 429,
+  BAD_USER_INPUT: 400,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INTERNAL_SERVER_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/**
+ * A field-level error: the operation continues, the HTTP status stays 200.
+ * `details` land in extensions (e.g. the offending field name).
+ */
+export function fieldError(code: ErrorCode, message: string, details: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { ...details, code } });
+}
+
+/**
+ * A request-level error thrown before execution (authentication, scopes, rate limits):
+ * Apollo Server answers with its HTTP status.
+ */
+export function requestError(
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+  headers?: Record<string, string>,
+): GraphQLError {
+  const http: { status: number; headers?: Map<string, string> } = { status: errorStatus[code] };
+  if (headers) http.headers = new Map(Object.entries(headers));
+  return new GraphQLError(message, { extensions: { ...details, code, http } });
+}
+
+/** The body of a GraphQL-shaped error response written outside Apollo Server (Express middleware). */
+export function graphqlErrorBody(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+  return { errors: [{ message, extensions: { ...details, code } }] };
+}
+
+/** RFC 9457 problem details for the REST routes, with a stable `code` member. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  [extra: string]: unknown;
+}
+
+export function problem(status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): Problem {
+  return {
+    type: `https://linepack.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`,
+    title,
+    status,
+    code,
+    ...(detail ? { detail } : {}),
+    ...extra,
+  };
+}

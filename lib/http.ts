@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from './logger';
+
+const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Every response carries X-Request-ID: the client's own when it is sane, otherwise a new one. */
+export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const incoming = req.header('x-request-id');
+  const requestId = incoming && clientRequestId.test(incoming) ? incoming : randomUUID();
+  res.locals['requestId'] = requestId;
+  res.setHeader('X-Request-ID', requestId);
+  next();
+}
+
+export function requestIdOf(res: Response): string {
+  return String(res.locals['requestId']);
+}
+
+/** One JSON line per request; never headers or bodies, so no credential can reach the log. */
+export function accessLogMiddleware(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info(
+        {
+          requestId: res.locals['requestId'],
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+export function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

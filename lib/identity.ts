@@ -1,0 +1,86 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { z } from 'zod';
+import { knownScopes, type Scope } from './scopes';
+
+/** The verified caller, as every subgraph sees it. Built only from verified credentials. */
+export interface Identity {
+  /** API key id or user id. */
+  subject: string;
+  kind: 'api_key' | 'user';
+  tenantId: string;
+  scopes: Scope[];
+  requestId: string;
+}
+
+/** Header that carries the gateway-minted identity token to subgraphs. */
+export const INTERNAL_IDENTITY_HEADER = 'x-linepack-identity';
+
+const ISSUER = 'linepack-gateway';
+const ALGORITHM = 'ES256';
+/** DESIGN §2: at most 60 s; the token covers one subgraph request. */
+export const INTERNAL_TOKEN_TTL_SECONDS = 30;
+
+const claimsSchema = z.object({
+  sub: z.string().min(1),
+  tenant_id: z.string().uuid(),
+  scopes: z.array(z.string()),
+  credential_kind: z.enum(['api_key', 'user']),
+  request_id: z.string().min(1),
+});
+
+export interface InternalKeyPair {
+  privateKeyPem: string;
+  publicKeyPem: string;
+}
+
+/** A fresh P-256 key pair for internal identity tokens (development launcher, tests, `linepack internal-keys`). */
+export function generateInternalKeyPair(): InternalKeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return {
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+/** Gateway side: one token per subgraph request, audience = that subgraph. */
+export function mintInternalToken(identity: Identity, audience: string, privateKeyPem: string): string {
+  return jwt.sign(
+    {
+      tenant_id: identity.tenantId,
+      scopes: identity.scopes,
+      credential_kind: identity.kind,
+      request_id: identity.requestId,
+    },
+    privateKeyPem,
+    {
+      algorithm: ALGORITHM,
+      subject: identity.subject,
+      audience,
+      issuer: ISSUER,
+      expiresIn: INTERNAL_TOKEN_TTL_SECONDS,
+      jwtid: randomUUID(),
+    },
+  );
+}
+
+export class InvalidInternalTokenError extends Error {}
+
+/** Subgraph side: verifies signature, algorithm, issuer, audience and expiry, then the claim shapes. */
+export function verifyInternalToken(token: string, audience: string, publicKeyPem: string): Identity {
+  let payload: unknown;
+  try {
+    payload = jwt.verify(token, publicKeyPem, { algorithms: [ALGORITHM], audience, issuer: ISSUER, clockTolerance: 5 });
+  } catch (err) {
+    throw new InvalidInternalTokenError((err as Error).message);
+  }
+  const claims = claimsSchema.safeParse(payload);
+  if (!claims.success) throw new InvalidInternalTokenError('identity token claims are malformed');
+  return {
+    subject: claims.data.sub,
+    kind: claims.data.credential_kind,
+    tenantId: claims.data.tenant_id,
+    scopes: knownScopes(claims.data.scopes),
+    requestId: claims.data.request_id,
+  };
+}

@@ -1,0 +1,26 @@
+import { MongoClient, type MongoClientOptions } from 'mongodb';
+
+/**
+ * Each subgraph owns one database. Names carry a prefix so several stacks (tests,
+ * parallel developers) can share one MongoDB server without seeing each other's data.
+ */
+export function databaseName(prefix: string, subgraph: string): string {
+  return `${prefix}_${subgraph}`;
+}
+
+export async function connectMongo(uri: string, options: MongoClientOptions = {}): Promise<MongoClient> {
+  const client = new MongoClient(uri, {
+    // The embedded mongo-java-server speaks wire version 8 (MongoDB 5.0 level) and has no
+    // sessions or transactions: nothing here may rely on them (DESIGN §6).
+    serverSelectionTimeoutMS: 10_000,
+    appName: 'linepack',
+    ...options,
+  });
+  await client.connect();
+  return client;
+}
+
+/** MongoDB's duplicate-key error (E11000). */
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

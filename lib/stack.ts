@@ -1,0 +1,102 @@
+import type { DestinationStream } from 'pino';
+import { productionWindows, type RateLimitWindows } from '../gateway/src/rate-limit';
+import { startGateway } from '../gateway/src/server';
+import { subgraphRegistry, supergraphPath, type SubgraphName } from '../schema/subgraphs';
+import { startAnalyticsSubgraph } from '../subgraphs/analytics/src';
+import { startAssetsSubgraph } from '../subgraphs/assets/src';
+import { startAuthSubgraph } from '../subgraphs/auth/src';
+import { startComplianceSubgraph } from '../subgraphs/compliance/src';
+import { startMeasurementsSubgraph } from '../subgraphs/measurements/src';
+import { generateInternalKeyPair, type InternalKeyPair } from './identity';
+import { createLogger } from './logger';
+import type { SubgraphStartOptions } from './subgraph-config';
+import type { RunningService } from './subgraph-server';
+
+const starters: Record<SubgraphName, (options: SubgraphStartOptions) => Promise<RunningService>> = {
+  auth: startAuthSubgraph,
+  assets: startAssetsSubgraph,
+  measurements: startMeasurementsSubgraph,
+  analytics: startAnalyticsSubgraph,
+  compliance: startComplianceSubgraph,
+};
+
+export interface StackOptions {
+  mongoUri: string;
+  redisUrl?: string | undefined;
+  dbPrefix: string;
+  host?: string;
+  /** 0 = a free port. */
+  gatewayPort: number;
+  /** 'default' uses the registry's ports (4001…); 'free' lets the OS choose (tests, ephemeral stacks). */
+  subgraphPorts: 'default' | 'free';
+  logLevel?: string;
+  logDestination?: DestinationStream;
+  credentialCacheTtlSeconds?: number;
+  rateLimitWindows?: RateLimitWindows;
+  internalKeys?: InternalKeyPair;
+}
+
+export interface RunningStack {
+  gatewayUrl: string;
+  gatewayOrigin: string;
+  authUrl: string;
+  subgraphs: Record<SubgraphName, RunningService>;
+  internalKeys: InternalKeyPair;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole system in one process: five subgraph HTTP servers and the gateway, talking over
+ * real HTTP on loopback exactly as separate processes would. Used by `npm start` and the tests.
+ */
+export async function startStack(options: StackOptions): Promise<RunningStack> {
+  const host = options.host ?? '127.0.0.1';
+  const internalKeys = options.internalKeys ?? generateInternalKeyPair();
+  const logLevel = options.logLevel ?? 'info';
+  const started: RunningService[] = [];
+  try {
+    const subgraphs = {} as Record<SubgraphName, RunningService>;
+    for (const { name, defaultPort } of subgraphRegistry) {
+      const service = await starters[name]({
+        port: options.subgraphPorts === 'default' ? defaultPort : 0,
+        host,
+        mongoUri: options.mongoUri,
+        dbPrefix: options.dbPrefix,
+        internalTokenPublicKey: internalKeys.publicKeyPem,
+        logger: createLogger(name, logLevel, options.logDestination),
+      });
+      started.push(service);
+      subgraphs[name] = service;
+    }
+    const authUrl = `http://${host}:${subgraphs.auth.port}`;
+    const gateway = await startGateway(
+      {
+        port: options.gatewayPort,
+        host,
+        authUrl,
+        internalTokenPrivateKey: internalKeys.privateKeyPem,
+        supergraphPath,
+        credentialCacheTtlSeconds: options.credentialCacheTtlSeconds ?? 30,
+        redisUrl: options.redisUrl,
+        rateLimitWindows: options.rateLimitWindows ?? productionWindows,
+        logLevel,
+        subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
+      },
+      createLogger('gateway', logLevel, options.logDestination),
+    );
+    return {
+      gatewayUrl: gateway.url,
+      gatewayOrigin: gateway.origin,
+      authUrl,
+      subgraphs,
+      internalKeys,
+      async stop() {
+        await gateway.stop();
+        for (const service of started.reverse()) await service.stop();
+      },
+    };
+  } catch (err) {
+    for (const service of started.reverse()) await service.stop().catch(() => undefined);
+    throw err;
+  }
+}

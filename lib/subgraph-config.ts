@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { subgraphRegistry, type SubgraphName } from '../schema/subgraphs';
+import { ConfigError, logLevelSchema, parseConfig, pemSchema, portSchema } from './config';
+import { createLogger } from './logger';
+import type { Logger } from './logger';
+import type { RunningService } from './subgraph-server';
+
+/** What every subgraph process needs, from its environment. */
+export function subgraphConfigSchema(name: SubgraphName) {
+  const defaultPort = subgraphRegistry.find((s) => s.name === name)!.defaultPort;
+  return z.object({
+    PORT: portSchema.default(defaultPort),
+    HOST: z.string().default('127.0.0.1'),
+    MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
+    LINEPACK_DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only').default('linepack'),
+    INTERNAL_TOKEN_PUBLIC_KEY: pemSchema,
+    LOG_LEVEL: logLevelSchema,
+  });
+}
+
+export type SubgraphEnvConfig = z.output<ReturnType<typeof subgraphConfigSchema>>;
+
+/** Process entry for one subgraph: parse config once, start, stop cleanly on SIGINT/SIGTERM. */
+export function runSubgraphProcess(name: SubgraphName, start: (options: SubgraphStartOptions) => Promise<RunningService>): void {
+  let config: SubgraphEnvConfig;
+  try {
+    config = parseConfig(`${name} subgraph`, subgraphConfigSchema(name), process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(name, config.LOG_LEVEL);
+  start(startOptionsFromEnv(name, config)).then(
+    (service) => {
+      const shutdown = () => void service.stop().then(() => process.exit(0));
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+    },
+    (err: unknown) => {
+      logger.fatal({ err }, `${name} subgraph failed to start`);
+      process.exit(1);
+    },
+  );
+}
+
+/** How a subgraph is started, from its process entry or from the development/test launcher. */
+export interface SubgraphStartOptions {
+  port: number;
+  host: string;
+  mongoUri: string;
+  dbPrefix: string;
+  internalTokenPublicKey: string;
+  logger: Logger;
+}
+
+export function startOptionsFromEnv(name: SubgraphName, config: SubgraphEnvConfig): SubgraphStartOptions {
+  return {
+    port: config.PORT,
+    host: config.HOST,
+    mongoUri: config.MONGODB_URI,
+    dbPrefix: config.LINEPACK_DB_PREFIX,
+    internalTokenPublicKey: config.INTERNAL_TOKEN_PUBLIC_KEY,
+    logger: createLogger(name, config.LOG_LEVEL),
+  };
+}

@@ -1,0 +1,68 @@
+import type {
+  AnyBulkWriteOperation,
+  BulkWriteResult,
+  Collection,
+  CountDocumentsOptions,
+  Document,
+  Filter,
+  FindOptions,
+  FindOneAndUpdateOptions,
+  OptionalUnlessRequiredId,
+  UpdateFilter,
+  WithId,
+} from 'mongodb';
+
+/** Every stored document carries the tenant it belongs to (DESIGN §2). */
+export interface TenantDocument extends Document {
+  tenantId: string;
+}
+
+/**
+ * A collection seen through one tenant. Repositories get one per request, built from the
+ * verified identity, so no query can forget the tenant filter and no client input can pick
+ * another tenant: every filter, pipeline, insert and upsert is pinned to `tenantId`.
+ */
+export class TenantCollection<T extends TenantDocument> {
+  constructor(
+    readonly collection: Collection<T>,
+    readonly tenantId: string,
+  ) {}
+
+  private scoped(filter: Filter<T> = {}): Filter<T> {
+    return { ...filter, tenantId: this.tenantId } as Filter<T>;
+  }
+
+  findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
+    return this.collection.findOne(this.scoped(filter), options);
+  }
+
+  find(filter: Filter<T>, options?: FindOptions) {
+    return this.collection.find(this.scoped(filter), options);
+  }
+
+  countDocuments(filter: Filter<T> = {}, options?: CountDocumentsOptions): Promise<number> {
+    return this.collection.countDocuments(this.scoped(filter), options);
+  }
+
+  aggregate<R extends Document>(pipeline: Document[]) {
+    return this.collection.aggregate<R>([{ $match: { tenantId: this.tenantId } }, ...pipeline]);
+  }
+
+  async insertOne(doc: Omit<T, 'tenantId'>): Promise<T> {
+    const full = { ...doc, tenantId: this.tenantId } as T;
+    await this.collection.insertOne(full as OptionalUnlessRequiredId<T>);
+    return full;
+  }
+
+  findOneAndUpdate(filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions = {}) {
+    return this.collection.findOneAndUpdate(this.scoped(filter), update, { returnDocument: 'after', ...options });
+  }
+
+  /** Upserts and updates only; each filter is pinned to the tenant and each insert stamped with it. */
+  bulkUpsert(operations: { filter: Filter<T>; update: UpdateFilter<T> }[]): Promise<BulkWriteResult> {
+    const ops: AnyBulkWriteOperation<T>[] = operations.map(({ filter, update }) => ({
+      updateOne: { filter: this.scoped(filter), update, upsert: true },
+    }));
+    return this.collection.bulkWrite(ops, { ordered: false });
+  }
+}

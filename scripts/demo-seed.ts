@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { canonicalScopes } from '../lib/scopes';
+import { AuthStore } from '../subgraphs/auth/src/store';
+
+export interface DemoCredentials {
+  tenantId: string;
+  apiKey: string;
+  user: { email: string; password: string };
+}
+
+export const DEMO_TENANT_NAME = 'Demo Pipeline Co';
+export const DEMO_USER_EMAIL = 'demo@linepack.local';
+
+/**
+ * Ensures the demo tenant, user and API key exist in the auth database. The key's secret
+ * exists only in what this returns (and .linepack/dev.json), so a restart reuses the
+ * previous secret when it still works and otherwise issues a new key.
+ */
+export async function ensureDemoIdentity(authDb: Db, previous: Partial<DemoCredentials> | null): Promise<{ credentials: DemoCredentials; created: boolean }> {
+  const store = new AuthStore(authDb);
+  await store.ensureIndexes();
+  let tenant = await store.tenants.findOne({ name: DEMO_TENANT_NAME });
+  const created = !tenant;
+  tenant ??= await store.createTenant({ name: DEMO_TENANT_NAME, tier: 'PRO' });
+
+  let password = previous?.user?.password;
+  const existingUser = await store.users.findOne({ email: DEMO_USER_EMAIL });
+  if (!existingUser || !password) {
+    password = randomBytes(12).toString('base64url');
+    if (existingUser) await store.users.deleteOne({ _id: existingUser._id });
+    await store.createUser({ tenantId: tenant._id, email: DEMO_USER_EMAIL, password, role: 'ENGINEER' });
+  }
+
+  let apiKey = previous?.apiKey;
+  const stillValid = apiKey ? await store.findApiKeyBySecret(apiKey) : null;
+  if (!apiKey || !stillValid || stillValid.revokedAt || stillValid.tenantId !== tenant._id) {
+    const scopes = canonicalScopes.filter((s) => s !== 'admin:*');
+    apiKey = (await store.createApiKey({ tenantId: tenant._id, name: 'demo key', scopes, tier: 'PRO' })).secret;
+  }
+  return { credentials: { tenantId: tenant._id, apiKey, user: { email: DEMO_USER_EMAIL, password } }, created };
+}
+
+/** A small demo pipeline, created through the public GraphQL API like any client would. */
+export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Promise<number> {
+  const create = async (input: Record<string, unknown>): Promise<string> => {
+    const res = await fetch(gatewayUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ query: 'mutation Seed($input: CreateAssetInput!) { createAsset(input: $input) { id } }', variables: { input } }),
+    });
+    const body = (await res.json()) as { data?: { createAsset: { id: string } } | null; errors?: { message: string }[] };
+    if (body.errors?.length || !body.data) throw new Error(`seeding failed (${res.status}): ${body.errors?.map((e) => e.message).join('; ')}`);
+    return body.data.createAsset.id;
+  };
+  const gas = { status: 'ACTIVE', product: 'NATURAL_GAS', regulation: 'CFR_192' };
+  const pipe = { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, maopKpa: 6_900 };
+
+  const system = await create({ type: 'SYSTEM', name: 'Gulf Coast Gas System', ...gas });
+  const line = await create({
+    type: 'PIPELINE',
+    name: 'Line 100',
+    parentId: system,
+    ...gas,
+    ...pipe,
+    beginStationM: 0,
+    endStationM: 42_000,
+    classLocation: 1,
+    installedAt: '1988-06-01T00:00:00Z',
+    location: { type: 'LineString', coordinates: [[-95.37, 29.76], [-95.02, 29.9]] },
+  });
+  const segments = [
+    { name: 'Line 100 · MP 0–12', beginStationM: 0, endStationM: 12_000, classLocation: 1, inHca: false },
+    { name: 'Line 100 · MP 12–30 (HCA)', beginStationM: 12_000, endStationM: 30_000, classLocation: 3, inHca: true },
+    { name: 'Line 100 · MP 30–42', beginStationM: 30_000, endStationM: 42_000, classLocation: 2, inHca: false },
+  ];
+  const segmentIds: string[] = [];
+  for (const s of segments) segmentIds.push(await create({ type: 'SEGMENT', parentId: line, ...gas, ...pipe, ...s }));
+  await create({ type: 'VALVE', name: 'MLV-12', parentId: segmentIds[1], status: 'ACTIVE', location: { type: 'Point', coordinates: [-95.2, 29.8] } });
+  await create({ type: 'RECTIFIER', name: 'RECT-07', parentId: segmentIds[0], status: 'ACTIVE' });
+  await create({ type: 'CP_TEST_POINT', name: 'TP-12.4', parentId: segmentIds[1], status: 'ACTIVE', beginStationM: 12_400, endStationM: 12_400 });
+  return 2 + segments.length + 3;
+}

@@ -1,0 +1,115 @@
+/**
+ * `npm start`: the whole of Linepack on this machine.
+ *   - MongoDB: MONGODB_URI when set, otherwise the embedded mongo-java-server, file-backed in
+ *     .linepack/ so data survives a restart (in memory with --ephemeral).
+ *   - Redis: REDIS_URL when set, otherwise the gateway's in-process rate limiter (with a warning).
+ *   - Five subgraphs and the gateway, each on its own port, talking over real HTTP.
+ *   - On first start, a demo tenant, user, API key and pipeline; written to <state-dir>/dev.json.
+ * Flags: --ephemeral (in-memory database, free ports), --state-dir DIR (default .linepack).
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '../lib/infra/embedded-mongo';
+import { connectMongo, databaseName } from '../lib/mongo';
+import { startStack } from '../lib/stack';
+import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
+import { repoRoot } from '../lib/repo-root';
+
+export interface DevState extends DemoCredentials {
+  gatewayUrl: string;
+  authUrl: string;
+  mongodbUri: string;
+}
+
+const DB_PREFIX = 'linepack';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { ephemeral: { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
+  });
+  const ephemeral = values.ephemeral ?? false;
+  const stateDir = path.resolve(values['state-dir'] ?? process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack'));
+  const devJsonPath = path.join(stateDir, 'dev.json');
+  mkdirSync(stateDir, { recursive: true });
+  const previous = existsSync(devJsonPath) ? (JSON.parse(readFileSync(devJsonPath, 'utf8')) as Partial<DevState>) : null;
+  // A stale file would tell scripts a stopped system is running.
+  rmSync(devJsonPath, { force: true });
+
+  let embedded: EmbeddedMongo | null = null;
+  let mongoUri = process.env['MONGODB_URI'];
+  if (!mongoUri) {
+    try {
+      embedded = await startEmbeddedMongo(ephemeral ? { log: console.log } : { dataFile: path.join(stateDir, 'mongo.h2'), log: console.log });
+    } catch (err) {
+      if (err instanceof EmbeddedMongoUnavailableError) {
+        console.error(err.message);
+        process.exit(1);
+      }
+      throw err;
+    }
+    mongoUri = embedded.uri;
+  }
+
+  const stack = await startStack({
+    mongoUri,
+    redisUrl: process.env['REDIS_URL'],
+    dbPrefix: DB_PREFIX,
+    gatewayPort: ephemeral ? 0 : Number(process.env['PORT'] ?? 4000),
+    subgraphPorts: ephemeral ? 'free' : 'default',
+    logLevel: process.env['LOG_LEVEL'] ?? 'warn',
+  });
+
+  const mongo = await connectMongo(mongoUri);
+  const { credentials, created } = await ensureDemoIdentity(mongo.db(databaseName(DB_PREFIX, 'auth')), previous);
+  await mongo.close();
+  let seeded = 0;
+  if (created) seeded = await seedDemoPipeline(stack.gatewayUrl, credentials.apiKey);
+
+  const state: DevState = {
+    gatewayUrl: stack.gatewayUrl,
+    authUrl: `${stack.gatewayOrigin}/auth`,
+    mongodbUri: mongoUri,
+    ...credentials,
+  };
+  writeFileSync(devJsonPath, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+
+  console.log(
+    [
+      '',
+      `Linepack is running${ephemeral ? ' (ephemeral: data is discarded on exit)' : ''}.`,
+      `  GraphQL gateway  ${stack.gatewayUrl}`,
+      `  Auth routes      ${state.authUrl}/login, /refresh, /introspect`,
+      `  MongoDB          ${embedded ? `embedded mongo-java-server (${ephemeral ? 'in memory' : path.join(stateDir, 'mongo.h2')})` : 'MONGODB_URI'}`,
+      `  Rate limits      ${process.env['REDIS_URL'] ? 'Redis at REDIS_URL' : 'in-process (set REDIS_URL to share limits across gateways)'}`,
+      '',
+      `Demo tenant ${credentials.tenantId}${seeded ? ` (seeded ${seeded} assets)` : ''}`,
+      `  API key   ${credentials.apiKey}`,
+      `  User      ${credentials.user.email} / ${credentials.user.password}`,
+      `  Written to ${devJsonPath}`,
+      '',
+      'Try it:',
+      `  curl -s -H "Authorization: Bearer ${credentials.apiKey}" -H 'content-type: application/json' \\`,
+      `    -d '{"query":"{ pipelineSummary { totalAssets } }"}' ${stack.gatewayUrl}`,
+      '',
+      'Ctrl-C stops everything.',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nStopping Linepack…');
+    await stack.stop();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown());
+  process.on('SIGTERM', () => void shutdown());
+}
+
+main().catch((err: unknown) => {
+  console.error(`linepack: failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
+import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
+import { startSubgraphServer, type RunningService } from '../../../lib/subgraph-server';
+import type { SubgraphContext } from './context';
+import { resolvers } from './resolvers';
+
+export async function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
+  return startSubgraphServer<SubgraphContext>({
+    name: 'analytics',
+    port: options.port,
+    host: options.host,
+    internalTokenPublicKey: options.internalTokenPublicKey,
+    logger: options.logger,
+    resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
+    buildContext: (base) => base,
+  });
+}

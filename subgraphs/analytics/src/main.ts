@@ -1,0 +1,4 @@
+import { runSubgraphProcess } from '../../../lib/subgraph-config';
+import { startAnalyticsSubgraph } from './index';
+
+runSubgraphProcess('analytics', startAnalyticsSubgraph);

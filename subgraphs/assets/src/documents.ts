@@ -1,0 +1,41 @@
+import type { TenantDocument } from '../../../lib/tenant-collection';
+
+export type AssetType = 'SYSTEM' | 'PIPELINE' | 'SEGMENT' | 'VALVE' | 'FITTING' | 'LAUNCHER_RECEIVER' | 'CP_TEST_POINT' | 'RECTIFIER' | 'STATION';
+export type AssetStatus = 'PLANNED' | 'ACTIVE' | 'IDLE' | 'ABANDONED';
+export type Product = 'NATURAL_GAS' | 'CRUDE_OIL' | 'REFINED_PRODUCTS' | 'NGL' | 'CO2' | 'HYDROGEN';
+export type Regulation = 'CFR_192' | 'CFR_195';
+
+export type GeoJsonGeometry =
+  | { type: 'Point'; coordinates: [number, number] | [number, number, number] }
+  | { type: 'LineString'; coordinates: ([number, number] | [number, number, number])[] };
+
+/** An asset as stored in the assets database (collection `assets`). */
+export interface AssetDocument extends TenantDocument {
+  _id: string;
+  type: AssetType;
+  name: string;
+  /** Lower-cased name: serves case-insensitive search from an index. */
+  nameLower: string;
+  parentId: string | null;
+  status: AssetStatus;
+  product: Product | null;
+  regulation: Regulation | null;
+  beginStationM: number | null;
+  endStationM: number | null;
+  outsideDiameterMm: number | null;
+  wallThicknessMm: number | null;
+  smysMpa: number | null;
+  maopKpa: number | null;
+  classLocation: number | null;
+  inHca: boolean;
+  location: GeoJsonGeometry | null;
+  installedAt: Date | null;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** PipelineSummary is keyed by tenant; this subgraph resolves its fields from that key alone. */
+export interface PipelineSummaryParent {
+  tenantId: string;
+}

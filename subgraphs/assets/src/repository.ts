@@ -1,0 +1,129 @@
+import type { Db, Filter } from 'mongodb';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
+import { TenantCollection } from '../../../lib/tenant-collection';
+import type { AssetDocument, AssetStatus, AssetType } from './documents';
+
+export const ASSETS_COLLECTION = 'assets';
+
+/** Every index starts with tenantId (DESIGN §2). */
+export async function ensureAssetIndexes(db: Db): Promise<void> {
+  const assets = db.collection<AssetDocument>(ASSETS_COLLECTION);
+  await assets.createIndexes([
+    { key: { tenantId: 1, nameLower: 1, _id: 1 }, name: 'tenant_name' },
+    { key: { tenantId: 1, parentId: 1 }, name: 'tenant_parent' },
+    { key: { tenantId: 1, type: 1, status: 1 }, name: 'tenant_type_status' },
+  ]);
+}
+
+export interface AssetListFilter {
+  type?: AssetType | null;
+  status?: AssetStatus | null;
+  parentId?: string | null;
+  inHca?: boolean | null;
+  nameContains?: string | null;
+}
+
+const assetCursor = z.tuple([z.string(), z.string()]);
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export interface AssetSummaryCounts {
+  totalAssets: number;
+  byType: { type: AssetType; count: number }[];
+  byStatus: { status: AssetStatus; count: number }[];
+  totalPipelineLengthM: number;
+}
+
+/** The assets of one tenant. */
+export class AssetRepository {
+  private readonly assets: TenantCollection<AssetDocument>;
+
+  constructor(db: Db, tenantId: string) {
+    this.assets = new TenantCollection(db.collection<AssetDocument>(ASSETS_COLLECTION), tenantId);
+  }
+
+  get tenantId(): string {
+    return this.assets.tenantId;
+  }
+
+  findById(id: string): Promise<AssetDocument | null> {
+    return this.assets.findOne({ _id: id });
+  }
+
+  async findByIds(ids: readonly string[]): Promise<(AssetDocument | null)[]> {
+    const found = await this.assets.find({ _id: { $in: [...new Set(ids)] } }).toArray();
+    const byId = new Map(found.map((a) => [a._id, a]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  /** Ordered by (lower-cased name, id): stable across pages even when names repeat. */
+  async list(filter: AssetListFilter, size: number, after: string | null | undefined): Promise<Connection<AssetDocument>> {
+    const query: Filter<AssetDocument> = {};
+    if (filter.type) query.type = filter.type;
+    if (filter.status) query.status = filter.status;
+    if (filter.parentId) query.parentId = filter.parentId;
+    if (filter.inHca != null) query.inHca = filter.inHca;
+    if (filter.nameContains) query.nameLower = { $regex: escapeRegex(filter.nameContains.toLowerCase()) };
+    const cursor = decodeCursor(after, assetCursor);
+    const pageQuery: Filter<AssetDocument> = cursor
+      ? { ...query, $or: [{ nameLower: { $gt: cursor[0] } }, { nameLower: cursor[0], _id: { $gt: cursor[1] } }] }
+      : query;
+    const [rows, totalCount] = await Promise.all([
+      this.assets.find(pageQuery, { sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.assets.countDocuments(query),
+    ]);
+    return toConnection(rows, size, totalCount, (a) => encodeCursor([a.nameLower, a._id]));
+  }
+
+  async insert(doc: Omit<AssetDocument, 'tenantId'>): Promise<AssetDocument> {
+    return this.assets.insertOne(doc);
+  }
+
+  /** Optimistic concurrency: applies only when the stored version is the one the caller read. */
+  async updateIfVersion(id: string, version: number, set: Partial<AssetDocument>): Promise<AssetDocument | null> {
+    return this.assets.findOneAndUpdate({ _id: id, version }, { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } });
+  }
+
+  /** Whether `ancestorId` is `id` itself or above it in the hierarchy (guards against cycles). */
+  async isSelfOrDescendant(candidateParentId: string, id: string): Promise<boolean> {
+    let current: string | null = candidateParentId;
+    for (let depth = 0; current && depth < 64; depth++) {
+      if (current === id) return true;
+      const parent: AssetDocument | null = await this.assets.findOne({ _id: current }, { projection: { parentId: 1 } });
+      current = parent?.parentId ?? null;
+    }
+    return false;
+  }
+
+  async summary(): Promise<AssetSummaryCounts> {
+    const [facets] = await this.assets
+      .aggregate<{
+        total: { n: number }[];
+        byType: { _id: AssetType; count: number }[];
+        byStatus: { _id: AssetStatus; count: number }[];
+        length: { _id: null; m: number }[];
+      }>([
+        {
+          $facet: {
+            total: [{ $count: 'n' }],
+            byType: [{ $group: { _id: '$type', count: { $sum: 1 } } }, { $sort: { _id: 1 } }],
+            byStatus: [{ $group: { _id: '$status', count: { $sum: 1 } } }, { $sort: { _id: 1 } }],
+            length: [
+              { $match: { type: 'PIPELINE', beginStationM: { $ne: null }, endStationM: { $ne: null } } },
+              { $group: { _id: null, m: { $sum: { $subtract: ['$endStationM', '$beginStationM'] } } } },
+            ],
+          },
+        },
+      ])
+      .toArray();
+    return {
+      totalAssets: facets?.total[0]?.n ?? 0,
+      byType: (facets?.byType ?? []).map((g) => ({ type: g._id, count: g.count })),
+      byStatus: (facets?.byStatus ?? []).map((g) => ({ status: g._id, count: g.count })),
+      totalPipelineLengthM: facets?.length[0]?.m ?? 0,
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { fieldError } from '../../../../lib/errors';
+import { invalidInput, validateInput } from '../../../../lib/validation';
+import type { SubgraphContext } from '../context';
+import type { AssetDocument, AssetType } from '../documents';
+import type { MutationResolvers } from '../generated/resolvers-types';
+import { allowedParentTypes, checkAssetConsistency, checkStatusTransition, createAssetSchema, updateAssetSchema } from '../validation';
+
+async function checkParent(context: SubgraphContext, type: AssetType, parentId: string | null, selfId?: string): Promise<void> {
+  const allowed = allowedParentTypes[type];
+  if (parentId === null) return;
+  const parent = await context.assets.findById(parentId);
+  if (!parent) throw invalidInput([{ field: 'input.parentId', message: `no asset ${parentId} in this tenant` }]);
+  if (!allowed.includes(parent.type)) {
+    throw invalidInput([
+      { field: 'input.parentId', message: `a ${type} cannot belong to a ${parent.type}${allowed.length ? ` (allowed parents: ${allowed.join(', ')})` : ` (a ${type} has no parent)`}` },
+    ]);
+  }
+  if (selfId && (await context.assets.isSelfOrDescendant(parentId, selfId))) {
+    throw invalidInput([{ field: 'input.parentId', message: 'would make the asset its own ancestor' }]);
+  }
+}
+
+export const Mutation: MutationResolvers = {
+  createAsset: async (_parent, { input }, context) => {
+    const values = validateInput(createAssetSchema, input);
+    checkAssetConsistency(values);
+    await checkParent(context, values.type, values.parentId);
+    const now = new Date();
+    const doc: Omit<AssetDocument, 'tenantId'> = {
+      _id: randomUUID(),
+      ...values,
+      nameLower: values.name.toLowerCase(),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    return context.assets.insert(doc);
+  },
+
+  updateAsset: async (_parent, { id, version, input }, context) => {
+    const changes = validateInput(updateAssetSchema, input);
+    const current = await context.assets.findById(id);
+    if (!current) throw fieldError('NOT_FOUND', `no asset ${id}`, { field: 'id' });
+    if (current.version !== version) {
+      throw fieldError('CONFLICT', `asset ${id} is at version ${current.version}, not ${version}: read it again and retry`, { currentVersion: current.version });
+    }
+    if (changes.status) checkStatusTransition(current.status, changes.status);
+    const merged = { ...current, ...changes };
+    checkAssetConsistency(merged);
+    if (changes.parentId !== undefined) await checkParent(context, current.type, changes.parentId, id);
+    const set: Partial<AssetDocument> = { ...changes, ...(changes.name ? { nameLower: changes.name.toLowerCase() } : {}) };
+    const updated = await context.assets.updateIfVersion(id, version, set);
+    if (!updated) throw fieldError('CONFLICT', `asset ${id} changed while this update was applied: read it again and retry`);
+    return updated;
+  },
+};

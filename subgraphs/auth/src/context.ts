@@ -1,0 +1,6 @@
+import type { BaseSubgraphContext } from '../../../lib/subgraph-server';
+import type { AuthStore } from './store';
+
+export interface SubgraphContext extends BaseSubgraphContext {
+  store: AuthStore;
+}

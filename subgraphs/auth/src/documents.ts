@@ -1,0 +1,42 @@
+import type { Role, Scope } from '../../../lib/scopes';
+
+export type Tier = 'FREE' | 'PRO' | 'ENTERPRISE';
+
+/** Collection `tenants`. Tenant ids are UUIDs. */
+export interface TenantRecord {
+  _id: string;
+  name: string;
+  /** The plan: user tokens are rate-limited at this tier, and no key may exceed it. */
+  tier: Tier;
+  createdAt: Date;
+}
+
+/** Collection `apiKeys`. Only the SHA-256 of the secret is stored; the secret is shown once. */
+export interface ApiKeyDocument {
+  _id: string;
+  tenantId: string;
+  name: string;
+  /** First characters of the secret, for recognising a key in listings and logs. */
+  prefix: string;
+  secretHash: string;
+  scopes: Scope[];
+  tier: Tier;
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface Membership {
+  tenantId: string;
+  role: Role;
+}
+
+/** Collection `users`. Passwords are argon2id hashes. */
+export interface UserDocument {
+  _id: string;
+  email: string;
+  passwordHash: string;
+  memberships: Membership[];
+  createdAt: Date;
+}

@@ -1,0 +1,5 @@
+import type { ApiKeyResolvers } from '../generated/resolvers-types';
+
+export const ApiKey: ApiKeyResolvers = {
+  id: (key) => key._id,
+};

@@ -1,0 +1,32 @@
+import type { QueryResolvers } from '../generated/resolvers-types';
+
+export const Query: QueryResolvers = {
+  me: async (_parent, _args, { identity, store }) => {
+    if (identity.kind === 'api_key') {
+      const tenant = await store.findTenant(identity.tenantId);
+      return {
+        id: identity.subject,
+        kind: 'API_KEY',
+        email: null,
+        tenantId: identity.tenantId,
+        tenants: tenant ? [{ tenantId: tenant._id, name: tenant.name, role: null }] : [],
+        scopes: identity.scopes,
+      };
+    }
+    const user = await store.findUser(identity.subject);
+    const tenants = await store.tenants.find({ _id: { $in: user?.memberships.map((m) => m.tenantId) ?? [] } }).toArray();
+    return {
+      id: identity.subject,
+      kind: 'USER',
+      email: user?.email ?? null,
+      tenantId: identity.tenantId,
+      tenants: (user?.memberships ?? []).map((m) => ({
+        tenantId: m.tenantId,
+        name: tenants.find((t) => t._id === m.tenantId)?.name ?? m.tenantId,
+        role: m.role,
+      })),
+      scopes: identity.scopes,
+    };
+  },
+  apiKeys: (_parent, _args, { identity, store }) => store.listApiKeys(identity.tenantId),
+};

@@ -1,0 +1,7 @@
+import { DateTimeScalar } from '../../../../lib/scalars';
+import type { Resolvers } from '../generated/resolvers-types';
+import { ApiKey } from './ApiKey';
+import { Mutation } from './Mutation';
+import { Query } from './Query';
+
+export const resolvers: Resolvers = { Query, Mutation, ApiKey, DateTime: DateTimeScalar };

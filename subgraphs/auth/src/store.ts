@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
+import type { Collection, Db } from 'mongodb';
+import { z } from 'zod';
+import { isDuplicateKeyError } from '../../../lib/mongo';
+import { normalizeScopes, type Role, type Scope } from '../../../lib/scopes';
+import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from './api-key-secret';
+import type { ApiKeyDocument, TenantRecord, Tier, UserDocument } from './documents';
+
+export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
+
+export class AuthStoreError extends Error {
+  constructor(
+    readonly code: 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT',
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Algorithm is an ambient const enum (not importable under isolatedModules): 2 is Argon2id. */
+export const ARGON2_OPTIONS = { algorithm: 2 as Algorithm, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+const emailSchema = z.string().trim().toLowerCase().email();
+
+/**
+ * The identity registry: tenants, API keys and users. The one place that creates them,
+ * used by the GraphQL mutations, the `linepack` CLI and the development seed alike.
+ * Lookups by key hash and by email are global by nature (the tenant is not known yet),
+ * so these two indexes are the deliberate exceptions to "every index starts with tenantId".
+ */
+export class AuthStore {
+  readonly tenants: Collection<TenantRecord>;
+  readonly apiKeys: Collection<ApiKeyDocument>;
+  readonly users: Collection<UserDocument>;
+
+  constructor(db: Db) {
+    this.tenants = db.collection('tenants');
+    this.apiKeys = db.collection('apiKeys');
+    this.users = db.collection('users');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.apiKeys.createIndexes([
+      { key: { secretHash: 1 }, name: 'secret_hash', unique: true },
+      { key: { tenantId: 1, createdAt: 1 }, name: 'tenant_created' },
+    ]);
+    await this.users.createIndexes([{ key: { email: 1 }, name: 'email', unique: true }]);
+  }
+
+  async createTenant(input: { name: string; tier: Tier }): Promise<TenantRecord> {
+    const name = input.name.trim();
+    if (!name || name.length > 200) throw new AuthStoreError('BAD_USER_INPUT', 'name', 'tenant name must be 1–200 characters');
+    const tenant: TenantRecord = { _id: randomUUID(), name, tier: input.tier, createdAt: new Date() };
+    await this.tenants.insertOne(tenant);
+    return tenant;
+  }
+
+  findTenant(id: string): Promise<TenantRecord | null> {
+    return this.tenants.findOne({ _id: id });
+  }
+
+  /** Creates a key and returns its secret: the only time the secret exists outside the caller's hands. */
+  async createApiKey(input: {
+    tenantId: string;
+    name: string;
+    scopes: readonly string[];
+    tier: Tier;
+    expiresInDays?: number | null;
+  }): Promise<{ apiKey: ApiKeyDocument; secret: string }> {
+    const tenant = await this.findTenant(input.tenantId);
+    if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
+    let scopes: Scope[];
+    try {
+      scopes = normalizeScopes(input.scopes);
+    } catch (err) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'scopes', (err as Error).message);
+    }
+    if (scopes.length === 0) throw new AuthStoreError('BAD_USER_INPUT', 'scopes', 'a key needs at least one scope');
+    if (tierRank[input.tier] > tierRank[tenant.tier]) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'tier', `tier ${input.tier} exceeds the tenant's plan (${tenant.tier})`);
+    }
+    const days = input.expiresInDays;
+    if (days != null && (!Number.isInteger(days) || days < 1 || days > 3650)) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'expiresInDays', 'expiresInDays must be a whole number from 1 to 3650');
+    }
+    const name = input.name.trim();
+    if (!name || name.length > 100) throw new AuthStoreError('BAD_USER_INPUT', 'name', 'key name must be 1–100 characters');
+    const secret = generateApiKeySecret();
+    const now = new Date();
+    const apiKey: ApiKeyDocument = {
+      _id: randomUUID(),
+      tenantId: tenant._id,
+      name,
+      prefix: displayPrefix(secret),
+      secretHash: hashApiKeySecret(secret),
+      scopes,
+      tier: input.tier,
+      createdAt: now,
+      expiresAt: days != null ? new Date(now.getTime() + days * 86_400_000) : null,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.apiKeys.insertOne(apiKey);
+    return { apiKey, secret };
+  }
+
+  /** The key a secret belongs to, whatever its state; callers decide what inactive means. */
+  async findApiKeyBySecret(secret: string): Promise<ApiKeyDocument | null> {
+    const secretHash = hashApiKeySecret(secret);
+    const key = await this.apiKeys.findOne({ secretHash });
+    return key && sameHash(key.secretHash, secretHash) ? key : null;
+  }
+
+  /** Marks use at most once a minute per key, so the hot path does not write on every request. */
+  async touchApiKey(key: ApiKeyDocument, now = new Date()): Promise<void> {
+    if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < 60_000) return;
+    await this.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: now } });
+  }
+
+  listApiKeys(tenantId: string): Promise<ApiKeyDocument[]> {
+    return this.apiKeys.find({ tenantId }, { sort: { createdAt: 1, _id: 1 } }).toArray();
+  }
+
+  async revokeApiKey(tenantId: string, id: string): Promise<ApiKeyDocument> {
+    // Revoking twice keeps the first revocation time.
+    await this.apiKeys.updateOne({ _id: id, tenantId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    const revoked = await this.apiKeys.findOne({ _id: id, tenantId });
+    if (!revoked) throw new AuthStoreError('NOT_FOUND', 'id', `no API key ${id} in this tenant`);
+    return revoked;
+  }
+
+  async createUser(input: { tenantId: string; email: string; password: string; role: Role }): Promise<UserDocument> {
+    const tenant = await this.findTenant(input.tenantId);
+    if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
+    const email = emailSchema.safeParse(input.email);
+    if (!email.success) throw new AuthStoreError('BAD_USER_INPUT', 'email', 'email must be a valid address');
+    if (input.password.length < 12 || input.password.length > 256) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'password', 'password must be 12–256 characters');
+    }
+    const existing = await this.users.findOne({ email: email.data });
+    if (existing) {
+      // An existing user joins another tenant; their password is not replaced by whoever added them.
+      if (existing.memberships.some((m) => m.tenantId === tenant._id)) {
+        throw new AuthStoreError('CONFLICT', 'email', `${email.data} is already a member of this tenant`);
+      }
+      const updated = await this.users.findOneAndUpdate(
+        { _id: existing._id },
+        { $push: { memberships: { tenantId: tenant._id, role: input.role } } },
+        { returnDocument: 'after' },
+      );
+      return updated!;
+    }
+    const user: UserDocument = {
+      _id: randomUUID(),
+      email: email.data,
+      passwordHash: await argon2Hash(input.password, ARGON2_OPTIONS),
+      memberships: [{ tenantId: tenant._id, role: input.role }],
+      createdAt: new Date(),
+    };
+    try {
+      await this.users.insertOne(user);
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new AuthStoreError('CONFLICT', 'email', `${email.data} was registered concurrently; retry`);
+      throw err;
+    }
+    return user;
+  }
+
+  findUser(id: string): Promise<UserDocument | null> {
+    return this.users.findOne({ _id: id });
+  }
+}

@@ -1,0 +1,4 @@
+import { runSubgraphProcess } from '../../../lib/subgraph-config';
+import { startComplianceSubgraph } from './index';
+
+runSubgraphProcess('compliance', startComplianceSubgraph);

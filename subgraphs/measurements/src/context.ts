@@ -1,0 +1,6 @@
+import type { BaseSubgraphContext } from '../../../lib/subgraph-server';
+import type { MeasurementRepository } from './repository';
+
+export interface SubgraphContext extends BaseSubgraphContext {
+  measurements: MeasurementRepository;
+}

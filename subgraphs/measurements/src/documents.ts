@@ -1,0 +1,60 @@
+import type { TenantDocument } from '../../../lib/tenant-collection';
+
+export type MeasurementType =
+  | 'ILI_ANOMALY'
+  | 'WALL_THICKNESS_UT'
+  | 'CP_PIPE_TO_SOIL'
+  | 'RECTIFIER_OUTPUT'
+  | 'PRESSURE'
+  | 'TEMPERATURE'
+  | 'FLOW'
+  | 'CORROSION_COUPON'
+  | 'ILI_RUN'
+  | 'CP_SURVEY'
+  | 'VALVE_INSPECTION'
+  | 'LEAK_SURVEY'
+  | 'PATROL'
+  | 'ATMOSPHERIC_CORROSION_INSPECTION';
+
+export type MeasurementUnit = 'MM' | 'PERCENT_WT' | 'MV' | 'A' | 'V' | 'KPA' | 'CELSIUS' | 'M3_PER_H' | 'MM_PER_YEAR';
+
+/** Inspection records: completing one is what compliance obligations are measured against. */
+export const inspectionRecordTypes: readonly MeasurementType[] = [
+  'ILI_RUN',
+  'CP_SURVEY',
+  'VALVE_INSPECTION',
+  'LEAK_SURVEY',
+  'PATROL',
+  'ATMOSPHERIC_CORROSION_INSPECTION',
+];
+
+/** A measurement as stored (collection `measurements`). */
+export interface MeasurementDocument extends TenantDocument {
+  _id: string;
+  assetId: string;
+  type: MeasurementType;
+  observedAt: Date;
+  stationM: number | null;
+  value: number | null;
+  unit: MeasurementUnit | null;
+  source: 'ILI' | 'FIELD' | 'SCADA' | 'LAB';
+  idempotencyKey: string;
+  runId: string | null;
+  featureType: 'METAL_LOSS' | 'DENT' | 'CRACK' | 'GOUGE' | 'LAMINATION' | 'WELD_ANOMALY' | null;
+  surface: 'EXTERNAL' | 'INTERNAL' | 'MID_WALL' | null;
+  odometerM: number | null;
+  clockDeg: number | null;
+  depthPctWt: number | null;
+  lengthMm: number | null;
+  widthMm: number | null;
+  recordedAt: Date;
+}
+
+/** The assets subgraph owns Asset; here it is only its key. */
+export interface AssetReference {
+  id: string;
+}
+
+export interface PipelineSummaryParent {
+  tenantId: string;
+}

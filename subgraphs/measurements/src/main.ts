@@ -1,0 +1,4 @@
+import { runSubgraphProcess } from '../../../lib/subgraph-config';
+import { startMeasurementsSubgraph } from './index';
+
+runSubgraphProcess('measurements', startMeasurementsSubgraph);

@@ -1,0 +1,29 @@
+import { invalidInput } from '../../../../lib/validation';
+import type { MutationResolvers } from '../generated/resolvers-types';
+import type { SubgraphContext } from '../context';
+import { validateBatch } from '../validation';
+
+/** All or nothing: any invalid item rejects the batch before anything is written. */
+async function record(items: readonly unknown[], { measurements }: SubgraphContext) {
+  const { items: valid, violations } = validateBatch(items);
+  if (violations.length > 0) throw invalidInput(violations);
+  return measurements.record(valid);
+}
+
+export const Mutation: MutationResolvers = {
+  recordMeasurement: (_parent, { input }, context) =>
+    record([input], context).catch((err: unknown) => {
+      throw renameSingle(err);
+    }),
+  recordMeasurements: (_parent, { input }, context) => record(input, context),
+};
+
+/** A single item is reported as `input.field`, not `input[0].field`. */
+function renameSingle(err: unknown): unknown {
+  if (err instanceof Error && 'extensions' in err) {
+    const ext = (err as { extensions: Record<string, unknown> }).extensions;
+    const violations = ext['violations'] as { field: string; message: string }[] | undefined;
+    if (violations) return invalidInput(violations.map((v) => ({ ...v, field: v.field.replace(/^input\[0\]/, 'input') })));
+  }
+  return err;
+}

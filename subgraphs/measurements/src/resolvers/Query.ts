@@ -1,0 +1,5 @@
+import type { QueryResolvers } from '../generated/resolvers-types';
+
+export const Query: QueryResolvers = {
+  measurement: (_parent, { id }, { measurements }) => measurements.findById(id),
+};

@@ -1,0 +1,9 @@
+import { DateTimeScalar } from '../../../../lib/scalars';
+import type { Resolvers } from '../generated/resolvers-types';
+import { Asset } from './Asset';
+import { Measurement } from './Measurement';
+import { Mutation } from './Mutation';
+import { PipelineSummary } from './PipelineSummary';
+import { Query } from './Query';
+
+export const resolvers: Resolvers = { Query, Mutation, Asset, Measurement, PipelineSummary, DateTime: DateTimeScalar };

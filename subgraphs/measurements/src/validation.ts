@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import type { Violation } from '../../../lib/validation';
+import { violationsOf } from '../../../lib/validation';
+import { inspectionRecordTypes, type MeasurementType, type MeasurementUnit } from './documents';
+
+export const MAX_BATCH_SIZE = 10_000;
+/** How far in the future an observation may claim to be, for clock skew between field devices and us. */
+export const FUTURE_SKEW_MS = 5 * 60_000;
+
+const finite = z.number().finite();
+
+const itemSchema = z.object({
+  idempotencyKey: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
+  assetId: z.string().min(1, 'must not be empty'),
+  type: z.string(),
+  observedAt: z.date(),
+  stationM: finite.min(0, 'must be ≥ 0').nullish(),
+  value: finite.nullish(),
+  unit: z.string().nullish(),
+  source: z.enum(['ILI', 'FIELD', 'SCADA', 'LAB']),
+  runId: z.string().trim().min(1).max(100).nullish(),
+  featureType: z.enum(['METAL_LOSS', 'DENT', 'CRACK', 'GOUGE', 'LAMINATION', 'WELD_ANOMALY']).nullish(),
+  surface: z.enum(['EXTERNAL', 'INTERNAL', 'MID_WALL']).nullish(),
+  odometerM: finite.min(0, 'must be ≥ 0').nullish(),
+  clockDeg: finite.min(0, 'must be from 0 to 360').max(360, 'must be from 0 to 360').nullish(),
+  depthPctWt: finite.min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100').nullish(),
+  lengthMm: finite.gt(0, 'must be > 0').nullish(),
+  widthMm: finite.gt(0, 'must be > 0').nullish(),
+});
+
+export type MeasurementItem = z.output<typeof itemSchema> & { type: MeasurementType; unit?: MeasurementUnit | null };
+
+/** Units a reading of each type may carry, and the plausible range of its value in that unit. */
+const readingRules: Partial<Record<MeasurementType, { units: MeasurementUnit[]; min: number; max: number }>> = {
+  WALL_THICKNESS_UT: { units: ['MM'], min: 0.1, max: 100 },
+  CP_PIPE_TO_SOIL: { units: ['MV'], min: -5000, max: 2000 },
+  RECTIFIER_OUTPUT: { units: ['A', 'V'], min: 0, max: 1000 },
+  PRESSURE: { units: ['KPA'], min: -101.325, max: 50_000 },
+  TEMPERATURE: { units: ['CELSIUS'], min: -80, max: 250 },
+  FLOW: { units: ['M3_PER_H'], min: 0, max: 10_000_000 },
+  CORROSION_COUPON: { units: ['MM_PER_YEAR'], min: 0, max: 50 },
+  ILI_ANOMALY: { units: ['PERCENT_WT'], min: 0, max: 100 },
+};
+
+function typeRules(item: MeasurementItem, add: (field: string, message: string) => void): void {
+  if (item.type === 'ILI_ANOMALY') {
+    if (item.source !== 'ILI') add('source', 'an ILI_ANOMALY comes from source ILI');
+    if (!item.runId) add('runId', 'required for ILI_ANOMALY');
+    if (!item.featureType) add('featureType', 'required for ILI_ANOMALY');
+    if (item.depthPctWt == null && item.featureType === 'METAL_LOSS') add('depthPctWt', 'required for a METAL_LOSS anomaly');
+    if (item.odometerM == null && item.stationM == null) add('odometerM', 'an ILI_ANOMALY needs odometerM or stationM');
+  }
+  if (inspectionRecordTypes.includes(item.type)) {
+    if (item.unit != null && item.value == null) add('value', `a ${item.type} record with a unit needs a value`);
+    return;
+  }
+  const rule = readingRules[item.type];
+  if (!rule) return;
+  if (item.type !== 'ILI_ANOMALY' && item.value == null) add('value', `required for ${item.type}`);
+  if (item.value != null) {
+    if (item.unit == null) add('unit', `required with a value; ${item.type} uses ${rule.units.join(' or ')}`);
+    else if (!rule.units.includes(item.unit)) add('unit', `${item.type} is measured in ${rule.units.join(' or ')}, not ${item.unit}`);
+    if (item.value < rule.min || item.value > rule.max) add('value', `${item.type} must be from ${rule.min} to ${rule.max} ${rule.units[0]}`);
+  }
+}
+
+/** Checks the whole batch and returns every violation, each naming the item index and field. */
+export function validateBatch(items: readonly unknown[], now = new Date()): { items: MeasurementItem[]; violations: Violation[] } {
+  const violations: Violation[] = [];
+  if (items.length === 0) violations.push({ field: 'input', message: 'must contain at least one measurement' });
+  if (items.length > MAX_BATCH_SIZE) violations.push({ field: 'input', message: `at most ${MAX_BATCH_SIZE} measurements per call (got ${items.length})` });
+  if (violations.length > 0) return { items: [], violations };
+  const valid: MeasurementItem[] = [];
+  const firstIndexOfKey = new Map<string, number>();
+  items.forEach((raw, index) => {
+    const root = `input[${index}]`;
+    const parsed = itemSchema.safeParse(raw);
+    if (!parsed.success) {
+      violations.push(...violationsOf(parsed.error, root));
+      return;
+    }
+    const item = parsed.data as MeasurementItem;
+    const add = (field: string, message: string) => violations.push({ field: `${root}.${field}`, message });
+    if (item.observedAt.getTime() > now.getTime() + FUTURE_SKEW_MS) add('observedAt', 'must not be in the future');
+    if (item.observedAt.getUTCFullYear() < 1900) add('observedAt', 'must be after 1900');
+    typeRules(item, add);
+    const previous = firstIndexOfKey.get(item.idempotencyKey);
+    if (previous !== undefined) add('idempotencyKey', `repeats input[${previous}].idempotencyKey within the batch`);
+    else firstIndexOfKey.set(item.idempotencyKey, index);
+    valid.push(item);
+  });
+  return { items: valid, violations };
+}

@@ -1,0 +1,181 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { freePort } from '../../lib/infra/free-port';
+import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
+import { repoRoot } from '../../lib/repo-root';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });
+
+async function inBatches<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += concurrency) {
+    const batch = Array.from({ length: Math.min(concurrency, count - start) }, (_, j) => task(start + j));
+    results.push(...(await Promise.all(batch)));
+  }
+  return results;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A second, separate gateway process sharing the stack's subgraphs and the given Redis. */
+async function startGatewayProcess(stack: TestStack, redisUrl: string): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    AUTH_URL: stack.authUrl,
+    INTERNAL_TOKEN_PRIVATE_KEY: stack.internalKeys.privateKeyPem,
+    REDIS_URL: redisUrl,
+    CREDENTIAL_CACHE_TTL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+  };
+  for (const [name, service] of Object.entries(stack.subgraphs)) env[`SUBGRAPH_URL_${name.toUpperCase()}`] = service.url;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'gateway/src/main.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, 'the second gateway');
+  return { url: `http://127.0.0.1:${port}/graphql`, process: child };
+}
+
+describe('rate limits shared through Redis', () => {
+  let redisServer: RedisServerProcess;
+  let stack: TestStack;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    // A Redis of this file's own, so it can be killed and restarted without touching other tests.
+    redisServer = await startRedisServer();
+    stack = await startTestStack({ redisUrl: redisServer.url });
+    tenantId = (await stack.tenantWithKey({ tier: 'PRO' })).tenantId;
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await redisServer?.stop();
+  });
+
+  it('lets exactly 60 of 100 concurrent requests from one free key through', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
+    const responses = await Promise.all(Array.from({ length: 100 }, () => typename(stack.gatewayUrl, key)));
+    const ok = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(ok).toHaveLength(60);
+    expect(refused).toHaveLength(40);
+    for (const r of refused) {
+      expect(r.body.errors?.[0]?.extensions?.['code']).toBe('RATE_LIMITED');
+      const retryAfter = Number(r.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(r.headers.get('ratelimit-remaining')).toBe('0');
+    }
+  });
+
+  it('counts down RateLimit-Remaining and describes both windows', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
+    const remaining: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await typename(stack.gatewayUrl, key);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe('60');
+      expect(res.headers.get('ratelimit-policy')).toBe('60;w=60, 1000;w=86400');
+      const reset = Number(res.headers.get('ratelimit-reset'));
+      expect(reset).toBeGreaterThan(0);
+      expect(reset).toBeLessThanOrEqual(60);
+      remaining.push(Number(res.headers.get('ratelimit-remaining')));
+    }
+    expect(remaining).toEqual([59, 58, 57]);
+  });
+
+  it('refused requests never reach a subgraph', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read', 'assets:write'], 'FREE');
+    await Promise.all(Array.from({ length: 60 }, () => typename(stack.gatewayUrl, key)));
+    const refused = await graphql(stack.gatewayUrl, 'mutation { createAsset(input: { type: SYSTEM, name: "should not exist" }) { id } }', { apiKey: key });
+    expect(refused.status).toBe(429);
+    const stored = await stack.mongo.db(`${stack.dbPrefix}_assets`).collection('assets').countDocuments({ name: 'should not exist' });
+    expect(stored).toBe(0);
+  });
+
+  it('shares one budget between two gateway processes', async () => {
+    const second = await startGatewayProcess(stack, redisServer.url);
+    try {
+      const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
+      const urls = [stack.gatewayUrl, second.url];
+      const statuses: number[] = [];
+      for (let i = 0; i < 80; i++) statuses.push((await typename(urls[i % 2]!, key)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+      expect(statuses.slice(60).every((s) => s === 429)).toBe(true);
+    } finally {
+      second.process.kill('SIGTERM');
+    }
+  });
+
+  it('never counts enterprise requests: 1,000 in a row, none refused', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read'], 'ENTERPRISE');
+    const redis = new Redis(redisServer.url);
+    const countersBefore = (await redis.keys('linepack:rl:*')).sort();
+    const statuses = await inBatches(1_000, 25, async () => (await typename(stack.gatewayUrl, key)).status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect((await redis.keys('linepack:rl:*')).sort()).toEqual(countersBefore);
+    await redis.quit();
+  });
+
+  it('keeps serving under in-process limits while Redis is down, then returns to Redis', async () => {
+    const readiness = async () => (await (await fetch(`${stack.gatewayOrigin}/readyz`)).json()) as { status: string; rateLimits: string };
+    expect(await readiness()).toEqual({ status: 'ready', rateLimits: 'redis' });
+    const port = redisServer.port;
+    await redisServer.stop();
+
+    const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
+    const during = await Promise.all(Array.from({ length: 70 }, () => typename(stack.gatewayUrl, key)));
+    expect(during.some((r) => r.status >= 500)).toBe(false);
+    // Bounded, never unlimited: the fallback applies the same tier limit.
+    expect(during.filter((r) => r.status === 200)).toHaveLength(60);
+    expect(during.filter((r) => r.status === 429)).toHaveLength(10);
+    expect(await readiness()).toEqual({ status: 'degraded', rateLimits: 'degraded' });
+
+    redisServer = await startRedisServer({ port });
+    await waitFor(async () => (await readiness()).rateLimits === 'redis', 15_000, 'the gateway to reconnect to Redis');
+
+    // Shared counting resumed: a fresh key is counted in Redis again.
+    const after = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
+    expect((await typename(stack.gatewayUrl, after)).status).toBe(200);
+    const redis = new Redis(redisServer.url);
+    const keys = await redis.keys('linepack:rl:free:minute:*');
+    await redis.quit();
+    expect(keys.length).toBe(1);
+  });
+});
+
+describe('the daily window', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    // A "minute" of one second lets the day budget (1,000 on free) run out long before any minute window refuses.
+    stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], rateLimitWindows: { minuteSeconds: 1, daySeconds: 3_600 } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('trips independently of the minute limit', async () => {
+    const { apiKey } = await stack.tenantWithKey({ tier: 'FREE', scopes: ['assets:read'] });
+    let allowed = 0;
+    while (allowed < 1_000) {
+      const batch = await Promise.all(Array.from({ length: Math.min(50, 1_000 - allowed) }, () => typename(stack.gatewayUrl, apiKey)));
+      allowed += batch.filter((r) => r.status === 200).length;
+      await new Promise((r) => setTimeout(r, 1_050));
+    }
+    expect(allowed).toBe(1_000);
+    const refused = await typename(stack.gatewayUrl, apiKey);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-limit')).toBe('1000');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(60);
+  }, 120_000);
+});

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { MongoClient } from 'mongodb';
+import { connectMongo, databaseName } from '../../lib/mongo';
+import { startStack, type RunningStack, type StackOptions } from '../../lib/stack';
+import type { Scope } from '../../lib/scopes';
+import type { Tier } from '../../subgraphs/auth/src/documents';
+import { AuthStore } from '../../subgraphs/auth/src/store';
+
+export interface TestStack extends RunningStack {
+  dbPrefix: string;
+  mongo: MongoClient;
+  authStore: AuthStore;
+  /** A new tenant with one API key holding exactly `scopes`. */
+  tenantWithKey(options?: { scopes?: readonly string[]; tier?: Tier; name?: string }): Promise<{ tenantId: string; apiKey: string; keyId: string }>;
+  /** Another key in an existing tenant. */
+  keyFor(tenantId: string, scopes: readonly string[], tier?: Tier): Promise<string>;
+}
+
+export const allReadWriteScopes: Scope[] = ['assets:read', 'assets:write', 'measurements:read', 'measurements:write', 'analytics:read', 'compliance:read'];
+
+/**
+ * The real system on free ports against the test MongoDB (global setup), with its own database
+ * prefix so test files never see each other's data.
+ */
+export async function startTestStack(overrides: Partial<StackOptions> = {}): Promise<TestStack> {
+  const mongoUri = process.env['MONGODB_URI'];
+  if (!mongoUri) throw new Error('MONGODB_URI is not set: the jest global setup starts the test database');
+  const dbPrefix = `t${randomBytes(5).toString('hex')}`;
+  const stack = await startStack({
+    mongoUri,
+    dbPrefix,
+    gatewayPort: 0,
+    subgraphPorts: 'free',
+    logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    credentialCacheTtlSeconds: 0,
+    ...overrides,
+  });
+  const mongo = await connectMongo(mongoUri);
+  const authStore = new AuthStore(mongo.db(databaseName(dbPrefix, 'auth')));
+  const keyFor = async (tenantId: string, scopes: readonly string[], tier: Tier = 'ENTERPRISE') =>
+    (await authStore.createApiKey({ tenantId, name: 'test key', scopes, tier })).secret;
+  return {
+    ...stack,
+    dbPrefix,
+    mongo,
+    authStore,
+    keyFor,
+    async tenantWithKey(options = {}) {
+      const tier = options.tier ?? 'ENTERPRISE';
+      const tenant = await authStore.createTenant({ name: options.name ?? `tenant ${dbPrefix}`, tier });
+      const { apiKey, secret } = await authStore.createApiKey({ tenantId: tenant._id, name: 'test key', scopes: options.scopes ?? allReadWriteScopes, tier });
+      return { tenantId: tenant._id, apiKey: secret, keyId: apiKey._id };
+    },
+    async stop() {
+      await stack.stop();
+      await mongo.close();
+    },
+  };
+}
+
+export interface GraphQLResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: { data?: T | null; errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[] };
+}
+
+/** A GraphQL request over HTTP, as any client would send it. */
+export async function graphql<T = Record<string, unknown>>(
+  url: string,
+  query: string,
+  options: { apiKey?: string | null; variables?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): Promise<GraphQLResponse<T>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+  if (options.apiKey) headers['authorization'] = `Bearer ${options.apiKey}`;
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query, variables: options.variables ?? {} }) });
+  const text = await res.text();
+  let body: GraphQLResponse<T>['body'];
+  try {
+    body = JSON.parse(text) as GraphQLResponse<T>['body'];
+  } catch {
+    throw new Error(`non-JSON response ${res.status}: ${text.slice(0, 200)}`);
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+export const createAssetMutation = `mutation Create($input: CreateAssetInput!) {
+  createAsset(input: $input) { id name type status version }
+}`;
+
+export async function createAsset(url: string, apiKey: string, input: Record<string, unknown>): Promise<{ id: string; version: number }> {
+  const res = await graphql<{ createAsset: { id: string; version: number } }>(url, createAssetMutation, { apiKey, variables: { input } });
+  if (res.body.errors?.length || !res.body.data) throw new Error(`createAsset failed: ${JSON.stringify(res.body.errors)}`);
+  return res.body.data.createAsset;
+}
