@@ -4,7 +4,8 @@ import { startGateway } from '../gateway/src/server';
 import { subgraphRegistry, supergraphPath, type SubgraphName } from '../schema/subgraphs';
 import { startAnalyticsSubgraph } from '../subgraphs/analytics/src';
 import { startAssetsSubgraph } from '../subgraphs/assets/src';
-import { startAuthSubgraph } from '../subgraphs/auth/src';
+import { defaultTokenLifetimes, startAuthSubgraph, type AuthServiceOptions } from '../subgraphs/auth/src';
+import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
 import { startComplianceSubgraph } from '../subgraphs/compliance/src';
 import { startMeasurementsSubgraph } from '../subgraphs/measurements/src';
 import { generateInternalKeyPair, type InternalKeyPair } from './identity';
@@ -12,8 +13,7 @@ import { createLogger } from './logger';
 import type { SubgraphStartOptions } from './subgraph-config';
 import type { RunningService } from './subgraph-server';
 
-const starters: Record<SubgraphName, (options: SubgraphStartOptions) => Promise<RunningService>> = {
-  auth: startAuthSubgraph,
+const starters: Record<Exclude<SubgraphName, 'auth'>, (options: SubgraphStartOptions) => Promise<RunningService>> = {
   assets: startAssetsSubgraph,
   measurements: startMeasurementsSubgraph,
   analytics: startAnalyticsSubgraph,
@@ -34,6 +34,8 @@ export interface StackOptions {
   credentialCacheTtlSeconds?: number;
   rateLimitWindows?: RateLimitWindows;
   internalKeys?: InternalKeyPair;
+  /** The auth service's token signing key and lifetimes; a fresh key when not given. */
+  auth?: Partial<AuthServiceOptions>;
 }
 
 export interface RunningStack {
@@ -57,14 +59,27 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   try {
     const subgraphs = {} as Record<SubgraphName, RunningService>;
     for (const { name, defaultPort } of subgraphRegistry) {
-      const service = await starters[name]({
+      const common: SubgraphStartOptions = {
         port: options.subgraphPorts === 'default' ? defaultPort : 0,
         host,
         mongoUri: options.mongoUri,
         dbPrefix: options.dbPrefix,
         internalTokenPublicKey: internalKeys.publicKeyPem,
         logger: createLogger(name, logLevel, options.logDestination),
-      });
+      };
+      const service =
+        name === 'auth'
+          ? await startAuthSubgraph({
+              ...common,
+              auth: {
+                ...defaultTokenLifetimes,
+                signingKeyPem: SigningKeys.generatePem(),
+                verifyOnlyPublicKeyPems: [],
+                redisUrl: options.redisUrl,
+                ...options.auth,
+              },
+            })
+          : await starters[name](common);
       started.push(service);
       subgraphs[name] = service;
     }

@@ -33,13 +33,19 @@ export function runSubgraphProcess(name: SubgraphName, start: (options: Subgraph
     throw err;
   }
   const logger = createLogger(name, config.LOG_LEVEL);
-  start(startOptionsFromEnv(name, config)).then(
+  Promise.resolve()
+    .then(() => start(startOptionsFromEnv(name, config)))
+    .then(
     (service) => {
       const shutdown = () => void service.stop().then(() => process.exit(0));
       process.once('SIGINT', shutdown);
       process.once('SIGTERM', shutdown);
     },
     (err: unknown) => {
+      if (err instanceof ConfigError) {
+        console.error(err.message);
+        process.exit(2);
+      }
       logger.fatal({ err }, `${name} subgraph failed to start`);
       process.exit(1);
     },

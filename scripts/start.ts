@@ -15,6 +15,7 @@ import { connectMongo, databaseName } from '../lib/mongo';
 import { startStack } from '../lib/stack';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
 import { repoRoot } from '../lib/repo-root';
+import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
 
 export interface DevState extends DemoCredentials {
   gatewayUrl: string;
@@ -51,7 +52,13 @@ async function main(): Promise<void> {
     mongoUri = embedded.uri;
   }
 
+  // Persisted so user tokens survive a restart of the development system.
+  const signingKeyPath = path.join(stateDir, 'jwt-signing-key.pem');
+  if (!ephemeral && !existsSync(signingKeyPath)) writeFileSync(signingKeyPath, SigningKeys.generatePem(), { mode: 0o600 });
+  const signingKeyPem = ephemeral ? SigningKeys.generatePem() : readFileSync(signingKeyPath, 'utf8');
+
   const stack = await startStack({
+    auth: { signingKeyPem },
     mongoUri,
     redisUrl: process.env['REDIS_URL'],
     dbPrefix: DB_PREFIX,

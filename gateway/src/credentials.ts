@@ -6,6 +6,9 @@ import type { Logger } from '../../lib/logger';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
+/** API keys are recognisable by their prefix (subgraphs/auth/src/api-key-secret.ts); anything else is a JWT. */
+export const API_KEY_PREFIX = 'lpk_';
+
 /** A credential the gateway has verified: who, in which tenant, with what, at which tier. */
 export interface VerifiedCredential {
   subject: string;

@@ -13,9 +13,10 @@ import { formatErrorFor, GRAPHQL_BODY_LIMIT } from '../../lib/subgraph-server';
 import { mountAuthProxy } from './auth-proxy';
 import type { GatewayConfig } from './config';
 import type { GatewayContext } from './context';
-import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
+import { API_KEY_PREFIX, ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRateLimitRedis, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from './scope-plugin';
+import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
 
 export interface RunningGateway {
@@ -46,7 +47,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   const httpServer = http.createServer(app);
-  const verifier = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
+  const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
+  const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
   const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl, logger) : null;
   const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
 
@@ -80,17 +82,35 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   });
   mountAuthProxy(app, config.authUrl, logger);
 
+  /**
+   * Who is calling: an API key (`lpk_…`, verified by introspection) or a user access token
+   * (verified locally against the JWKS). X-Tenant-ID picks among a user's tenants; an API key is
+   * bound to its one tenant.
+   */
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerToken(req);
     const requestId = requestIdOf(res);
+    const requestedTenant = req.header('x-tenant-id') || undefined;
     const refuse = (message: string) => {
       res.setHeader('WWW-Authenticate', 'Bearer realm="linepack"');
       res.status(401).json(graphqlErrorBody('UNAUTHENTICATED', message));
     };
+    const forbid = (message: string) => res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
     let credential: VerifiedCredential | null;
     try {
-      credential = await verifier.verify(token, requestId);
+      if (token.startsWith(API_KEY_PREFIX)) {
+        credential = await apiKeys.verify(token, requestId);
+        if (credential && requestedTenant && requestedTenant !== credential.tenantId) {
+          return forbid('an API key is bound to its own tenant and cannot select another with X-Tenant-ID');
+        }
+      } else {
+        const verdict = await userTokens.verify(token);
+        if (!verdict.ok) return refuse('invalid or expired access token');
+        const selection = userCredential(verdict.claims, requestedTenant);
+        if (!selection.ok) return forbid(selection.reason);
+        credential = selection.credential;
+      }
     } catch (err) {
       if (!(err instanceof CredentialServiceUnavailableError)) throw err;
       res.status(503).json(graphqlErrorBody('INTERNAL_SERVER_ERROR', 'credential verification is unavailable; try again shortly'));

@@ -54,7 +54,7 @@ describe('rate limits shared through Redis', () => {
     // A Redis of this file's own, so it can be killed and restarted without touching other tests.
     redisServer = await startRedisServer();
     stack = await startTestStack({ redisUrl: redisServer.url });
-    tenantId = (await stack.tenantWithKey({ tier: 'PRO' })).tenantId;
+    tenantId = (await stack.tenantWithKey({ tier: 'ENTERPRISE' })).tenantId;
   });
 
   afterAll(async () => {

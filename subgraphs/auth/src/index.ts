@@ -1,17 +1,35 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
+import Redis from 'ioredis';
 import { connectMongo, databaseName } from '../../../lib/mongo';
 import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
 import { startSubgraphServer, type RunningService } from '../../../lib/subgraph-server';
 import type { SubgraphContext } from './context';
+import { defaultLoginThrottle, LoginThrottle, type ThrottleWindow } from './login-throttle';
 import { resolvers } from './resolvers';
 import { authRoutes } from './rest';
+import { SigningKeys } from './signing-keys';
 import { AuthStore } from './store';
+import { TokenService, type TokenLifetimes } from './tokens';
 
-export async function startAuthSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
+export interface AuthServiceOptions extends TokenLifetimes {
+  signingKeyPem: string;
+  verifyOnlyPublicKeyPems: string[];
+  redisUrl?: string | undefined;
+  loginThrottle?: { perEmail: ThrottleWindow; perIp: ThrottleWindow };
+}
+
+export const defaultTokenLifetimes: TokenLifetimes = { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 30 * 86_400 };
+
+export async function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthServiceOptions }): Promise<RunningService> {
+  const keys = new SigningKeys(options.auth.signingKeyPem, options.auth.verifyOnlyPublicKeyPems);
   const mongo = await connectMongo(options.mongoUri);
   const db = mongo.db(databaseName(options.dbPrefix, 'auth'));
   const store = new AuthStore(db);
-  await store.ensureIndexes();
+  const tokens = new TokenService(db, keys, options.auth);
+  await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
+  const redis = options.auth.redisUrl ? new Redis(options.auth.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 }) : null;
+  redis?.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
+  const throttle = new LoginThrottle(redis, options.auth.loginThrottle ?? defaultLoginThrottle);
   const service = await startSubgraphServer<SubgraphContext>({
     name: 'auth',
     port: options.port,
@@ -20,13 +38,18 @@ export async function startAuthSubgraph(options: SubgraphStartOptions): Promise<
     logger: options.logger,
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     buildContext: (base) => ({ ...base, store }),
-    routes: (app) => authRoutes(app, store, options.logger),
+    routes: (app) => {
+      // The gateway is the only client; it reports the caller's address for the per-IP login throttle.
+      app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+      authRoutes(app, { store, tokens, keys, throttle, logger: options.logger });
+    },
     ready: async () => void (await db.command({ ping: 1 })),
   });
   return {
     ...service,
     async stop() {
       await service.stop();
+      redis?.disconnect();
       await mongo.close();
     },
   };

@@ -1,26 +1,120 @@
-import type { Express, Request, Response } from 'express';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
 import { problem } from '../../../lib/errors';
 import type { Logger } from '../../../lib/logger';
+import { violationsOf } from '../../../lib/validation';
 import { apiKeyPattern } from './api-key-secret';
-import type { AuthStore } from './store';
+import type { LoginThrottle } from './login-throttle';
+import type { SigningKeys } from './signing-keys';
+import { ARGON2_OPTIONS, type AuthStore } from './store';
+import type { TokenService } from './tokens';
 
 function bearer(req: Request): string | null {
-  const header = req.header('authorization');
-  const match = header?.match(/^Bearer\s+(\S+)$/i);
+  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
   return match?.[1] ?? null;
 }
 
-function sendProblem(res: Response, status: number, code: string, title: string, detail?: string): void {
-  res.status(status).type('application/problem+json').json(problem(status, code, title, detail));
+function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
+  res.status(status).type('application/problem+json').json(problem(status, code, title, detail, extra));
+}
+
+const loginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
+const refreshBody = z.object({ refresh_token: z.string().min(1).max(4096) }).strict();
+
+/** Parses a JSON body against a schema, answering 400/415 problems itself; null means "answered". */
+function body<S extends z.ZodType>(req: Request, res: Response, schema: S): z.output<S> | null {
+  if (!req.is('application/json')) {
+    sendProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type', 'send the body as Content-Type: application/json');
+    return null;
+  }
+  const parsed = schema.safeParse(req.body);
+  if (!parsed.success) {
+    const violations = violationsOf(parsed.error, '');
+    sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body', violations.map((v) => `${v.field || 'body'}: ${v.message}`).join('; '), { violations });
+    return null;
+  }
+  return parsed.data;
+}
+
+export interface AuthRestDependencies {
+  store: AuthStore;
+  tokens: TokenService;
+  keys: SigningKeys;
+  throttle: LoginThrottle;
+  logger: Logger;
 }
 
 /** The auth REST API (DESIGN §2), mounted under /auth and reached by clients through the gateway. */
-export function authRoutes(app: Express, store: AuthStore, logger: Logger): void {
+export function authRoutes(app: Express, deps: AuthRestDependencies): void {
+  const { store, tokens, keys, throttle, logger } = deps;
+  const router: Router = express.Router();
+  // Spending the same argon2 work on unknown emails keeps their timing like a wrong password's.
+  const dummyHash = argon2Hash('linepack-timing-equaliser', ARGON2_OPTIONS);
+
+  router.use(express.json({ limit: '16kb' }));
+
+  router.post('/login', async (req, res) => {
+    const input = body(req, res, loginBody);
+    if (!input) return;
+    const ip = req.ip ?? 'unknown';
+    const blocked = await throttle.blockedFor(ip, input.email);
+    if (blocked !== null) {
+      res.setHeader('Retry-After', String(blocked));
+      sendProblem(res, 429, 'TOO_MANY_ATTEMPTS', 'Too many failed logins', `try again in ${blocked} s`);
+      return;
+    }
+    const user = await store.users.findOne({ email: input.email.trim().toLowerCase() });
+    const passwordOk = await argon2Verify(user?.passwordHash ?? (await dummyHash), input.password);
+    if (!user || !passwordOk || user.memberships.length === 0) {
+      await throttle.recordFailure(ip, input.email);
+      sendProblem(res, 401, 'INVALID_CREDENTIALS', 'Invalid email or password');
+      return;
+    }
+    await throttle.recordSuccess(input.email);
+    const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
+    logger.info({ userId: user._id }, 'login');
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await tokens.issue(user, tenants));
+  });
+
+  router.post('/refresh', async (req, res) => {
+    const input = body(req, res, refreshBody);
+    if (!input) return;
+    const outcome = await tokens.consume(input.refresh_token);
+    if (!outcome.ok) {
+      if (outcome.reason === 'reused') logger.warn('refresh token reused: token family revoked');
+      sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'Invalid refresh token', 'log in again');
+      return;
+    }
+    const user = await store.findUser(outcome.userId);
+    if (!user || user.memberships.length === 0) {
+      await tokens.revokeFamily(outcome.familyId);
+      sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'Invalid refresh token', 'log in again');
+      return;
+    }
+    const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await tokens.issue(user, tenants, outcome.familyId));
+  });
+
+  router.post('/logout', async (req, res) => {
+    const input = body(req, res, refreshBody);
+    if (!input) return;
+    await tokens.revoke(input.refresh_token);
+    res.status(204).end();
+  });
+
+  router.get('/.well-known/jwks.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(keys.jwks());
+  });
+
   /**
    * RFC 7662-style introspection of an API key. The gateway uses it to verify keys;
    * `sub` and `tier` are extra members it needs for identity and rate limiting.
    */
-  app.get('/auth/introspect', async (req, res) => {
+  router.get('/introspect', async (req, res) => {
     const credential = bearer(req);
     if (!credential) {
       res.setHeader('WWW-Authenticate', 'Bearer');
@@ -45,4 +139,16 @@ export function authRoutes(app: Express, store: AuthStore, logger: Logger): void
       key_prefix: key.prefix,
     });
   });
+
+  router.use((_req, res) => sendProblem(res, 404, 'NOT_FOUND', 'No such auth route'));
+
+  // Body-parser failures: malformed JSON and oversized bodies are the client's problem, never a 500.
+  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') return sendProblem(res, 413, 'PAYLOAD_TOO_LARGE', 'Request body too large', 'at most 16 KiB');
+    if (err.type === 'entity.parse.failed') return sendProblem(res, 400, 'MALFORMED_JSON', 'Malformed JSON body');
+    logger.error({ err }, 'auth route failed');
+    sendProblem(res, 500, 'INTERNAL', 'Internal server error');
+  });
+
+  app.use('/auth', router);
 }

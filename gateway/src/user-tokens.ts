@@ -1,0 +1,101 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { z } from 'zod';
+import type { Logger } from '../../lib/logger';
+import { roles, scopesByRole } from '../../lib/scopes';
+import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
+
+/** Must match what the auth service signs with (subgraphs/auth/src/signing-keys.ts). */
+const ALGORITHM = 'ES256';
+const ISSUER = 'linepack-auth';
+const AUDIENCE = 'linepack-api';
+/** An unknown kid triggers a JWKS refetch at most this often, so forged kids cannot hammer the auth service. */
+const MIN_REFETCH_INTERVAL_MS = 5_000;
+
+const accessClaims = z.object({
+  sub: z.string().min(1),
+  typ: z.literal('access'),
+  tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
+});
+
+const jwksSchema = z.object({ keys: z.array(z.object({ kid: z.string(), kty: z.string() }).passthrough()) });
+
+export type UserTokenVerdict = { ok: true; claims: z.output<typeof accessClaims> } | { ok: false };
+
+/**
+ * Verifies user access tokens locally against the auth service's JWKS: cached, refetched when a
+ * token names a key the cache does not know (key rotation without downtime).
+ */
+export class UserTokenVerifier {
+  private keys = new Map<string, KeyObject>();
+  private lastFetch = 0;
+  private inflight: Promise<void> | null = null;
+
+  constructor(
+    private readonly jwksUrl: string,
+    private readonly logger: Logger,
+  ) {}
+
+  private async refresh(): Promise<void> {
+    this.inflight ??= (async () => {
+      try {
+        const res = await fetch(this.jwksUrl, { signal: AbortSignal.timeout(5_000) });
+        if (!res.ok) throw new Error(`JWKS answered ${res.status}`);
+        const jwks = jwksSchema.parse(await res.json());
+        const next = new Map<string, KeyObject>();
+        for (const jwk of jwks.keys) next.set(jwk.kid, createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }));
+        this.keys = next;
+        this.lastFetch = Date.now();
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'could not load the auth service JWKS');
+        throw new CredentialServiceUnavailableError('JWKS unavailable');
+      } finally {
+        this.inflight = null;
+      }
+    })();
+    return this.inflight;
+  }
+
+  private async keyFor(kid: string): Promise<KeyObject | null> {
+    const known = this.keys.get(kid);
+    if (known) return known;
+    if (this.lastFetch === 0 || Date.now() - this.lastFetch >= MIN_REFETCH_INTERVAL_MS) await this.refresh();
+    return this.keys.get(kid) ?? null;
+  }
+
+  async verify(token: string): Promise<UserTokenVerdict> {
+    const decoded = jwt.decode(token, { complete: true });
+    const kid = decoded?.header.kid;
+    if (!decoded || decoded.header.alg !== ALGORITHM || !kid) return { ok: false };
+    const key = await this.keyFor(kid);
+    if (!key) return { ok: false };
+    try {
+      const payload = jwt.verify(token, key, { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
+      const claims = accessClaims.safeParse(payload);
+      return claims.success ? { ok: true, claims: claims.data } : { ok: false };
+    } catch {
+      return { ok: false };
+    }
+  }
+}
+
+export type TenantSelection = { ok: true; credential: VerifiedCredential } | { ok: false; reason: string };
+
+/** Picks the tenant a user acts in: X-Tenant-ID when given (must be one of theirs), else their first. */
+export function userCredential(claims: z.output<typeof accessClaims>, requestedTenant: string | undefined): TenantSelection {
+  const membership = requestedTenant ? claims.tenants.find((t) => t.id === requestedTenant) : claims.tenants[0];
+  if (!membership) {
+    return { ok: false, reason: requestedTenant ? `not a member of tenant ${requestedTenant}` : 'the user belongs to no tenant' };
+  }
+  return {
+    ok: true,
+    credential: {
+      subject: claims.sub,
+      kind: 'user',
+      tenantId: membership.id,
+      scopes: [...scopesByRole[membership.role]],
+      tier: membership.tier,
+      rateLimitKey: `user:${claims.sub}`,
+    },
+  };
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything Linepack needs on a Debian machine, idempotently:
+# system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, Python 3.11+ for
+# the MCP companion), the npm dependencies, the embedded MongoDB launcher and the MCP companion package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip python3-venv)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing system packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "setup: npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+
+echo "setup: embedded MongoDB launcher (Maven)"
+npm run --silent mongo:prepare
+
+echo "setup: MCP companion (mcp-server, editable install with test extras)"
+python3 -m pip install --quiet --disable-pip-version-check -e "mcp-server[test]"
+echo "setup: done"

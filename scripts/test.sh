@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `npm test`: everything CI checks. Static checks first (types, generated code, supergraph), then the
+# jest suites against real servers, then the MCP companion's pytest suite against the real stack.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .linepack
+
+step() { echo; echo "== $*"; }
+
+step "typecheck" && npm run --silent typecheck || exit 1
+step "codegen:check" && npm run --silent codegen:check || exit 1
+step "compose:check" && npm run --silent compose:check || exit 1
+
+step "jest"
+npx jest --json --outputFile=.linepack/jest-results.json "$@"
+jest_status=$?
+read -r jest_passed jest_failed < <(node -e '
+  try { const r = require("./.linepack/jest-results.json"); console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites); }
+  catch { console.log(0, 1); }')
+
+step "pytest (mcp-server)"
+(cd mcp-server && python3 -m pytest -q)
+pytest_status=$?
+
+echo
+echo "jest: ${jest_passed} passed, ${jest_failed} failed"
+if [ "$jest_status" -ne 0 ] || [ "$pytest_status" -ne 0 ]; then exit 1; fi

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import type { Collection, Db } from 'mongodb';
+import { z } from 'zod';
+import type { Role } from '../../../lib/scopes';
+import type { TenantRecord, Tier, UserDocument } from './documents';
+import { SigningKeys, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from './signing-keys';
+
+/** Refresh tokens are audience-bound to the auth service, so a gateway never accepts one as an access token. */
+const REFRESH_AUDIENCE = 'linepack-auth';
+
+/** What an access token says about each tenant the user belongs to. */
+export interface TenantClaim {
+  id: string;
+  role: Role;
+  tier: Lowercase<Tier>;
+}
+
+/** Collection `refreshTokens`: one document per issued refresh token; a rotation chain shares a family. */
+interface RefreshTokenDocument {
+  _id: string;
+  familyId: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  rotatedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export type RefreshOutcome =
+  | { ok: true; userId: string; familyId: string }
+  | { ok: false; reason: 'invalid' | 'expired' | 'revoked' | 'reused' };
+
+const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
+
+export interface TokenLifetimes {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+}
+
+/**
+ * Issues and rotates user tokens. Refresh tokens rotate on every use; presenting one that was
+ * already rotated means it was copied, so the whole family is revoked (RFC 9700 §4.14).
+ */
+export class TokenService {
+  private readonly refreshTokens: Collection<RefreshTokenDocument>;
+
+  constructor(
+    db: Db,
+    private readonly keys: SigningKeys,
+    private readonly lifetimes: TokenLifetimes,
+  ) {
+    this.refreshTokens = db.collection('refreshTokens');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.refreshTokens.createIndexes([{ key: { familyId: 1 }, name: 'family' }]);
+  }
+
+  async issue(user: UserDocument, tenants: readonly TenantRecord[], familyId: string = randomUUID()): Promise<TokenPair> {
+    const tenantClaims: TenantClaim[] = user.memberships.flatMap((m) => {
+      const tenant = tenants.find((t) => t._id === m.tenantId);
+      return tenant ? [{ id: tenant._id, role: m.role, tier: tenant.tier.toLowerCase() as Lowercase<Tier> }] : [];
+    });
+    const access_token = jwt.sign({ email: user.email, tenants: tenantClaims, typ: 'access' }, this.keys.privateKey, {
+      algorithm: USER_TOKEN_ALGORITHM,
+      keyid: this.keys.kid,
+      issuer: USER_TOKEN_ISSUER,
+      audience: USER_TOKEN_AUDIENCE,
+      subject: user._id,
+      expiresIn: this.lifetimes.accessTokenTtlSeconds,
+      jwtid: randomUUID(),
+    });
+    const jti = randomUUID();
+    const now = new Date();
+    await this.refreshTokens.insertOne({
+      _id: jti,
+      familyId,
+      userId: user._id,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.lifetimes.refreshTokenTtlSeconds * 1000),
+      rotatedAt: null,
+      revokedAt: null,
+    });
+    const refresh_token = jwt.sign({ fam: familyId, typ: 'refresh' }, this.keys.privateKey, {
+      algorithm: USER_TOKEN_ALGORITHM,
+      keyid: this.keys.kid,
+      issuer: USER_TOKEN_ISSUER,
+      audience: REFRESH_AUDIENCE,
+      subject: user._id,
+      expiresIn: this.lifetimes.refreshTokenTtlSeconds,
+      jwtid: jti,
+    });
+    return { access_token, refresh_token, token_type: 'Bearer', expires_in: this.lifetimes.accessTokenTtlSeconds };
+  }
+
+  private verifyRefresh(token: string): z.output<typeof refreshClaims> | 'expired' | null {
+    const header = jwt.decode(token, { complete: true })?.header;
+    const key = this.keys.publicKeyFor(header?.kid);
+    if (!key) return null;
+    try {
+      const payload = jwt.verify(token, key, {
+        algorithms: [USER_TOKEN_ALGORITHM],
+        issuer: USER_TOKEN_ISSUER,
+        audience: REFRESH_AUDIENCE,
+      });
+      const claims = refreshClaims.safeParse(payload);
+      return claims.success ? claims.data : null;
+    } catch (err) {
+      return err instanceof jwt.TokenExpiredError ? 'expired' : null;
+    }
+  }
+
+  /** Consumes a refresh token: exactly one presentation of each token can succeed. */
+  async consume(token: string): Promise<RefreshOutcome> {
+    const claims = this.verifyRefresh(token);
+    if (claims === 'expired') return { ok: false, reason: 'expired' };
+    if (!claims) return { ok: false, reason: 'invalid' };
+    const now = new Date();
+    const claimed = await this.refreshTokens.findOneAndUpdate(
+      { _id: claims.jti, rotatedAt: null, revokedAt: null },
+      { $set: { rotatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    if (claimed) return { ok: true, userId: claimed.userId, familyId: claimed.familyId };
+    const stored = await this.refreshTokens.findOne({ _id: claims.jti });
+    if (!stored) return { ok: false, reason: 'invalid' };
+    if (stored.revokedAt) return { ok: false, reason: 'revoked' };
+    await this.revokeFamily(stored.familyId);
+    return { ok: false, reason: 'reused' };
+  }
+
+  async revokeFamily(familyId: string): Promise<void> {
+    await this.refreshTokens.updateMany({ familyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+  }
+
+  /** Logout: the family of a still-valid refresh token is revoked; unknown tokens are ignored. */
+  async revoke(token: string): Promise<void> {
+    const claims = this.verifyRefresh(token);
+    if (claims && claims !== 'expired') await this.revokeFamily(claims.fam);
+  }
+}
