@@ -28,7 +28,7 @@ export function accessLogMiddleware(logger: Logger) {
         {
           requestId: res.locals['requestId'],
           method: req.method,
-          path: req.path,
+          path: req.originalUrl.split('?')[0],
           status: res.statusCode,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
         },

@@ -149,11 +149,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err, requestId: requestIdOf(res) }, 'unhandled error');
-    const message = err.type === 'entity.too.large' ? 'request body too large' : status === 500 ? 'Internal server error' : 'malformed request body';
+    const [code, message] =
+      err.type === 'entity.too.large'
+        ? ['PAYLOAD_TOO_LARGE', 'request body too large']
+        : err.type === 'entity.parse.failed'
+          ? ['MALFORMED_JSON', 'malformed JSON body']
+          : status === 500
+            ? ['INTERNAL', 'Internal server error']
+            : ['BAD_REQUEST', 'malformed request'];
     if (req.path.startsWith('/graphql')) {
-      res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message));
+      res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message, { reason: code }));
     } else {
-      res.status(status).type('application/problem+json').json(problem(status, status === 500 ? 'INTERNAL' : 'BAD_REQUEST', message));
+      res.status(status).type('application/problem+json').json(problem(status, code, message));
     }
   });
 

@@ -1,0 +1,130 @@
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { SigningKeys } from '../../subgraphs/auth/src/signing-keys';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/**
+ * Forged and tampered user tokens, each of which would let an attacker in if the gateway's
+ * verification were loose. The control case shows a genuine token passes the same path.
+ */
+let stack: TestStack;
+let tenantId: string;
+let genuine: string;
+let jwks: { keys: { kid: string }[] };
+
+const claims = () => ({ email: 'victim@example.com', typ: 'access', tenants: [{ id: tenantId, role: 'ADMIN', tier: 'enterprise' }] });
+const accepted = async (token: string) => (await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: token })).status;
+
+function segments(token: string) {
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  const decode = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return { header: decode(header), payload: decode(payload), signature, encode };
+}
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  tenantId = (await stack.tenantWithKey()).tenantId;
+  await stack.authStore.createUser({ tenantId, email: 'victim@example.com', password: 'a long enough password', role: 'VIEWER' });
+  const res = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'victim@example.com', password: 'a long enough password' }),
+  });
+  genuine = ((await res.json()) as { access_token: string }).access_token;
+  jwks = (await (await fetch(`${stack.gatewayOrigin}/auth/.well-known/jwks.json`)).json()) as typeof jwks;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('accepts the genuine token (control case)', async () => {
+  expect(await accepted(genuine)).toBe(200);
+});
+
+it('publishes the verification key as JWKS with a kid', () => {
+  expect(jwks.keys).toHaveLength(1);
+  expect(jwks.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+  expect(segments(genuine).header['kid']).toBe(jwks.keys[0]!.kid);
+});
+
+it('rejects alg: none', async () => {
+  const { header, payload, encode } = segments(genuine);
+  const unsigned = `${encode({ ...header, alg: 'none' })}.${encode({ ...payload, tenants: claims().tenants })}.`;
+  expect(await accepted(unsigned)).toBe(401);
+});
+
+it('rejects HS256 signed with the public key as the HMAC secret', async () => {
+  const jwk = jwks.keys[0]! as import('node:crypto').JsonWebKey & { kid: string };
+  const publicPem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+  const confused = jwt.sign(claims(), publicPem, {
+    algorithm: 'HS256',
+    keyid: jwk.kid,
+    issuer: 'linepack-auth',
+    audience: 'linepack-api',
+    subject: 'attacker',
+    expiresIn: 60,
+  });
+  expect(await accepted(confused)).toBe(401);
+});
+
+describe('tokens signed with a key that is not the auth service’s', () => {
+  const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const sign = (kid: string, overrides: jwt.SignOptions = {}) =>
+    jwt.sign(claims(), otherKey, { algorithm: 'ES256', keyid: kid, issuer: 'linepack-auth', audience: 'linepack-api', subject: 'attacker', expiresIn: 60, ...overrides });
+
+  it('rejects a token naming an unknown kid (another environment’s key)', async () => {
+    expect(await accepted(sign('another-environment-key'))).toBe(401);
+  });
+
+  it('rejects a token naming our kid but signed with another key', async () => {
+    expect(await accepted(sign(jwks.keys[0]!.kid))).toBe(401);
+  });
+});
+
+it('rejects a tampered payload (role escalated, signature kept)', async () => {
+  const { header, payload, signature, encode } = segments(genuine);
+  const escalated = `${encode(header)}.${encode({ ...payload, tenants: claims().tenants })}.${signature}`;
+  expect(await accepted(escalated)).toBe(401);
+});
+
+it('rejects a payload moved to another tenant', async () => {
+  const other = await stack.tenantWithKey();
+  const { header, payload, signature, encode } = segments(genuine);
+  const moved = `${encode(header)}.${encode({ ...payload, tenants: [{ id: other.tenantId, role: 'VIEWER', tier: 'free' }] })}.${signature}`;
+  expect(await accepted(moved)).toBe(401);
+});
+
+describe('tokens properly signed by the auth key but with the wrong claims', () => {
+  // The auth service's own key, to prove issuer, audience and expiry are each checked on their own.
+  let signWithAuthKey: (overrides: jwt.SignOptions, payload?: object) => string;
+  beforeAll(() => {
+    const pem = SigningKeys.generatePem();
+    const keys = new SigningKeys(pem);
+    signWithAuthKey = (overrides, payload = claims()) =>
+      jwt.sign(payload, keys.privateKey, { algorithm: 'ES256', keyid: keys.kid, issuer: 'linepack-auth', audience: 'linepack-api', subject: 'u1', expiresIn: 60, ...overrides });
+    return restartWithKey(pem);
+  });
+
+  async function restartWithKey(pem: string) {
+    await stack.stop();
+    stack = await startTestStack({ auth: { signingKeyPem: pem } });
+    tenantId = (await stack.tenantWithKey()).tenantId;
+  }
+
+  it('accepts a correct token from that key (control case)', async () => {
+    expect(await accepted(signWithAuthKey({}))).toBe(200);
+  });
+  it('rejects the wrong issuer', async () => {
+    expect(await accepted(signWithAuthKey({ issuer: 'someone-else' }))).toBe(401);
+  });
+  it('rejects the wrong audience', async () => {
+    expect(await accepted(signWithAuthKey({ audience: 'linepack-auth' }))).toBe(401);
+  });
+  it('rejects an expired token', async () => {
+    expect(await accepted(signWithAuthKey({ expiresIn: -10 }))).toBe(401);
+  });
+  it('rejects a token without the access type', async () => {
+    expect(await accepted(signWithAuthKey({}, { ...claims(), typ: 'refresh' }))).toBe(401);
+  });
+});

@@ -1,0 +1,53 @@
+import { Writable } from 'node:stream';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/** Every service logs at debug into one buffer; a login and keyed requests must leave no secret in it. */
+let stack: TestStack;
+let output = '';
+const sink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    output += chunk.toString('utf8');
+    done();
+  },
+});
+
+beforeAll(async () => {
+  stack = await startTestStack({ logLevel: 'debug', logDestination: sink });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+it('logs requests but never a password, API key or token', async () => {
+  const password = 'Very-Secret-Password-123';
+  const { tenantId, apiKey } = await stack.tenantWithKey();
+  await stack.authStore.createUser({ tenantId, email: 'logged@example.com', password, role: 'VIEWER' });
+  const login = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'logged@example.com', password }),
+  });
+  const tokens = (await login.json()) as { access_token: string; refresh_token: string };
+  await fetch(`${stack.gatewayOrigin}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'logged@example.com', password: `${password}-wrong` }),
+  });
+  await graphql(stack.gatewayUrl, '{ me { id } pipelineSummary { totalAssets } }', { apiKey });
+  await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: tokens.access_token });
+  await graphql(stack.gatewayUrl, '{ apiKeys { id } }', { apiKey }); // refused: logged as a denial
+  await fetch(`${stack.gatewayOrigin}/auth/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ refresh_token: tokens.refresh_token }),
+  });
+  await new Promise((r) => setTimeout(r, 200));
+
+  expect(output.length).toBeGreaterThan(1_000); // the services did log these requests at debug level
+  expect(output).toContain('"path":"/auth/login"');
+  for (const secret of [password, apiKey, tokens.access_token, tokens.refresh_token, apiKey.slice(4)]) {
+    expect(output).not.toContain(secret);
+  }
+  expect(output).not.toMatch(/lpk_[0-9A-Za-z]{40}/);
+  expect(output).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/);
+});

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import { securityMapFromSdl } from '../../lib/authz/security-directives';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
+import { canonicalScopes } from '../../lib/scopes';
+import { supergraphPath } from '../../schema/subgraphs';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/** One operation per root field of the supergraph; the test fails if a root field is added without a row here. */
+const rootOperations: Record<string, string> = {
+  'Query.asset': '{ asset(id: "00000000-0000-4000-8000-000000000000") { id } }',
+  'Query.assets': '{ assets { totalCount } }',
+  'Query.pipelineSummary': '{ pipelineSummary { tenantId } }',
+  'Query.measurement': '{ measurement(id: "00000000-0000-4000-8000-000000000000") { id } }',
+  'Query.modifiedB31G':
+    '{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 3, defectLengthMm: 150 }) { failurePressureKpa } }',
+  'Query.complianceObligations': '{ complianceObligations { obligation } }',
+  'Query.me': '{ me { id } }',
+  'Query.apiKeys': '{ apiKeys { id } }',
+  'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
+  'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',
+  'Mutation.recordMeasurement':
+    'mutation { recordMeasurement(input: { idempotencyKey: "sm-1", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { insertedCount } }',
+  'Mutation.recordMeasurements':
+    'mutation { recordMeasurements(input: [{ idempotencyKey: "sm-2", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }]) { insertedCount } }',
+  'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
+  'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
+};
+
+const aliasOf: Record<string, string> = {
+  'assets:read': 'read:assets',
+  'assets:write': 'write:assets',
+  'measurements:read': 'read:measurements',
+  'measurements:write': 'write:measurements',
+  'analytics:read': 'read:analytics',
+  'admin:*': 'admin',
+};
+
+const security = securityMapFromSdl(parse(readFileSync(supergraphPath, 'utf8')));
+const supergraph = parse(readFileSync(supergraphPath, 'utf8'));
+const rootFields = supergraph.definitions.flatMap((d) =>
+  d.kind === 'ObjectTypeDefinition' && (d.name.value === 'Query' || d.name.value === 'Mutation') ? (d.fields ?? []).map((f) => `${d.name.value}.${f.name.value}`) : [],
+);
+const matrix = rootFields.map((field) => ({ field, required: security.get(field)?.scopes[0] ?? [] }));
+
+let stack: TestStack;
+let tenantId: string;
+beforeAll(async () => {
+  stack = await startTestStack();
+  tenantId = (await stack.tenantWithKey()).tenantId;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const forbidden = (res: Awaited<ReturnType<typeof graphql>>) => res.body.errors?.some((e) => e.extensions?.['code'] === 'FORBIDDEN') ?? false;
+
+it('has an operation for every root field of the supergraph', () => {
+  expect(Object.keys(rootOperations).sort()).toEqual([...rootFields].sort());
+});
+
+describe.each(matrix)('$field', ({ field, required }) => {
+  const operation = rootOperations[field]!;
+
+  it(`succeeds with exactly ${required.join(' ') || 'any valid credential'}`, async () => {
+    const key = await stack.keyFor(tenantId, required.length ? required : ['compliance:read']);
+    const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
+    expect(res.status).toBe(200);
+    expect(forbidden(res)).toBe(false);
+  });
+
+  if (required.length === 0) return;
+
+  it('gets 403 naming the scope when it lacks it', async () => {
+    const others = canonicalScopes.filter((s) => !required.includes(s) && s !== 'admin:*');
+    const key = await stack.keyFor(tenantId, others);
+    const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
+    expect(res.status).toBe(403);
+    expect(res.body.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(required);
+    expect(res.body.errors?.[0]?.message).toContain(required[0]);
+  });
+
+  const aliases = required.map((s) => aliasOf[s]);
+  if (aliases.every(Boolean)) {
+    it(`accepts the alias spelling ${aliases.join(' ')}`, async () => {
+      const key = await stack.keyFor(tenantId, aliases as string[]);
+      const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
+      expect(forbidden(res)).toBe(false);
+    });
+  }
+
+  it('is granted by admin:*', async () => {
+    const key = await stack.keyFor(tenantId, ['admin:*']);
+    expect(forbidden(await graphql(stack.gatewayUrl, operation, { apiKey: key }))).toBe(false);
+  });
+});
+
+describe('nested fields carry their own scopes', () => {
+  it('refuses Asset.measurements to a key with assets:read only', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const res = await graphql(stack.gatewayUrl, '{ assets { edges { node { id measurements { totalCount } } } } }', { apiKey: key });
+    expect(res.status).toBe(403);
+    expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['measurements:read']);
+  });
+
+  it('refuses PipelineSummary.measurementCount inside a fragment', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const res = await graphql(stack.gatewayUrl, '{ pipelineSummary { ...Counts } } fragment Counts on PipelineSummary { totalAssets measurementCount }', { apiKey: key });
+    expect(res.status).toBe(403);
+    expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['measurements:read']);
+  });
+});
+
+describe('subgraphs enforce scopes themselves (defence in depth)', () => {
+  it('refuses an identity without the scope even when the token is genuine', async () => {
+    const token = mintInternalToken({ subject: 's', kind: 'api_key', tenantId, scopes: ['measurements:read'], requestId: 'r' }, 'assets', stack.internalKeys.privateKeyPem);
+    const res = await fetch(stack.subgraphs.assets.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
+      body: JSON.stringify({ query: '{ assets { totalCount } }' }),
+    });
+    const body = (await res.json()) as { errors?: { extensions: { code: string } }[] };
+    expect(res.status).toBe(403);
+    expect(body.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+  });
+});

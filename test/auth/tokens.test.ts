@@ -1,0 +1,193 @@
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+interface Tokens {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+let stack: TestStack;
+let tenantId: string;
+const password = 'correct horse battery staple';
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${stack.gatewayOrigin}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+}
+
+async function newUser(email: string, role: 'VIEWER' | 'ENGINEER' | 'ADMIN' = 'ENGINEER'): Promise<string> {
+  await stack.authStore.createUser({ tenantId, email, password, role });
+  return email;
+}
+
+const login = async (email: string, pw = password) => post('/auth/login', { email, password: pw });
+
+beforeAll(async () => {
+  stack = await startTestStack({ auth: { accessTokenTtlSeconds: 60 } });
+  tenantId = (await stack.tenantWithKey({ name: 'Token tenant', tier: 'PRO' })).tenantId;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('POST /auth/login', () => {
+  it('returns an access and a refresh token that the gateway accepts', async () => {
+    const email = await newUser('engineer@example.com');
+    const res = await login(email);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const tokens = res.json as unknown as Tokens;
+    expect(tokens.expires_in).toBe(60);
+    expect(tokens.access_token.split('.')).toHaveLength(3);
+    expect(tokens.refresh_token.split('.')).toHaveLength(3);
+    const me = await graphql<{ me: { kind: string; email: string; tenantId: string; scopes: string[] } }>(stack.gatewayUrl, '{ me { kind email tenantId scopes } }', {
+      apiKey: tokens.access_token,
+    });
+    expect(me.body.data?.me).toEqual({
+      kind: 'USER',
+      email,
+      tenantId,
+      scopes: ['analytics:read', 'assets:read', 'assets:write', 'compliance:read', 'measurements:read', 'measurements:write'],
+    });
+  });
+
+  it('answers a wrong password and an unknown email with the same 401 body', async () => {
+    const email = await newUser('same-body@example.com');
+    const wrongPassword = await login(email, 'not the password at all');
+    const unknownEmail = await login('nobody@example.com', password);
+    expect(wrongPassword.status).toBe(401);
+    expect(unknownEmail.status).toBe(401);
+    expect(wrongPassword.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(wrongPassword.text).toBe(unknownEmail.text);
+    expect(wrongPassword.json?.['code']).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('throttles repeated failures for one email with 429 and Retry-After', async () => {
+    const email = await newUser('throttled@example.com');
+    for (let i = 0; i < 5; i++) expect((await login(email, `wrong guess ${i}`)).status).toBe(401);
+    const blocked = await login(email, 'wrong guess 6');
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Even the right password waits: the attacker learns nothing from the sixth try.
+    expect((await login(email)).status).toBe(429);
+  });
+
+  it.each([
+    ['malformed JSON', '{"email": ', { 'content-type': 'application/json' }, 400, 'MALFORMED_JSON'],
+    ['a missing field', { email: 'a@example.com' }, {}, 400, 'BAD_REQUEST'],
+    ['an unexpected field', { email: 'a@example.com', password: 'x', admin: true }, {}, 400, 'BAD_REQUEST'],
+    ['the wrong content type', 'email=a&password=b', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['an oversized body', { email: 'a@example.com', password: 'x'.repeat(70_000) }, {}, 413, 'PAYLOAD_TOO_LARGE'],
+  ])('rejects %s with a problem+json error, never a 500', async (_label, body, headers, status, code) => {
+    const res = await post('/auth/login', body, headers as Record<string, string>);
+    expect(res.status).toBe(status);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.json?.['code']).toBe(code);
+    expect(res.text).not.toMatch(/at .*\.ts:\d+/);
+  });
+
+  it('names the missing field', async () => {
+    const res = await post('/auth/login', { email: 'a@example.com' });
+    expect(String(res.json?.['detail'])).toContain('password');
+  });
+});
+
+describe('POST /auth/refresh', () => {
+  it('rotates: a new pair works, the old refresh token stops working', async () => {
+    const email = await newUser('rotate@example.com');
+    const first = (await login(email)).json as unknown as Tokens;
+    const rotated = await post('/auth/refresh', { refresh_token: first.refresh_token });
+    expect(rotated.status).toBe(200);
+    const second = rotated.json as unknown as Tokens;
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: second.access_token })).status).toBe(200);
+    // Presenting the rotated token again is a reuse: refused…
+    const reuse = await post('/auth/refresh', { refresh_token: first.refresh_token });
+    expect(reuse.status).toBe(401);
+    expect(reuse.json?.['code']).toBe('INVALID_REFRESH_TOKEN');
+    // …and the whole family is revoked, including the legitimately rotated token.
+    expect((await post('/auth/refresh', { refresh_token: second.refresh_token })).status).toBe(401);
+  });
+
+  it('refuses an access token presented as a refresh token', async () => {
+    const email = await newUser('confused@example.com');
+    const tokens = (await login(email)).json as unknown as Tokens;
+    expect((await post('/auth/refresh', { refresh_token: tokens.access_token })).status).toBe(401);
+  });
+
+  it('refuses a refresh token presented as an access token', async () => {
+    const email = await newUser('confused2@example.com');
+    const tokens = (await login(email)).json as unknown as Tokens;
+    expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: tokens.refresh_token })).status).toBe(401);
+  });
+});
+
+describe('POST /auth/logout', () => {
+  it('revokes the refresh token family', async () => {
+    const email = await newUser('logout@example.com');
+    const tokens = (await login(email)).json as unknown as Tokens;
+    expect((await post('/auth/logout', { refresh_token: tokens.refresh_token })).status).toBe(204);
+    expect((await post('/auth/refresh', { refresh_token: tokens.refresh_token })).status).toBe(401);
+  });
+});
+
+describe('GET /auth/introspect', () => {
+  const introspect = async (key?: string) => {
+    const res = await fetch(`${stack.gatewayOrigin}/auth/introspect`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown>, type: res.headers.get('content-type') };
+  };
+
+  it('describes an active key', async () => {
+    const { secret, apiKey } = await stack.authStore.createApiKey({ tenantId, name: 'introspected', scopes: ['read:assets', 'admin'], tier: 'FREE', expiresInDays: 30 });
+    const res = await introspect(secret);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ active: true, scopes: ['admin:*', 'assets:read'], tenant_id: tenantId, expires_at: apiKey.expiresAt!.toISOString() });
+    expect(res.body['tenant_id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers active: false for revoked and expired keys', async () => {
+    const revoked = await stack.authStore.createApiKey({ tenantId, name: 'revoked', scopes: ['assets:read'], tier: 'FREE' });
+    await stack.authStore.revokeApiKey(tenantId, revoked.apiKey._id);
+    expect((await introspect(revoked.secret)).body).toEqual({ active: false });
+    const expiring = await stack.authStore.createApiKey({ tenantId, name: 'expired', scopes: ['assets:read'], tier: 'FREE', expiresInDays: 1 });
+    await stack.authStore.apiKeys.updateOne({ _id: expiring.apiKey._id }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await introspect(expiring.secret)).body).toEqual({ active: false });
+  });
+
+  it('answers 401 problem+json without a credential', async () => {
+    const res = await introspect();
+    expect(res.status).toBe(401);
+    expect(res.type).toMatch(/^application\/problem\+json/);
+  });
+});
+
+describe('expired access tokens', () => {
+  let shortLived: TestStack;
+  beforeAll(async () => {
+    shortLived = await startTestStack({ auth: { accessTokenTtlSeconds: 1 } });
+  });
+  afterAll(async () => {
+    await shortLived?.stop();
+  });
+
+  it('are refused with 401 once expired', async () => {
+    const { tenantId: t } = await shortLived.tenantWithKey();
+    await shortLived.authStore.createUser({ tenantId: t, email: 'brief@example.com', password, role: 'VIEWER' });
+    const res = await fetch(`${shortLived.gatewayOrigin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'brief@example.com', password }),
+    });
+    const tokens = (await res.json()) as Tokens;
+    expect((await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_100));
+    const expired = await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token });
+    expect(expired.status).toBe(401);
+    expect(expired.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
+  });
+});
