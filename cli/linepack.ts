@@ -10,6 +10,7 @@ import { connectMongo, databaseName } from '../lib/mongo';
 import { repoRoot } from '../lib/repo-root';
 import { parseScopeList, roles, type Role } from '../lib/scopes';
 import type { ApiKeyDocument, Tier } from '../subgraphs/auth/src/documents';
+import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
 import { AuthStore, AuthStoreError } from '../subgraphs/auth/src/store';
 
 const usage = `usage: linepack <command> [options]
@@ -19,7 +20,7 @@ const usage = `usage: linepack <command> [options]
   keys list      --tenant ID [--json]
   keys revoke    --tenant ID --id KEY_ID [--json]
   users create   --tenant ID --email EMAIL (--password P | --password-stdin) --role viewer|engineer|admin [--json]
-  internal-keys  print a fresh key pair for gateway→subgraph identity tokens, as env lines
+  service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
 
 Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (default .linepack/dev.json,
 written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
@@ -88,7 +89,7 @@ async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> 
 async function run(argv: string[]): Promise<void> {
   const [group, action] = argv;
   const { values } = parseArgs({
-    args: argv.slice(group === 'internal-keys' ? 1 : 2),
+    args: argv.slice(group === 'service-keys' ? 1 : 2),
     options: {
       name: { type: 'string' },
       tier: { type: 'string' },
@@ -154,10 +155,16 @@ async function run(argv: string[]): Promise<void> {
       );
       return;
     }
-    case 'internal-keys': {
+    case 'service-keys': {
       const pair = generateInternalKeyPair();
       const oneLine = (pem: string) => JSON.stringify(pem.trim()).slice(1, -1);
-      console.log(`INTERNAL_TOKEN_PRIVATE_KEY="${oneLine(pair.privateKeyPem)}"\nINTERNAL_TOKEN_PUBLIC_KEY="${oneLine(pair.publicKeyPem)}"`);
+      console.log(
+        [
+          `INTERNAL_TOKEN_PRIVATE_KEY="${oneLine(pair.privateKeyPem)}"`,
+          `INTERNAL_TOKEN_PUBLIC_KEY="${oneLine(pair.publicKeyPem)}"`,
+          `JWT_SIGNING_KEY="${oneLine(SigningKeys.generatePem())}"`,
+        ].join('\n'),
+      );
       return;
     }
     default:

@@ -5,7 +5,8 @@
  *   - Redis: REDIS_URL when set, otherwise the gateway's in-process rate limiter (with a warning).
  *   - Five subgraphs and the gateway, each on its own port, talking over real HTTP.
  *   - On first start, a demo tenant, user, API key and pipeline; written to <state-dir>/dev.json.
- * Flags: --ephemeral (in-memory database, free ports), --state-dir DIR (default .linepack).
+ * Flags: --ephemeral (in-memory database, free ports), --free-ports (free ports, data kept),
+ * --state-dir DIR (default .linepack).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -27,9 +28,10 @@ const DB_PREFIX = 'linepack';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { ephemeral: { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
+    options: { ephemeral: { type: 'boolean', default: false }, 'free-ports': { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
   });
   const ephemeral = values.ephemeral ?? false;
+  const freePorts = ephemeral || (values['free-ports'] ?? false);
   const stateDir = path.resolve(values['state-dir'] ?? process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack'));
   const devJsonPath = path.join(stateDir, 'dev.json');
   mkdirSync(stateDir, { recursive: true });
@@ -62,8 +64,8 @@ async function main(): Promise<void> {
     mongoUri,
     redisUrl: process.env['REDIS_URL'],
     dbPrefix: DB_PREFIX,
-    gatewayPort: ephemeral ? 0 : Number(process.env['PORT'] ?? 4000),
-    subgraphPorts: ephemeral ? 'free' : 'default',
+    gatewayPort: freePorts ? 0 : Number(process.env['PORT'] ?? 4000),
+    subgraphPorts: freePorts ? 'free' : 'default',
     logLevel: process.env['LOG_LEVEL'] ?? 'warn',
   });
 

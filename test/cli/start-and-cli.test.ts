@@ -1,0 +1,105 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot } from '../../lib/repo-root';
+import { graphql } from '../support/stack';
+
+/** `npm start` and the `linepack` CLI as a user runs them: separate processes, a file-backed database. */
+interface DevState {
+  gatewayUrl: string;
+  authUrl: string;
+  mongodbUri: string;
+  tenantId: string;
+  apiKey: string;
+  user: { email: string; password: string };
+}
+
+const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-start-'));
+const devJson = path.join(stateDir, 'dev.json');
+let running: ChildProcess | null = null;
+
+async function start(): Promise<DevState> {
+  // Without MONGODB_URI, like `npm start` on a fresh clone: the embedded server, file-backed in the state dir.
+  const env = { ...process.env, MONGODB_URI: '', REDIS_URL: '' };
+  delete env.MONGODB_URI;
+  delete env.REDIS_URL;
+  running = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  running.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  running.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const deadline = Date.now() + 90_000;
+  while (!existsSync(devJson) || !output.includes('Ctrl-C')) {
+    if (Date.now() > deadline || running.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return JSON.parse(readFileSync(devJson, 'utf8')) as DevState;
+}
+
+async function stop(): Promise<number | null> {
+  const child = running!;
+  running = null;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGINT');
+  return exited;
+}
+
+function cli(args: string[], state = stateDir) {
+  const env = { ...process.env, LINEPACK_STATE_DIR: state };
+  delete env.MONGODB_URI;
+  const res = spawnSync(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, encoding: 'utf8' });
+  return { status: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+afterAll(async () => {
+  if (running) await stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+const totalAssets = async (s: DevState, key = s.apiKey) =>
+  (await graphql<{ pipelineSummary: { totalAssets: number } }>(s.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey: key })).body.data?.pipelineSummary.totalAssets;
+
+it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a restart', async () => {
+  const first = await start();
+  expect(Object.keys(first).sort()).toEqual(['apiKey', 'authUrl', 'gatewayUrl', 'mongodbUri', 'tenantId', 'user']);
+  expect(first.tenantId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(await totalAssets(first)).toBe(8);
+  const created = await graphql(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Compressor Station 3" }) { id } }', { apiKey: first.apiKey });
+  expect(created.body.errors).toBeUndefined();
+  const login = await fetch(`${first.authUrl}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first.user) });
+  expect(login.status).toBe(200);
+
+  expect(await stop()).toBe(0);
+
+  const second = await start();
+  expect(second.tenantId).toBe(first.tenantId);
+  expect(second.apiKey).toBe(first.apiKey);
+  expect(await totalAssets(second)).toBe(9); // the seed did not run again and nothing was lost
+}, 180_000);
+
+it('the linepack CLI creates a tenant, a key that works through the gateway, and a user', async () => {
+  const state = JSON.parse(readFileSync(devJson, 'utf8')) as DevState;
+  const tenant = cli(['tenants', 'create', '--name', 'CLI Midstream', '--tier', 'pro', '--json']);
+  expect(tenant.status).toBe(0);
+  const tenantId = (JSON.parse(tenant.stdout) as { id: string }).id;
+
+  const key = cli(['keys', 'create', '--tenant', tenantId, '--scopes', 'read:assets', '--tier', 'free', '--expires-in-days', '7', '--json']);
+  expect(key.status).toBe(0);
+  const created = JSON.parse(key.stdout) as { apiKey: string; scopes: string[]; tier: string; expiresAt: string };
+  expect(created.scopes).toEqual(['assets:read']);
+  expect(created.tier).toBe('free');
+  expect(Date.parse(created.expiresAt)).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+  expect(await totalAssets(state, created.apiKey)).toBe(0);
+
+  const user = cli(['users', 'create', '--tenant', tenantId, '--email', 'cli@example.com', '--password', 'a long enough password', '--role', 'viewer', '--json']);
+  expect(user.status).toBe(0);
+  expect(cli(['keys', 'list', '--tenant', tenantId, '--json']).stdout).not.toContain(created.apiKey);
+
+  const bad = cli(['keys', 'create', '--tenant', tenantId, '--scopes', 'assets:delete']);
+  expect(bad.status).toBe(2);
+  expect(bad.stderr).toContain('unknown scope "assets:delete"');
+}, 60_000);

@@ -1,0 +1,36 @@
+/**
+ * Jest global setup: real infrastructure for the whole run (DESIGN §6).
+ *   - MongoDB: MONGODB_URI when set, otherwise an in-memory embedded mongo-java-server.
+ *   - Redis:   REDIS_URL when set, otherwise a redis-server on a free port.
+ * The variables set here are inherited by the jest workers; the handles stay on globalThis for global-teardown.ts.
+ */
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/infra/embedded-mongo';
+import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
+
+export interface LinepackTestInfra {
+  mongo?: EmbeddedMongo;
+  redis?: RedisServerProcess;
+}
+
+declare global {
+  var __LINEPACK_TEST_INFRA__: LinepackTestInfra | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const infra: LinepackTestInfra = {};
+  globalThis.__LINEPACK_TEST_INFRA__ = infra;
+  const [mongo, redis] = await Promise.allSettled([
+    process.env['MONGODB_URI'] ? Promise.resolve(undefined) : startEmbeddedMongo(),
+    process.env['REDIS_URL'] ? Promise.resolve(undefined) : startRedisServer(),
+  ]);
+  if (mongo.status === 'fulfilled' && mongo.value) infra.mongo = mongo.value;
+  if (redis.status === 'fulfilled' && redis.value) infra.redis = redis.value;
+  const failure = [mongo, redis].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) {
+    await Promise.allSettled([infra.mongo?.stop(), infra.redis?.stop()]);
+    throw failure.reason;
+  }
+  if (infra.mongo) process.env['MONGODB_URI'] = infra.mongo.uri;
+  if (infra.redis) process.env['REDIS_URL'] = infra.redis.url;
+  process.env['LINEPACK_TEST_INFRA'] = '1';
+}
