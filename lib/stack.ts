@@ -34,6 +34,9 @@ export interface StackOptions {
   credentialCacheTtlSeconds?: number;
   rateLimitWindows?: RateLimitWindows;
   internalKeys?: InternalKeyPair;
+  /** Run the outbox relays (default: whenever redisUrl is set). */
+  eventRelay?: boolean;
+  monitorCommands?: boolean;
   /** The auth service's token signing key and lifetimes; a fresh key when not given. */
   auth?: Partial<AuthServiceOptions>;
 }
@@ -66,6 +69,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         dbPrefix: options.dbPrefix,
         internalTokenPublicKey: internalKeys.publicKeyPem,
         logger: createLogger(name, logLevel, options.logDestination),
+        redisUrl: options.redisUrl,
+        eventRelay: options.eventRelay ?? true,
+        monitorCommands: options.monitorCommands ?? false,
       };
       const service =
         name === 'auth'

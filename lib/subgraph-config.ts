@@ -14,6 +14,7 @@ export function subgraphConfigSchema(name: SubgraphName) {
     MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
     LINEPACK_DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only').default('linepack'),
     INTERNAL_TOKEN_PUBLIC_KEY: pemSchema,
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
     LOG_LEVEL: logLevelSchema,
   });
 }
@@ -60,6 +61,12 @@ export interface SubgraphStartOptions {
   dbPrefix: string;
   internalTokenPublicKey: string;
   logger: Logger;
+  /** Where domain events are published (Redis Streams); without it they wait in the outbox. */
+  redisUrl?: string | undefined;
+  /** Run the outbox relay in this process (default true when redisUrl is set). */
+  eventRelay?: boolean;
+  /** Emit MongoDB command-monitoring events on RunningService.mongo (tests count round trips). */
+  monitorCommands?: boolean;
 }
 
 export function startOptionsFromEnv(name: SubgraphName, config: SubgraphEnvConfig): SubgraphStartOptions {
@@ -69,6 +76,7 @@ export function startOptionsFromEnv(name: SubgraphName, config: SubgraphEnvConfi
     mongoUri: config.MONGODB_URI,
     dbPrefix: config.LINEPACK_DB_PREFIX,
     internalTokenPublicKey: config.INTERNAL_TOKEN_PUBLIC_KEY,
+    redisUrl: config.REDIS_URL,
     logger: createLogger(name, config.LOG_LEVEL),
   };
 }

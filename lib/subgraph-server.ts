@@ -39,6 +39,8 @@ export interface RunningService {
   name: string;
   url: string;
   port: number;
+  /** The subgraph's own MongoDB client, for diagnostics (command monitoring in tests). */
+  mongo?: import('mongodb').MongoClient;
   stop(): Promise<void>;
 }
 

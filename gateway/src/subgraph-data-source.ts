@@ -1,4 +1,5 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
 import type { GatewayContext } from './context';
 
@@ -29,4 +30,26 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     );
     request.http?.headers.set('x-request-id', requestId);
   }
+
+  /**
+   * A subgraph refuses a whole request with a 4xx when it rejects the input itself (e.g. a custom
+   * scalar such as GeoJSON that only the subgraph can parse). The gateway relays that error with its
+   * message and code instead of turning it into an opaque internal error.
+   */
+  override async errorFromResponse(response: FetcherResponse): Promise<GraphQLError> {
+    const error = await super.errorFromResponse(response);
+    const body = (error.extensions['response'] as { body?: unknown } | undefined)?.body as
+      | { errors?: { message?: unknown; extensions?: { code?: unknown; field?: unknown } }[] }
+      | undefined;
+    const first = body?.errors?.[0];
+    const code = first?.extensions?.code;
+    if (response.status >= 400 && response.status < 500 && typeof first?.message === 'string' && typeof code === 'string' && relayedCodes.has(code)) {
+      return new GraphQLError(first.message, { extensions: { code, ...(first.extensions?.field ? { field: first.extensions.field } : {}) } });
+    }
+    return error;
+  }
 }
+
+type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
+
+const relayedCodes = new Set(['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'FORBIDDEN', 'UNAUTHENTICATED']);

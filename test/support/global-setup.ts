@@ -31,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
     throw failure.reason;
   }
   if (infra.mongo) process.env['MONGODB_URI'] = infra.mongo.uri;
+  // Tests that need a real MongoDB's features (explain plans) check this.
+  process.env['LINEPACK_TEST_MONGO'] = infra.mongo ? 'embedded' : 'external';
   if (infra.redis) process.env['REDIS_URL'] = infra.redis.url;
   process.env['LINEPACK_TEST_INFRA'] = '1';
 }

@@ -25,7 +25,7 @@ export const allReadWriteScopes: Scope[] = ['assets:read', 'assets:write', 'meas
 export async function startTestStack(overrides: Partial<StackOptions> = {}): Promise<TestStack> {
   const mongoUri = process.env['MONGODB_URI'];
   if (!mongoUri) throw new Error('MONGODB_URI is not set: the jest global setup starts the test database');
-  const dbPrefix = `t${randomBytes(5).toString('hex')}`;
+  const dbPrefix = overrides.dbPrefix ?? `t${randomBytes(5).toString('hex')}`;
   const stack = await startStack({
     mongoUri,
     dbPrefix,

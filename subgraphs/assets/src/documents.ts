@@ -1,3 +1,4 @@
+import type { OutboxEntry } from '../../../lib/events/outbox';
 import type { TenantDocument } from '../../../lib/tenant-collection';
 
 export type AssetType = 'SYSTEM' | 'PIPELINE' | 'SEGMENT' | 'VALVE' | 'FITTING' | 'LAUNCHER_RECEIVER' | 'CP_TEST_POINT' | 'RECTIFIER' | 'STATION';
@@ -33,6 +34,16 @@ export interface AssetDocument extends TenantDocument {
   version: number;
   createdAt: Date;
   updatedAt: Date;
+  /** Domain events written with this change, until the relay has published them. */
+  outbox?: OutboxEntry[];
+}
+
+export const ASSET_UPSERTED = 'asset.upserted';
+
+/** The body of an asset.upserted event: the asset as of that version (what consumers project). */
+export function assetEventData(asset: Omit<AssetDocument, 'outbox'>): Record<string, unknown> {
+  const { _id, nameLower: _nameLower, outbox: _outbox, ...fields } = asset as AssetDocument;
+  return { id: _id, ...fields };
 }
 
 /** PipelineSummary is keyed by tenant; this subgraph resolves its fields from that key alone. */

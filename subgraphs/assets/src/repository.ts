@@ -1,5 +1,6 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { z } from 'zod';
+import { ensureOutboxIndex, type OutboxEntry } from '../../../lib/events/outbox';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
 import { TenantCollection } from '../../../lib/tenant-collection';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
@@ -9,6 +10,7 @@ export const ASSETS_COLLECTION = 'assets';
 /** Every index starts with tenantId (DESIGN §2). */
 export async function ensureAssetIndexes(db: Db): Promise<void> {
   const assets = db.collection<AssetDocument>(ASSETS_COLLECTION);
+  await ensureOutboxIndex(assets);
   await assets.createIndexes([
     { key: { tenantId: 1, nameLower: 1, _id: 1 }, name: 'tenant_name' },
     { key: { tenantId: 1, parentId: 1 }, name: 'tenant_parent' },
@@ -82,9 +84,14 @@ export class AssetRepository {
     return this.assets.insertOne(doc);
   }
 
-  /** Optimistic concurrency: applies only when the stored version is the one the caller read. */
-  async updateIfVersion(id: string, version: number, set: Partial<AssetDocument>): Promise<AssetDocument | null> {
-    return this.assets.findOneAndUpdate({ _id: id, version }, { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } });
+  /**
+   * Optimistic concurrency: applies only when the stored version is the one the caller read.
+   * The change and its event are one single-document write.
+   */
+  async updateIfVersion(id: string, version: number, set: Partial<AssetDocument>, event: OutboxEntry): Promise<AssetDocument | null> {
+    // The driver types reject $push on an optional array field; the shape is checked by the tests.
+    const update = { $set: set, $inc: { version: 1 }, $push: { outbox: event } } as unknown as UpdateFilter<AssetDocument>;
+    return this.assets.findOneAndUpdate({ _id: id, version }, update);
   }
 
   /** Whether `ancestorId` is `id` itself or above it in the hierarchy (guards against cycles). */

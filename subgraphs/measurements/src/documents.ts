@@ -1,3 +1,4 @@
+import type { OutboxEntry } from '../../../lib/events/outbox';
 import type { TenantDocument } from '../../../lib/tenant-collection';
 
 export type MeasurementType =
@@ -48,6 +49,16 @@ export interface MeasurementDocument extends TenantDocument {
   lengthMm: number | null;
   widthMm: number | null;
   recordedAt: Date;
+  /** The measurement.recorded event, until the relay has published it. */
+  outbox?: OutboxEntry[];
+}
+
+export const MEASUREMENT_RECORDED = 'measurement.recorded';
+
+/** The body of a measurement.recorded event: the measurement itself (it never changes once stored). */
+export function measurementEventData(m: MeasurementDocument): Record<string, unknown> {
+  const { _id, tenantId: _tenantId, outbox: _outbox, ...fields } = m;
+  return { id: _id, ...fields };
 }
 
 /** The assets subgraph owns Asset; here it is only its key. */

@@ -3,14 +3,17 @@ import type { Db, Filter } from 'mongodb';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
 import { TenantCollection } from '../../../lib/tenant-collection';
-import { inspectionRecordTypes, type MeasurementDocument, type MeasurementType } from './documents';
+import { ensureOutboxIndex, outboxEntry } from '../../../lib/events/outbox';
+import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
 
 export const MEASUREMENTS_COLLECTION = 'measurements';
 
 /** Every index starts with tenantId; the asset/time indexes serve the time-range pages newest first. */
 export async function ensureMeasurementIndexes(db: Db): Promise<void> {
-  await db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION).createIndexes([
+  const measurements = db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION);
+  await ensureOutboxIndex(measurements);
+  await measurements.createIndexes([
     { key: { tenantId: 1, idempotencyKey: 1 }, name: 'tenant_idempotency_key', unique: true },
     { key: { tenantId: 1, assetId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_time' },
     { key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_type_time' },
@@ -114,6 +117,8 @@ export class MeasurementRepository {
             lengthMm: item.lengthMm ?? null,
             widthMm: item.widthMm ?? null,
             recordedAt,
+            // Only a stored (new) measurement gets an event: a replayed item is not recorded twice.
+            outbox: [outboxEntry(MEASUREMENT_RECORDED)],
           },
         },
       })),

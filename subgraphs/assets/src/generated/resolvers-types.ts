@@ -140,6 +140,8 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Register an asset. New assets start PLANNED unless a status is given. */
   createAsset: Asset;
+  /** Take an asset out of service for good: its status becomes ABANDONED, which is final. */
+  decommissionAsset: Asset;
   /**
    * Change an asset. `version` must be the version the caller read; a stale version
    * fails with CONFLICT so concurrent edits are never silently overwritten.
@@ -150,6 +152,12 @@ export type Mutation = {
 
 export type MutationCreateAssetArgs = {
   input: CreateAssetInput;
+};
+
+
+export type MutationDecommissionAssetArgs = {
+  id: Scalars['ID']['input'];
+  version: Scalars['Int']['input'];
 };
 
 
@@ -443,6 +451,7 @@ export interface GeoJsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTy
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   createAsset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType, RequireFields<MutationCreateAssetArgs, 'input'>>;
+  decommissionAsset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType, RequireFields<MutationDecommissionAssetArgs, 'id' | 'version'>>;
   updateAsset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType, RequireFields<MutationUpdateAssetArgs, 'id' | 'input' | 'version'>>;
 }>;
 

@@ -2,9 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { fieldError } from '../../../../lib/errors';
 import { invalidInput, validateInput } from '../../../../lib/validation';
 import type { SubgraphContext } from '../context';
-import type { AssetDocument, AssetType } from '../documents';
+import { outboxEntry } from '../../../../lib/events/outbox';
+import { ASSET_UPSERTED, assetEventData, type AssetDocument, type AssetType } from '../documents';
 import type { MutationResolvers } from '../generated/resolvers-types';
-import { allowedParentTypes, checkAssetConsistency, checkStatusTransition, createAssetSchema, updateAssetSchema } from '../validation';
+import {
+  allowedParentTypes,
+  checkAssetConsistency,
+  checkStatusTransition,
+  createAssetSchema,
+  updateAssetSchema,
+  type UpdateAssetValues,
+} from '../validation';
 
 async function checkParent(context: SubgraphContext, type: AssetType, parentId: string | null, selfId?: string): Promise<void> {
   const allowed = allowedParentTypes[type];
@@ -21,13 +29,30 @@ async function checkParent(context: SubgraphContext, type: AssetType, parentId: 
   }
 }
 
+/** Validates a change against the stored asset and applies it with its event, if nobody changed the asset meanwhile. */
+async function applyUpdate(context: SubgraphContext, id: string, version: number, changes: UpdateAssetValues): Promise<AssetDocument> {
+  const current = await context.assets.findById(id);
+  if (!current) throw fieldError('NOT_FOUND', `no asset ${id}`, { field: 'id' });
+  if (current.version !== version) {
+    throw fieldError('CONFLICT', `asset ${id} is at version ${current.version}, not ${version}: read it again and retry`, { currentVersion: current.version });
+  }
+  if (changes.status) checkStatusTransition(current.status, changes.status);
+  checkAssetConsistency({ ...current, ...changes });
+  if (changes.parentId !== undefined) await checkParent(context, current.type, changes.parentId, id);
+  const set: Partial<AssetDocument> = { ...changes, ...(changes.name ? { nameLower: changes.name.toLowerCase() } : {}), updatedAt: new Date() };
+  const next = { ...current, ...set, version: current.version + 1 };
+  const updated = await context.assets.updateIfVersion(id, version, set, outboxEntry(ASSET_UPSERTED, assetEventData(next)));
+  if (!updated) throw fieldError('CONFLICT', `asset ${id} changed while this update was applied: read it again and retry`);
+  return updated;
+}
+
 export const Mutation: MutationResolvers = {
   createAsset: async (_parent, { input }, context) => {
     const values = validateInput(createAssetSchema, input);
     checkAssetConsistency(values);
     await checkParent(context, values.type, values.parentId);
     const now = new Date();
-    const doc: Omit<AssetDocument, 'tenantId'> = {
+    const asset: Omit<AssetDocument, 'tenantId'> = {
       _id: randomUUID(),
       ...values,
       nameLower: values.name.toLowerCase(),
@@ -35,23 +60,11 @@ export const Mutation: MutationResolvers = {
       createdAt: now,
       updatedAt: now,
     };
-    return context.assets.insert(doc);
+    const event = outboxEntry(ASSET_UPSERTED, assetEventData({ ...asset, tenantId: context.identity.tenantId }));
+    return context.assets.insert({ ...asset, outbox: [event] });
   },
 
-  updateAsset: async (_parent, { id, version, input }, context) => {
-    const changes = validateInput(updateAssetSchema, input);
-    const current = await context.assets.findById(id);
-    if (!current) throw fieldError('NOT_FOUND', `no asset ${id}`, { field: 'id' });
-    if (current.version !== version) {
-      throw fieldError('CONFLICT', `asset ${id} is at version ${current.version}, not ${version}: read it again and retry`, { currentVersion: current.version });
-    }
-    if (changes.status) checkStatusTransition(current.status, changes.status);
-    const merged = { ...current, ...changes };
-    checkAssetConsistency(merged);
-    if (changes.parentId !== undefined) await checkParent(context, current.type, changes.parentId, id);
-    const set: Partial<AssetDocument> = { ...changes, ...(changes.name ? { nameLower: changes.name.toLowerCase() } : {}) };
-    const updated = await context.assets.updateIfVersion(id, version, set);
-    if (!updated) throw fieldError('CONFLICT', `asset ${id} changed while this update was applied: read it again and retry`);
-    return updated;
-  },
+  updateAsset: async (_parent, { id, version, input }, context) => applyUpdate(context, id, version, validateInput(updateAssetSchema, input)),
+
+  decommissionAsset: (_parent, { id, version }, context) => applyUpdate(context, id, version, { status: 'ABANDONED' }),
 };

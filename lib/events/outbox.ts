@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import type { Collection, Document } from 'mongodb';
+import type { Logger } from '../logger';
+
+/**
+ * Domain events (DESIGN §5) leave a subgraph through an outbox stored *inside the document they
+ * describe*, written by the same single-document write as the change itself. No transaction is
+ * needed (the embedded server has none) and no event can be lost: if the process dies after the
+ * write, the entry is still there for the relay. Delivery is at-least-once; consumers dedupe on `id`.
+ */
+export interface OutboxEntry {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  /** The event body when it differs from the document (e.g. a snapshot at this version). */
+  data?: Record<string, unknown>;
+}
+
+export interface OutboxDocument extends Document {
+  _id: string;
+  tenantId: string;
+  outbox?: OutboxEntry[];
+}
+
+export function outboxEntry(type: string, data?: Record<string, unknown>): OutboxEntry {
+  return { id: randomUUID(), type, occurredAt: new Date(), ...(data ? { data } : {}) };
+}
+
+/** One Redis stream per producing subgraph; consumer groups read them (replayable from 0 for a rebuild). */
+export const eventStreams = {
+  assets: 'linepack:events:assets',
+  measurements: 'linepack:events:measurements',
+} as const;
+
+/** Redis stream entry fields; `data` is JSON. */
+export interface StreamEvent {
+  id: string;
+  type: string;
+  tenantId: string;
+  occurredAt: string;
+  data: string;
+}
+
+/**
+ * The relay index is cross-tenant by design (it drains every tenant's outbox): the one index in the
+ * domain databases that does not start with tenantId.
+ */
+export async function ensureOutboxIndex<D extends OutboxDocument>(collection: Collection<D>): Promise<void> {
+  await collection.createIndex({ 'outbox.id': 1 }, { name: 'outbox_pending', sparse: true });
+}
+
+export interface OutboxRelayOptions<D extends OutboxDocument> {
+  collection: Collection<D>;
+  redis: Redis;
+  stream: string;
+  logger: Logger;
+  /** The event body for an entry: its own `data`, or something derived from the document. */
+  dataOf(doc: D, entry: OutboxEntry): Record<string, unknown>;
+  batchSize?: number;
+  idleMs?: number;
+  /** Approximate cap on the stream's length, so Redis memory stays bounded. */
+  maxLen?: number;
+}
+
+/** Moves outbox entries to a Redis stream: XADD first, then remove them from their documents. */
+export class OutboxRelay<D extends OutboxDocument> {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private failing = false;
+
+  constructor(private readonly options: OutboxRelayOptions<D>) {}
+
+  /** Publishes one batch; returns how many events went out. */
+  async drainOnce(): Promise<number> {
+    const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000 } = this.options;
+    const docs = (await collection
+      .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize })
+      .toArray()) as unknown as D[];
+    const pending = docs.filter((d) => d.outbox && d.outbox.length > 0);
+    if (pending.length === 0) return 0;
+    const pipeline = redis.pipeline();
+    let count = 0;
+    for (const doc of pending) {
+      for (const entry of doc.outbox!) {
+        const event: StreamEvent = {
+          id: entry.id,
+          type: entry.type,
+          tenantId: doc.tenantId,
+          occurredAt: entry.occurredAt.toISOString(),
+          data: JSON.stringify(this.options.dataOf(doc, entry)),
+        };
+        pipeline.xadd(stream, 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
+        count++;
+      }
+    }
+    const results = (await pipeline.exec()) ?? [];
+    const failed = results.find(([err]) => err);
+    if (failed) throw failed[0];
+    // Only the entries just published are removed; entries added meanwhile stay for the next round.
+    await collection.bulkWrite(
+      pending.map((doc) => ({
+        updateOne: { filter: { _id: doc._id } as never, update: { $pull: { outbox: { id: { $in: doc.outbox!.map((e) => e.id) } } } } as never },
+      })),
+      { ordered: false },
+    );
+    return count;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const { idleMs = 200, batchSize = 500, logger } = this.options;
+    this.loop = (async () => {
+      while (this.running) {
+        let published = 0;
+        try {
+          published = await this.drainOnce();
+          if (this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
+          this.failing = false;
+        } catch (err) {
+          if (!this.failing) logger.error({ err: (err as Error).message, stream: this.options.stream }, 'event relay failing; events stay in the outbox');
+          this.failing = true;
+        }
+        if (published < batchSize && this.running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.failing ? idleMs * 10 : idleMs);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+}

@@ -1,0 +1,30 @@
+import Redis from 'ioredis';
+import type { Collection } from 'mongodb';
+import type { SubgraphStartOptions } from '../subgraph-config';
+import { OutboxRelay, type OutboxDocument, type OutboxEntry } from './outbox';
+
+/**
+ * Starts a subgraph's outbox relay when it has somewhere to publish. Without Redis the events wait
+ * in their documents, and the relay publishes them once a process with REDIS_URL runs.
+ */
+export function startOutboxRelay<D extends OutboxDocument>(
+  options: SubgraphStartOptions,
+  collection: Collection<D>,
+  stream: string,
+  dataOf: (doc: D, entry: OutboxEntry) => Record<string, unknown>,
+): { stop(): Promise<void> } {
+  if (!options.redisUrl || options.eventRelay === false) {
+    if (!options.redisUrl) options.logger.warn({ stream }, 'domain events are not published: no REDIS_URL (they wait in the outbox)');
+    return { stop: async () => undefined };
+  }
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 200, 2_000) });
+  redis.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
+  const relay = new OutboxRelay<D>({ collection, redis, stream, logger: options.logger, dataOf });
+  relay.start();
+  return {
+    async stop() {
+      await relay.stop();
+      redis.disconnect();
+    },
+  };
+}
