@@ -123,15 +123,20 @@ export class MeasurementRepository {
         },
       })),
     );
-    const keys = items.map((i) => i.idempotencyKey);
-    const stored = await this.measurements
-      .find({ idempotencyKey: { $in: keys } }, { projection: { _id: 1, idempotencyKey: 1 } })
-      .toArray();
-    const idByKey = new Map(stored.map((m) => [m.idempotencyKey, m._id]));
+    // Ids of new items come back from the write; only the duplicates need a lookup.
+    const ids: (string | undefined)[] = items.map((_, index) => result.upsertedIds[index] as string | undefined);
+    const duplicateKeys = items.filter((_, index) => ids[index] === undefined).map((i) => i.idempotencyKey);
+    if (duplicateKeys.length > 0) {
+      const stored = await this.measurements
+        .find({ idempotencyKey: { $in: duplicateKeys } }, { projection: { _id: 1, idempotencyKey: 1 } })
+        .toArray();
+      const idByKey = new Map(stored.map((m) => [m.idempotencyKey, m._id]));
+      items.forEach((item, index) => (ids[index] ??= idByKey.get(item.idempotencyKey)));
+    }
     return {
       insertedCount: result.upsertedCount,
       duplicateCount: items.length - result.upsertedCount,
-      ids: keys.map((k) => idByKey.get(k) ?? ''),
+      ids: ids.map((id) => id ?? ''),
     };
   }
 }

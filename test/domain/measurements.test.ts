@@ -1,0 +1,151 @@
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+let key: string;
+let segmentId: string;
+
+type Err = { message: string; extensions?: Record<string, unknown> };
+const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
+const record = (input: unknown[]) => call('mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }', { i: input });
+const countOf = async () => (await call('{ pipelineSummary { measurementCount } }')).body.data!['pipelineSummary'].measurementCount as number;
+
+const RUN_START = Date.parse('2026-02-01T00:00:00Z');
+/** An ILI run of n metal-loss anomalies, one a minute of odometer time. */
+const iliBatch = (n: number, run = 'run-2026-02') =>
+  Array.from({ length: n }, (_, i) => ({
+    idempotencyKey: `${run}-${i}`,
+    assetId: segmentId,
+    type: 'ILI_ANOMALY',
+    source: 'ILI',
+    observedAt: new Date(RUN_START + i * 60_000).toISOString(),
+    runId: run,
+    featureType: 'METAL_LOSS',
+    surface: i % 3 ? 'EXTERNAL' : 'INTERNAL',
+    odometerM: i * 2.5,
+    clockDeg: (i * 37) % 360,
+    depthPctWt: 5 + (i % 60),
+    lengthMm: 20 + (i % 200),
+    widthMm: 15 + (i % 90),
+    value: 5 + (i % 60),
+    unit: 'PERCENT_WT',
+  }));
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  key = (await stack.tenantWithKey()).apiKey;
+  const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 500' });
+  segmentId = (await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: 'Line 500 · MP 0–10', parentId: line.id })).id;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a 5,000-anomaly ILI batch', () => {
+  let firstIds: string[];
+
+  it('is stored whole in one call', async () => {
+    const res = await record(iliBatch(5_000));
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data!['recordMeasurements']).toMatchObject({ insertedCount: 5_000, duplicateCount: 0 });
+    firstIds = res.body.data!['recordMeasurements'].ids;
+    expect(new Set(firstIds).size).toBe(5_000);
+    expect(await countOf()).toBe(5_000);
+  }, 60_000);
+
+  it('pages newest first, every anomaly exactly once', async () => {
+    const seen = new Set<string>();
+    let after: string | null = null;
+    let previous = Infinity;
+    for (;;) {
+      const res: Awaited<ReturnType<typeof call>> = await call(
+        `query($id: ID!, $after: String) { asset(id: $id) { measurements(type: ILI_ANOMALY, first: 500, after: $after) {
+           totalCount edges { node { id observedAt } } pageInfo { hasNextPage endCursor } } } }`,
+        { id: segmentId, after },
+      );
+      const page = res.body.data!['asset'].measurements;
+      expect(page.totalCount).toBe(5_000);
+      for (const { node } of page.edges as { node: { id: string; observedAt: string } }[]) {
+        const t = Date.parse(node.observedAt);
+        expect(t).toBeLessThan(previous);
+        previous = t;
+        seen.add(node.id);
+      }
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(seen.size).toBe(5_000);
+  }, 60_000);
+
+  it('answers a time-range query', async () => {
+    const from = new Date(RUN_START + 100 * 60_000).toISOString();
+    const to = new Date(RUN_START + 200 * 60_000).toISOString();
+    const res = await call('query($id: ID!, $from: DateTime, $to: DateTime) { asset(id: $id) { measurements(from: $from, to: $to, first: 5) { totalCount edges { node { observedAt } } } } }', {
+      id: segmentId,
+      from,
+      to,
+    });
+    const m = res.body.data!['asset'].measurements;
+    expect(m.totalCount).toBe(100); // [from, to): minutes 100…199
+    expect(m.edges[0].node.observedAt).toBe(new Date(RUN_START + 199 * 60_000).toISOString());
+  });
+
+  it('stores nothing twice when the same batch is sent again', async () => {
+    const res = await record(iliBatch(5_000));
+    expect(res.body.data!['recordMeasurements']).toMatchObject({ insertedCount: 0, duplicateCount: 5_000 });
+    expect(res.body.data!['recordMeasurements'].ids).toEqual(firstIds);
+    expect(await countOf()).toBe(5_000);
+  }, 60_000);
+
+  it('knows the latest measurement', async () => {
+    const res = await call(`{ asset(id: "${segmentId}") { latestMeasurement(type: ILI_ANOMALY) { observedAt runId } } }`);
+    expect(res.body.data!['asset'].latestMeasurement).toEqual({ observedAt: new Date(RUN_START + 4_999 * 60_000).toISOString(), runId: 'run-2026-02' });
+  });
+});
+
+describe('validation', () => {
+  it('rejects a batch with bad items whole, listing every bad index, and stores nothing', async () => {
+    const before = await countOf();
+    const batch = iliBatch(10, 'run-bad');
+    batch[3] = { ...batch[3]!, unit: 'MV' };
+    batch[7] = { ...batch[7]!, depthPctWt: 140 };
+    (batch[8] as Record<string, unknown>)['observedAt'] = new Date(Date.now() + 86_400_000).toISOString();
+    const res = await record(batch);
+    const error = res.body.errors?.[0] as Err;
+    expect(error.extensions?.['code']).toBe('BAD_USER_INPUT');
+    const fields = (error.extensions?.['violations'] as { field: string }[]).map((v) => v.field);
+    expect(fields).toEqual(['input[3].unit', 'input[7].depthPctWt', 'input[8].observedAt']);
+    expect(await countOf()).toBe(before);
+  });
+
+  it.each([
+    [{ type: 'PRESSURE', value: 5_000, unit: 'MV', source: 'SCADA' }, 'input.unit', 'KPA'],
+    [{ type: 'PRESSURE', source: 'SCADA' }, 'input.value', 'required'],
+    [{ type: 'CP_PIPE_TO_SOIL', value: -85_000, unit: 'MV', source: 'FIELD' }, 'input.value', 'from -5000 to 2000'],
+    [{ type: 'ILI_ANOMALY', value: 20, unit: 'PERCENT_WT', source: 'FIELD' }, 'input.source', 'ILI'],
+  ])('names the field and the rule for %j', async (item, field, rule) => {
+    const res = await call('mutation($i: MeasurementInput!) { recordMeasurement(input: $i) { insertedCount } }', {
+      i: { idempotencyKey: `single-${field}-${rule}`, assetId: segmentId, observedAt: '2026-01-01T00:00:00Z', ...item },
+    });
+    const error = res.body.errors?.[0] as Err;
+    expect(error.extensions?.['code']).toBe('BAD_USER_INPUT');
+    expect((error.extensions?.['violations'] as { field: string; message: string }[]).some((v) => v.field === field && v.message.includes(rule))).toBe(true);
+  });
+
+  it('refuses more than 10,000 items', async () => {
+    const res = await record(Array.from({ length: 10_001 }, (_, i) => ({ idempotencyKey: `x${i}`, assetId: segmentId, type: 'PATROL', observedAt: '2026-01-01T00:00:00Z', source: 'FIELD' })));
+    expect((res.body.errors?.[0] as Err).message).toContain('at most 10000');
+  }, 60_000);
+
+  it('refuses a repeated idempotencyKey within one batch', async () => {
+    const batch = iliBatch(2, 'run-dup');
+    batch[1] = { ...batch[1]!, idempotencyKey: batch[0]!.idempotencyKey };
+    const res = await record(batch);
+    expect((res.body.errors?.[0] as Err).extensions?.['field']).toBe('input[1].idempotencyKey');
+  });
+});
+
+it('counts inspection records for latestInspectionAt', async () => {
+  await record([{ idempotencyKey: 'cp-2026', assetId: segmentId, type: 'CP_SURVEY', observedAt: '2026-06-15T00:00:00Z', source: 'FIELD' }]);
+  const res = await call('{ pipelineSummary { latestInspectionAt } }');
+  expect(res.body.data!['pipelineSummary'].latestInspectionAt).toBe('2026-06-15T00:00:00.000Z');
+});
