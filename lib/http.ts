@@ -49,9 +49,14 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   });
 }
 
+/** In-flight requests get this long to finish on shutdown before their connections are cut. */
+export const SHUTDOWN_GRACE_MS = 2_000;
+
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+    // Keep-alive clients (HTTP pools in SDKs) would otherwise hold the server open indefinitely.
+    setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
   });
 }

@@ -100,6 +100,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         credentialCacheTtlSeconds: options.credentialCacheTtlSeconds ?? 30,
         redisUrl: options.redisUrl,
         rateLimitWindows: options.rateLimitWindows ?? productionWindows,
+        trustProxy: false,
         logLevel,
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
       },

@@ -10,7 +10,7 @@ import { parse, type GraphQLFormattedError } from 'graphql';
 import { readSubgraphSdl, type SubgraphName } from '../schema/subgraphs';
 import { authorizeOperation, securityMapFromSdl } from './authz/security-directives';
 import { graphqlErrorBody, requestError } from './errors';
-import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf } from './http';
+import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
 import { INTERNAL_IDENTITY_HEADER, InvalidInternalTokenError, verifyInternalToken, type Identity } from './identity';
 import type { Logger } from './logger';
 
@@ -89,7 +89,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   const apollo = new ApolloServer<BaseSubgraphContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
     // Inline tracing only feeds Apollo Studio, which Linepack does not use.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), ApolloServerPluginInlineTraceDisabled(), scopePlugin(sdl)],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), ApolloServerPluginInlineTraceDisabled(), scopePlugin(sdl)],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,

@@ -110,6 +110,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log('\nStopping Linepack…');
+    // A stuck connection must not keep a stopped system half-alive.
+    setTimeout(() => {
+      console.error('linepack: shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000).unref();
     await stack.stop();
     await embedded?.stop();
     process.exit(0);

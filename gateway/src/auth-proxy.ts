@@ -18,9 +18,15 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
       const value = req.header(name);
       if (value) headers[name] = value;
     }
+    // Normalise first: "/auth/../graphql" or "/auth/%2e%2e/" must not reach other routes of the auth service.
+    const target = new URL(req.originalUrl, authUrl);
+    if (!target.pathname.startsWith('/auth/') || decodeURIComponent(target.pathname).includes('..')) {
+      res.status(404).type('application/problem+json').json(problem(404, 'NOT_FOUND', 'No such auth route'));
+      return;
+    }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
     try {
-      const upstream = await fetch(`${authUrl}${req.originalUrl}`, {
+      const upstream = await fetch(target, {
         method: req.method,
         headers,
         ...(hasBody ? { body: req.body as Buffer } : {}),

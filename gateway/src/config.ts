@@ -15,6 +15,14 @@ export const gatewayConfigSchema = z.object({
   /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
   CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  /**
+   * Which proxies in front of the gateway may set X-Forwarded-For: false (none, the default), a hop
+   * count, or a comma-separated list of addresses/CIDRs (Express "trust proxy").
+   */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v): boolean | number | string => (v === 'false' ? false : v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v)),
   /** Window lengths are configurable so tests can run a "day" in seconds. */
   RATE_LIMIT_MINUTE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   RATE_LIMIT_DAY_WINDOW_SECONDS: z.coerce.number().int().min(1).default(86_400),
@@ -33,6 +41,7 @@ export interface GatewayConfig {
   credentialCacheTtlSeconds: number;
   redisUrl: string | undefined;
   rateLimitWindows: RateLimitWindows;
+  trustProxy: boolean | number | string;
   logLevel: string;
   /** Overrides of the routing URLs baked into the supergraph (development and tests use free ports). */
   subgraphUrls: Partial<Record<SubgraphName, string>>;
@@ -53,6 +62,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     supergraphPath: parsed.SUPERGRAPH_PATH,
     credentialCacheTtlSeconds: parsed.CREDENTIAL_CACHE_TTL_SECONDS,
     redisUrl: parsed.REDIS_URL,
+    trustProxy: parsed.TRUST_PROXY,
     rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },
     logLevel: parsed.LOG_LEVEL,
     subgraphUrls,

@@ -5,11 +5,12 @@ import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloGateway } from '@apollo/gateway';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { SubgraphName } from '../../schema/subgraphs';
 import { graphqlErrorBody, problem } from '../../lib/errors';
-import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf } from '../../lib/http';
+import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '../../lib/http';
 import { createLogger, type Logger } from '../../lib/logger';
-import { formatErrorFor, GRAPHQL_BODY_LIMIT } from '../../lib/subgraph-server';
+import { formatErrorFor } from '../../lib/subgraph-server';
 import { mountAuthProxy } from './auth-proxy';
 import type { GatewayConfig } from './config';
 import type { GatewayContext } from './context';
@@ -32,6 +33,22 @@ export interface RunningGateway {
  * (scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
  * that purpose dropped from those links.
  */
+/** Enough for a 10,000-item measurement batch in variables; far below what would tie up a gateway. */
+const GATEWAY_BODY_LIMIT = '8mb';
+
+/**
+ * Per-request bounds (graphql-armor). The cost counts list sizes (`first`), so it allows a full
+ * 500-row page of a list with a couple of dozen fields, and refuses multiplying that by aliases.
+ */
+export const queryLimits: NonNullable<ConstructorParameters<typeof ApolloArmor>[0]> = {
+  maxDepth: { n: 12 },
+  maxAliases: { n: 30 },
+  maxDirectives: { n: 50 },
+  maxTokens: { n: 20_000 },
+  costLimit: { maxCost: 250_000 },
+  blockFieldSuggestion: { enabled: true },
+};
+
 export function withSecurityEnforcedByLinepack(supergraphSdl: string): string {
   return supergraphSdl.replace(/(@link\(url: "https:\/\/specs\.apollo\.dev\/(?:requiresScopes|authenticated)\/v[\d.]+"), for: SECURITY\)/g, '$1)');
 }
@@ -45,7 +62,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // Only a configured proxy may speak for the client's address (it feeds the per-IP login throttle).
+  app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
@@ -63,9 +81,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       return new AuthenticatedSubgraphDataSource(name, target, config.internalTokenPrivateKey);
     },
   });
+  // Rate limits count requests; these limits bound what one request may ask for.
+  const armor = new ApolloArmor(queryLimits).protect();
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer }), scopeEnforcementPlugin(supergraphSdl)],
+    allowBatchedHttpRequests: false,
+    validationRules: armor.validationRules,
+    plugins: [...armor.plugins, ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), scopeEnforcementPlugin(supergraphSdl)],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
@@ -135,7 +157,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     '/graphql',
     authenticate,
     rateLimit,
-    express.json({ limit: GRAPHQL_BODY_LIMIT }),
+    express.json({ limit: GATEWAY_BODY_LIMIT }),
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const credential = res.locals['credential'] as VerifiedCredential;

@@ -19,6 +19,7 @@ const rootOperations: Record<string, string> = {
   'Query.apiKeys': '{ apiKeys { id } }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
   'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',
+  'Mutation.decommissionAsset': 'mutation { decommissionAsset(id: "00000000-0000-4000-8000-000000000000", version: 1) { id } }',
   'Mutation.recordMeasurement':
     'mutation { recordMeasurement(input: { idempotencyKey: "sm-1", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { insertedCount } }',
   'Mutation.recordMeasurements':
@@ -109,6 +110,32 @@ describe('nested fields carry their own scopes', () => {
     const res = await graphql(stack.gatewayUrl, '{ pipelineSummary { ...Counts } } fragment Counts on PipelineSummary { totalAssets measurementCount }', { apiKey: key });
     expect(res.status).toBe(403);
     expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['measurements:read']);
+  });
+});
+
+describe('every path to an Asset needs assets:read beyond its id', () => {
+  it('refuses Measurement.asset details to a measurements-only key but allows the reference', async () => {
+    const full = await stack.keyFor(tenantId, ['assets:write', 'assets:read']);
+    const created = await graphql<{ createAsset: { id: string } }>(stack.gatewayUrl, 'mutation { createAsset(input: { type: PIPELINE, name: "Path line" }) { id } }', { apiKey: full });
+    const assetId = created.body.data!.createAsset.id;
+    const narrow = await stack.keyFor(tenantId, ['measurements:read', 'measurements:write']);
+    const recorded = await graphql<{ recordMeasurement: { ids: string[] } }>(
+      stack.gatewayUrl,
+      `mutation { recordMeasurement(input: { idempotencyKey: "path-1", assetId: "${assetId}", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { ids } }`,
+      { apiKey: narrow },
+    );
+    const measurementId = recorded.body.data!.recordMeasurement.ids[0];
+    const details = await graphql(stack.gatewayUrl, `{ measurement(id: "${measurementId}") { asset { name maopKpa } } }`, { apiKey: narrow });
+    expect(details.status).toBe(403);
+    expect(details.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['assets:read']);
+    const reference = await graphql<{ measurement: { asset: { id: string } } }>(stack.gatewayUrl, `{ measurement(id: "${measurementId}") { asset { id } } }`, { apiKey: narrow });
+    expect(reference.body.data?.measurement.asset.id).toBe(assetId);
+  });
+
+  it('refuses asset details in a mutation result to a write-only key', async () => {
+    const writeOnly = await stack.keyFor(tenantId, ['assets:write']);
+    const res = await graphql(stack.gatewayUrl, 'mutation { createAsset(input: { type: SYSTEM, name: "W" }) { id parent { name } } }', { apiKey: writeOnly });
+    expect(res.status).toBe(403);
   });
 });
 

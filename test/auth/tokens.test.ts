@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 interface Tokens {
@@ -28,7 +29,10 @@ async function newUser(email: string, role: 'VIEWER' | 'ENGINEER' | 'ADMIN' = 'E
 const login = async (email: string, pw = password) => post('/auth/login', { email, password: pw });
 
 beforeAll(async () => {
-  stack = await startTestStack({ auth: { accessTokenTtlSeconds: 60 } });
+  // Every test logs in from 127.0.0.1: a roomy per-IP budget here; the per-IP limit has its own test below.
+  stack = await startTestStack({
+    auth: { accessTokenTtlSeconds: 60, loginThrottle: { perEmail: { failures: 5, seconds: 900 }, perIp: { failures: 500, seconds: 900 } } },
+  });
   tenantId = (await stack.tenantWithKey({ name: 'Token tenant', tier: 'PRO' })).tenantId;
 });
 afterAll(async () => {
@@ -77,6 +81,19 @@ describe('POST /auth/login', () => {
     expect((await login(email)).status).toBe(429);
   });
 
+  it('cannot be raced: of 40 concurrent wrong guesses only 5 are checked', async () => {
+    const email = await newUser('raced@example.com');
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => login(email, `concurrent guess ${i}`)));
+    expect(results.filter((r) => r.status === 401)).toHaveLength(5);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(35);
+  });
+
+  it('does not let a spoofed X-Forwarded-For reset the per-IP count', async () => {
+    // The gateway trusts no proxy by default, so the address the auth service sees is the real peer.
+    const res = await post('/auth/login', { email: 'nobody-xff@example.com', password: 'x' }, { 'x-forwarded-for': '203.0.113.7' });
+    expect(res.status).toBe(401);
+  });
+
   it.each([
     ['malformed JSON', '{"email": ', { 'content-type': 'application/json' }, 400, 'MALFORMED_JSON'],
     ['a missing field', { email: 'a@example.com' }, {}, 400, 'BAD_REQUEST'],
@@ -94,6 +111,44 @@ describe('POST /auth/login', () => {
   it('names the missing field', async () => {
     const res = await post('/auth/login', { email: 'a@example.com' });
     expect(String(res.json?.['detail'])).toContain('password');
+  });
+});
+
+describe('the /auth proxy', () => {
+  // node:http sends the path exactly as written (fetch would normalise the dots away client-side).
+  const rawGet = (path: string) =>
+    new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(stack.gatewayOrigin);
+      http.get({ hostname, port, path }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      }).on('error', reject);
+    });
+
+  it.each(['/auth/../readyz', '/auth/%2e%2e/healthz', '/auth/%2E%2E/graphql', '/auth/..%2Fgraphql'])('does not let %s escape to other routes', async (path) => {
+    expect(await rawGet(path)).toBe(404);
+  });
+
+  it('still serves the auth routes (control case)', async () => {
+    expect(await rawGet('/auth/.well-known/jwks.json')).toBe(200);
+  });
+});
+
+describe('the per-IP login limit', () => {
+  let small: TestStack;
+  beforeAll(async () => {
+    small = await startTestStack({ auth: { loginThrottle: { perEmail: { failures: 5, seconds: 900 }, perIp: { failures: 3, seconds: 900 } } } });
+  });
+  afterAll(async () => {
+    await small?.stop();
+  });
+
+  it('stops one client guessing across many emails', async () => {
+    const attempt = (i: number) =>
+      fetch(`${small.gatewayOrigin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `user${i}@example.com`, password: 'guess' }) });
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await attempt(i)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
   });
 });
 

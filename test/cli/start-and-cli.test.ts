@@ -21,9 +21,9 @@ let running: ChildProcess | null = null;
 
 async function start(): Promise<DevState> {
   // Without MONGODB_URI, like `npm start` on a fresh clone: the embedded server, file-backed in the state dir.
-  const env = { ...process.env, MONGODB_URI: '', REDIS_URL: '' };
-  delete env.MONGODB_URI;
-  delete env.REDIS_URL;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env['MONGODB_URI'];
+  delete env['REDIS_URL'];
   running = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
     cwd: repoRoot,
     env,
@@ -49,8 +49,8 @@ async function stop(): Promise<number | null> {
 }
 
 function cli(args: string[], state = stateDir) {
-  const env = { ...process.env, LINEPACK_STATE_DIR: state };
-  delete env.MONGODB_URI;
+  const env: NodeJS.ProcessEnv = { ...process.env, LINEPACK_STATE_DIR: state };
+  delete env['MONGODB_URI'];
   const res = spawnSync(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, encoding: 'utf8' });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }

@@ -13,7 +13,7 @@ export const defaultLoginThrottle = {
 } as const;
 
 /**
- * Counts failed logins per email and per client IP (DESIGN §3), in Redis when configured so all
+ * Counts login attempts per email and per client IP (DESIGN §3), in Redis when configured so all
  * auth replicas share the count, with an in-process fallback. Emails are hashed before they become
  * counter keys: the counters never hold personal data.
  */
@@ -39,23 +39,22 @@ export class LoginThrottle {
     return createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
   }
 
-  /** Seconds until another attempt is allowed, or null when the attempt may proceed. */
-  async blockedFor(ip: string, email: string): Promise<number | null> {
-    const [byEmail, byIp] = await Promise.all([this.byEmail.get(LoginThrottle.emailKey(email)), this.byIp.get(ip)]);
-    const waits = [
-      byEmail && byEmail.consumedPoints >= this.windows.perEmail.failures ? byEmail.msBeforeNext : 0,
-      byIp && byIp.consumedPoints >= this.windows.perIp.failures ? byIp.msBeforeNext : 0,
-    ];
+  /**
+   * Counts an attempt *before* the password is checked, atomically, so concurrent guesses cannot
+   * slip past the limit. Returns the seconds to wait when over it, or null when the attempt may
+   * proceed. A successful login then clears the email's count (recordSuccess).
+   */
+  async admit(ip: string, email: string): Promise<number | null> {
+    const results = await Promise.allSettled([this.byEmail.consume(LoginThrottle.emailKey(email)), this.byIp.consume(ip)]);
+    const waits = results.map((r) => (r.status === 'rejected' && typeof r.reason?.msBeforeNext === 'number' ? (r.reason.msBeforeNext as number) : 0));
+    const failure = results.find((r) => r.status === 'rejected' && typeof r.reason?.msBeforeNext !== 'number');
+    if (failure) throw (failure as PromiseRejectedResult).reason;
     const wait = Math.max(...waits);
-    return wait > 0 ? Math.ceil(wait / 1000) : null;
+    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : null;
   }
 
-  async recordFailure(ip: string, email: string): Promise<void> {
-    // penalty() counts without rejecting: the limit is judged by blockedFor before each attempt.
-    await Promise.all([this.byEmail.penalty(LoginThrottle.emailKey(email)), this.byIp.penalty(ip)]);
-  }
-
-  async recordSuccess(email: string): Promise<void> {
-    await this.byEmail.delete(LoginThrottle.emailKey(email));
+  /** A successful login gives its attempt back: the counters measure failures. */
+  async recordSuccess(ip: string, email: string): Promise<void> {
+    await Promise.all([this.byEmail.delete(LoginThrottle.emailKey(email)), this.byIp.reward(ip, 1)]);
   }
 }

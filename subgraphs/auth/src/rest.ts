@@ -58,7 +58,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const input = body(req, res, loginBody);
     if (!input) return;
     const ip = req.ip ?? 'unknown';
-    const blocked = await throttle.blockedFor(ip, input.email);
+    const blocked = await throttle.admit(ip, input.email);
     if (blocked !== null) {
       res.setHeader('Retry-After', String(blocked));
       sendProblem(res, 429, 'TOO_MANY_ATTEMPTS', 'Too many failed logins', `try again in ${blocked} s`);
@@ -67,11 +67,10 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const user = await store.users.findOne({ email: input.email.trim().toLowerCase() });
     const passwordOk = await argon2Verify(user?.passwordHash ?? (await dummyHash), input.password);
     if (!user || !passwordOk || user.memberships.length === 0) {
-      await throttle.recordFailure(ip, input.email);
       sendProblem(res, 401, 'INVALID_CREDENTIALS', 'Invalid email or password');
       return;
     }
-    await throttle.recordSuccess(input.email);
+    await throttle.recordSuccess(ip, input.email);
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     logger.info({ userId: user._id }, 'login');
     res.setHeader('Cache-Control', 'no-store');

@@ -29,7 +29,11 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
-/** A physical or logical element of a pipeline system, from the whole system down to a test point. */
+/**
+ * A physical or logical element of a pipeline system, from the whole system down to a test point.
+ * Every field but the key needs assets:read, on every path that reaches an Asset (including
+ * Measurement.asset and the results of asset mutations).
+ */
 export type Asset = {
   __typename?: 'Asset';
   /** Station (chainage) where the asset begins, metres along its pipeline. */
@@ -198,7 +202,10 @@ export type Query = {
   asset: Maybe<Asset>;
   /** Assets of the caller's tenant, ordered by name then id, cursor-paginated. */
   assets: AssetConnection;
-  /** Summary of the caller's tenant: each subgraph contributes its part. */
+  /**
+   * Summary of the caller's tenant: each subgraph contributes its part, and each part needs that
+   * subgraph's read scope (the summary itself needs none).
+   */
   pipelineSummary: PipelineSummary;
 };
 
