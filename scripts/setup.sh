@@ -11,7 +11,7 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip python3-venv)
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then missing+=(python3 python3-venv); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
   as_root apt-get update -qq
@@ -24,6 +24,7 @@ npm ci --no-audit --no-fund --loglevel=error
 echo "setup: embedded MongoDB launcher (Maven)"
 npm run --silent mongo:prepare
 
-echo "setup: MCP companion (mcp-server, editable install with test extras)"
-python3 -m pip install --quiet --disable-pip-version-check -e "mcp-server[test]"
+echo "setup: MCP companion (editable install with test extras in mcp-server/.venv)"
+[ -x mcp-server/.venv/bin/python ] || python3 -m venv mcp-server/.venv
+mcp-server/.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "mcp-server[test]"
 echo "setup: done"

@@ -19,7 +19,7 @@ read -r jest_passed jest_failed < <(node -e '
   catch { console.log(0, 1); }')
 
 step "pytest (mcp-server)"
-(cd mcp-server && python3 -m pytest -q)
+mcp-server/.venv/bin/python -m pytest -q mcp-server/tests
 pytest_status=$?
 
 echo

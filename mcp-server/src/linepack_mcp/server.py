@@ -1,0 +1,806 @@
+"""The MCP server: tools, resources and prompts over a Linepack gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from graphql import GraphQLError, GraphQLSchema, is_leaf_type, is_object_type, get_named_type, is_required_argument
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+from .client import (
+    LinepackClient,
+    LinepackError,
+    LinepackForbidden,
+    LinepackGraphQLError,
+    format_graphql_error,
+)
+from .models import (
+    AnomalyAssessment,
+    AnomalyFeatureType,
+    AnomalySurface,
+    Asset,
+    AssetPage,
+    AssetRef,
+    AssetStatus,
+    AssetType,
+    B31GAssessment,
+    B31GInputs,
+    ComplianceObligation,
+    ComplianceObligations,
+    Me,
+    Measurement,
+    MeasurementPage,
+    MeasurementSource,
+    MeasurementType,
+    MeasurementUnit,
+    PageInfo,
+    PipelineSummary,
+    Product,
+    QueryResult,
+    RecordResult,
+    Regulation,
+    ValidationResult,
+    WhoAmI,
+)
+from .schema import (
+    SchemaCache,
+    describe_syntax_error,
+    fetch_schema,
+    inspect_document,
+    leaf_selection,
+    object_field,
+    schema_sdl,
+    validate_document,
+)
+from .settings import Settings
+
+log = logging.getLogger("linepack_mcp.server")
+
+MAX_PAGE = 100
+MAX_BATCH = 1000
+
+ASSET_FIELDS = (
+    "id type name parent { id name type } status product regulation beginStationM endStationM lengthM "
+    "outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation inHca location installedAt version "
+    "createdAt updatedAt"
+)
+MEASUREMENT_FIELDS = (
+    "id type observedAt stationM value unit source idempotencyKey runId featureType surface odometerM "
+    "clockDeg depthPctWt lengthMm widthMm recordedAt"
+)
+SUMMARY_CORE = "tenantId totalAssets assetsByType { type count } assetsByStatus { status count } totalPipelineLengthM"
+SUMMARY_KNOWN = {
+    "tenantId", "totalAssets", "assetsByType", "assetsByStatus", "totalPipelineLengthM",
+    "measurementCount", "latestInspectionAt",
+}
+SUMMARY_MEASUREMENTS = "measurementCount latestInspectionAt"
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# Writes: never destructive unless they can overwrite or end something.
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+RECORD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+INSTRUCTIONS = """\
+Linepack holds one tenant's pipeline-integrity data: assets (systems, pipelines, segments, valves, \
+test points...), their measurements and inspection records (ILI anomalies, UT wall thickness, CP \
+surveys...), fitness-for-service analytics (Modified B31G) and the regulatory obligations of \
+49 CFR 192/195. Units are SI and named in each field (wallThicknessMm, maopKpa).
+Start with pipeline_summary, find assets with search_assets or list_assets, then get_asset and \
+list_measurements. Tools marked read-only never change data. create_asset, update_asset and \
+record_measurements change the tenant's data: confirm with the user first. update_asset needs the \
+asset's current `version` (from get_asset). graphql_query runs any read-only query; the schema is \
+the resource linepack://schema, and validate checks a query without running it. Lists are \
+paginated: pass the `after` cursor a result gives you to get the next page."""
+
+
+def _compact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value
+
+
+def _result(model: BaseModel, *, drop_nulls: bool = True) -> CallToolResult:
+    """Structured content = the model; text for the model = compact JSON (without nulls by default)."""
+    structured = model.model_dump(mode="json")
+    text = json.dumps(_compact(structured) if drop_nulls else structured, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _utc(dt: datetime | None) -> str | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _next_hint(tool: str, page_info: dict[str, Any], **same: Any) -> str | None:
+    if not page_info.get("hasNextPage"):
+        return None
+    args = ", ".join(f"{k}={v!r}" for k, v in same.items() if v is not None)
+    prefix = f"{args}, " if args else ""
+    return f"More results: call {tool}({prefix}after={page_info.get('endCursor')!r})"
+
+
+def _tool_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """Let a LinepackError reach the model: the SDK shows the text of ToolError only."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except LinepackError as exc:
+            raise ToolError(exc.message) from exc
+
+    return wrapper
+
+
+def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except (LinepackError, ToolError) as exc:
+            raise ResourceError(str(getattr(exc, "message", exc))) from exc
+
+    return wrapper
+
+
+@dataclass
+class OptionalTool:
+    """A per-asset tool that appears only when the gateway's schema has the field it reads."""
+
+    name: str
+    title: str
+    description: str
+    candidates: tuple[str, ...]
+
+
+# Per-asset risk and compliance status are part of the design but not of today's API. These tools
+# are registered at start-up only if the gateway's schema offers one of the candidate fields on
+# Asset; the selection is built from the schema, so no shape is guessed here.
+OPTIONAL_ASSET_TOOLS = (
+    OptionalTool(
+        name="get_asset_risk",
+        title="Risk scores of an asset",
+        description="Risk scores of one asset (likelihood x consequence, risk level, model version) "
+        "as the analytics subgraph computes them.",
+        candidates=("riskScores", "riskScore", "risk", "riskAssessments", "riskAssessment"),
+    ),
+    OptionalTool(
+        name="get_asset_compliance",
+        title="Compliance status of an asset",
+        description="Compliance status of one asset per regulatory obligation: last completed, due "
+        "date, status (COMPLIANT, DUE_SOON, OVERDUE, ...) and days until due.",
+        candidates=("complianceStatus", "complianceStatuses", "compliance"),
+    ),
+)
+
+
+class AppState:
+    """Per-process state: the HTTP client (made in the server's event loop) and the schema cache."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.schema = SchemaCache()
+        self._client: LinepackClient | None = None
+
+    @property
+    def client(self) -> LinepackClient:
+        if self._client is None:
+            self._client = LinepackClient(self.settings)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+class MeasurementIn(BaseModel):
+    """One measurement to record; the fields of the API's MeasurementInput."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    assetId: str
+    type: MeasurementType
+    observedAt: datetime = Field(description="When it was observed, ISO 8601 (UTC if no offset).")
+    source: MeasurementSource
+    idempotencyKey: str | None = Field(
+        default=None,
+        description="Unique per tenant; sending the same key again stores nothing new. Omit it and "
+        "a key is derived from the item's content, so retrying the same call never duplicates.",
+    )
+    stationM: float | None = None
+    value: float | None = None
+    unit: MeasurementUnit | None = None
+    runId: str | None = None
+    featureType: AnomalyFeatureType | None = None
+    surface: AnomalySurface | None = None
+    odometerM: float | None = None
+    clockDeg: float | None = Field(default=None, ge=0, le=360)
+    depthPctWt: float | None = Field(default=None, ge=0, le=100)
+    lengthMm: float | None = Field(default=None, ge=0)
+    widthMm: float | None = Field(default=None, ge=0)
+
+    def to_input(self) -> dict[str, Any]:
+        d = self.model_dump(exclude_none=True)
+        d["observedAt"] = _utc(self.observedAt)
+        if not d.get("idempotencyKey"):
+            content = json.dumps({k: v for k, v in d.items() if k != "idempotencyKey"}, sort_keys=True)
+            d["idempotencyKey"] = "mcp-" + hashlib.sha256(content.encode()).hexdigest()[:32]
+        return d
+
+
+def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCPServer[AppState]:
+    """The MCP server. `schema` (from a start-up probe) enables the tools that depend on it."""
+    state = AppState(settings)
+    if schema is not None:
+        state.schema.set(schema)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        try:
+            yield state
+        finally:
+            await state.aclose()
+
+    mcp: MCPServer[AppState] = MCPServer(
+        name="linepack",
+        title="Linepack",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        website_url=None,
+        lifespan=lifespan,
+        log_level=settings.log_level,  # type: ignore[arg-type]
+    )
+
+    def tool(**kw: Any) -> Callable[[Callable[..., Awaitable[Any]]], Any]:
+        def register(fn: Callable[..., Awaitable[Any]]) -> Any:
+            mcp.tool(**kw)(_tool_errors(fn))
+            return fn
+
+        return register
+
+    def resource(uri: str, **kw: Any) -> Callable[[Callable[..., Awaitable[Any]]], Any]:
+        def register(fn: Callable[..., Awaitable[Any]]) -> Any:
+            mcp.resource(uri, **kw)(_resource_errors(fn))
+            return fn
+
+        return register
+
+    async def run_read(query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await state.client.query_data(query, variables, read_only=True)
+
+    async def run_write(query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        return await state.client.query_data(query, variables, read_only=False)
+
+    async def fetch_asset(asset_id: str, fields: str = ASSET_FIELDS) -> dict[str, Any]:
+        data = await run_read(f"query LinepackAsset($id: ID!) {{ asset(id: $id) {{ {fields} }} }}", {"id": asset_id})
+        asset = data.get("asset")
+        if asset is None:
+            raise ToolError(
+                f"No asset with id {asset_id!r} in this tenant (NOT_FOUND). Find ids with search_assets "
+                f"or list_assets."
+            )
+        return asset
+
+    # -- read tools ----------------------------------------------------------------------------
+
+    @tool(title="Pipeline summary", annotations=READ)
+    async def pipeline_summary() -> Annotated[CallToolResult, PipelineSummary]:
+        """Summary of the tenant's pipeline: asset counts by type and status, total pipeline length,
+        measurement count and latest inspection, plus whatever else the API's summary offers."""
+        extra_names: list[str] = []
+        extra_sel = ""
+        schema_now = state.schema.cached
+        if schema_now is not None:
+            t = schema_now.get_type("PipelineSummary")
+            if is_object_type(t):
+                for name, f in t.fields.items():  # type: ignore[union-attr]
+                    if name in SUMMARY_KNOWN or any(is_required_argument(a) for a in f.args.values()):
+                        continue
+                    named = get_named_type(f.type)
+                    if is_leaf_type(named):
+                        extra_names.append(name)
+                        extra_sel += f" {name}"
+                    elif is_object_type(named):
+                        inner = leaf_selection(schema_now, named.name)
+                        if inner:
+                            extra_names.append(name)
+                            extra_sel += f" {name} {inner}"
+        full = f"query LinepackSummary {{ pipelineSummary {{ {SUMMARY_CORE} {SUMMARY_MEASUREMENTS}{extra_sel} }} }}"
+        omitted: list[str] = []
+        try:
+            data = await run_read(full)
+        except LinepackForbidden as exc:
+            # Some contributed fields need scopes beyond assets:read: answer with what the key may see.
+            log.info("pipeline_summary: retrying without contributed fields (%s)", exc.missing_scopes)
+            data = await run_read(f"query LinepackSummary {{ pipelineSummary {{ {SUMMARY_CORE} }} }}")
+            needs = ", ".join(exc.missing_scopes) or "more scopes"
+            omitted = [f"{n} (needs {needs})" for n in ["measurementCount", "latestInspectionAt", *extra_names]]
+        summary = dict(data["pipelineSummary"])
+        summary["otherFields"] = {n: summary.pop(n) for n in extra_names if n in summary}
+        summary["omitted"] = omitted
+        return _result(PipelineSummary.model_validate(summary))
+
+    @tool(title="List assets", annotations=READ)
+    async def list_assets(
+        type: Annotated[AssetType | None, Field(description="Only assets of this type.")] = None,
+        status: Annotated[AssetStatus | None, Field(description="Only assets in this lifecycle status.")] = None,
+        parent_id: Annotated[str | None, Field(description="Only children of this asset (e.g. a pipeline's segments).")] = None,
+        in_hca: Annotated[bool | None, Field(description="Only assets in (true) or outside (false) a high consequence area.")] = None,
+        name_contains: Annotated[str | None, Field(description="Case-insensitive substring of the name.")] = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size.")] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page's pageInfo.endCursor.")] = None,
+    ) -> Annotated[CallToolResult, AssetPage]:
+        """List the tenant's assets, ordered by name, filtered and paginated."""
+        flt = _drop_none({"type": type, "status": status, "parentId": parent_id, "inHca": in_hca,
+                          "nameContains": name_contains})
+        page = await _asset_page(flt, first, after)
+        page.next = _next_hint("list_assets", page.pageInfo.model_dump(), type=type, status=status,
+                               parent_id=parent_id, in_hca=in_hca, name_contains=name_contains, first=first)
+        return _result(page)
+
+    async def _asset_page(flt: dict[str, Any], first: int, after: str | None) -> AssetPage:
+        data = await run_read(
+            "query LinepackAssets($filter: AssetFilter, $first: Int, $after: String) { "
+            "assets(filter: $filter, first: $first, after: $after) { "
+            f"edges {{ cursor node {{ {ASSET_FIELDS} }} }} pageInfo {{ hasNextPage endCursor }} totalCount }} }}",
+            {"filter": flt or None, "first": first, "after": after},
+        )
+        conn = data["assets"]
+        return AssetPage(
+            items=[Asset.model_validate(e["node"]) for e in conn["edges"]],
+            totalCount=conn["totalCount"],
+            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+        )
+
+    @tool(title="Search assets", annotations=READ)
+    async def search_assets(
+        text: Annotated[str, Field(min_length=1, description="Part of an asset's name, or an asset id.")],
+        type: Annotated[AssetType | None, Field(description="Only assets of this type.")] = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, AssetPage]:
+        """Find assets whose name contains `text` (case-insensitive); an exact asset id also matches."""
+        page = await _asset_page(_drop_none({"nameContains": text, "type": type}), first, after)
+        if after is None and " " not in text.strip() and not any(a.id == text.strip() for a in page.items):
+            try:
+                by_id = await run_read(
+                    f"query LinepackAssetById($id: ID!) {{ asset(id: $id) {{ {ASSET_FIELDS} }} }}", {"id": text.strip()}
+                )
+            except LinepackGraphQLError:
+                by_id = {}  # not an id in the API's format
+            if by_id.get("asset") and (type is None or by_id["asset"]["type"] == type):
+                page.items.insert(0, Asset.model_validate(by_id["asset"]))
+                page.totalCount += 1
+        page.next = _next_hint("search_assets", page.pageInfo.model_dump(), text=text, type=type, first=first)
+        return _result(page)
+
+    @tool(title="Get an asset", annotations=READ)
+    async def get_asset(
+        asset_id: Annotated[str, Field(description="The asset's id.")],
+    ) -> Annotated[CallToolResult, Asset]:
+        """One asset with all its attributes (geometry, material, MAOP, class location, HCA, status,
+        version). Use its `version` for update_asset."""
+        return _result(Asset.model_validate(await fetch_asset(asset_id)))
+
+    @tool(title="List measurements of an asset", annotations=READ)
+    async def list_measurements(
+        asset_id: Annotated[str, Field(description="The asset whose measurements to list.")],
+        type: Annotated[MeasurementType | None, Field(description="Only this measurement or inspection type.")] = None,
+        observed_from: Annotated[datetime | None, Field(description="Observed at or after this instant (ISO 8601).")] = None,
+        observed_to: Annotated[datetime | None, Field(description="Observed before this instant (ISO 8601).")] = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, MeasurementPage]:
+        """Measurements and inspection records of one asset, newest observation first, paginated
+        (ILI anomalies with depth/length/clock position, UT readings, CP potentials, surveys...)."""
+        data = await run_read(
+            "query LinepackMeasurements($id: ID!, $type: MeasurementType, $from: DateTime, $to: DateTime, "
+            "$first: Int, $after: String) { asset(id: $id) { id name type "
+            "measurements(type: $type, from: $from, to: $to, first: $first, after: $after) { "
+            f"edges {{ cursor node {{ {MEASUREMENT_FIELDS} }} }} pageInfo {{ hasNextPage endCursor }} totalCount }} }} }}",
+            {"id": asset_id, "type": type, "from": _utc(observed_from), "to": _utc(observed_to),
+             "first": first, "after": after},
+        )
+        asset = data.get("asset")
+        if asset is None:
+            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        conn = asset["measurements"]
+        page = MeasurementPage(
+            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            items=[Measurement.model_validate(e["node"]) for e in conn["edges"]],
+            totalCount=conn["totalCount"],
+            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+        )
+        page.next = _next_hint("list_measurements", conn["pageInfo"], asset_id=asset_id, type=type,
+                               observed_from=_utc(observed_from), observed_to=_utc(observed_to), first=first)
+        return _result(page)
+
+    @tool(title="Assess a metal-loss anomaly (Modified B31G)", annotations=READ)
+    async def assess_anomaly(
+        asset_id: Annotated[str, Field(description="The pipe asset (pipeline or segment) the feature is on; its "
+                                                   "diameter, wall thickness, SMYS, MAOP and class location are used.")],
+        measurement_id: Annotated[str | None, Field(description="An ILI_ANOMALY measurement whose depthPctWt and lengthMm "
+                                                                "give the feature's depth and length.")] = None,
+        defect_depth_mm: Annotated[float | None, Field(gt=0, description="Maximum depth of the feature (instead of a measurement).")] = None,
+        defect_depth_pct_wt: Annotated[float | None, Field(gt=0, lt=100, description="Depth as % of wall thickness (instead of mm).")] = None,
+        defect_length_mm: Annotated[float | None, Field(gt=0, description="Axial length of the feature.")] = None,
+    ) -> Annotated[CallToolResult, AnomalyAssessment]:
+        """Remaining strength of corroded pipe with one metal-loss feature, by Modified B31G (0.85dL):
+        failure pressure, safe pressure with the class-location design factor, and ERF = MAOP / safe
+        pressure (ERF above 1 means the feature needs action). Give either measurement_id or the
+        feature's depth and length."""
+        asset = await fetch_asset(
+            asset_id, "id name type outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation"
+        )
+        depth_pct, length = defect_depth_pct_wt, defect_length_mm
+        depth_mm = defect_depth_mm
+        if measurement_id:
+            data = await run_read(
+                "query LinepackAnomaly($id: ID!) { measurement(id: $id) { id type depthPctWt lengthMm asset { id } } }",
+                {"id": measurement_id},
+            )
+            m = data.get("measurement")
+            if m is None:
+                raise ToolError(f"No measurement with id {measurement_id!r} in this tenant (NOT_FOUND).")
+            if m["asset"]["id"] != asset["id"]:
+                raise ToolError(f"Measurement {measurement_id} belongs to asset {m['asset']['id']}, not {asset['id']}.")
+            if m.get("depthPctWt") is None or m.get("lengthMm") is None:
+                raise ToolError(
+                    f"Measurement {measurement_id} ({m['type']}) has no depthPctWt/lengthMm; Modified B31G needs "
+                    f"an ILI_ANOMALY with both, or pass defect_depth_mm and defect_length_mm."
+                )
+            depth_pct, length, depth_mm = m["depthPctWt"], m["lengthMm"], None
+        missing = [f for f in ("outsideDiameterMm", "wallThicknessMm", "smysMpa") if asset.get(f) is None]
+        if missing:
+            raise ToolError(
+                f"Asset {asset['id']} ({asset['name']}) has no {', '.join(missing)}; Modified B31G needs the "
+                f"pipe's diameter, wall thickness and SMYS. Set them with update_asset first."
+            )
+        wt = float(asset["wallThicknessMm"])
+        if depth_mm is None and depth_pct is not None:
+            depth_mm = wt * float(depth_pct) / 100.0
+        if depth_mm is None or length is None:
+            raise ToolError("Give measurement_id, or defect_length_mm and one of defect_depth_mm / defect_depth_pct_wt.")
+        inputs = B31GInputs(
+            outsideDiameterMm=asset["outsideDiameterMm"], wallThicknessMm=wt, smysMpa=asset["smysMpa"],
+            defectDepthMm=round(depth_mm, 6), defectLengthMm=length,
+            classLocation=asset.get("classLocation") or 1, maopKpa=asset.get("maopKpa"),
+        )
+        data = await run_read(
+            "query LinepackB31G($input: ModifiedB31GInput!) { modifiedB31G(input: $input) { z foliasFactor "
+            "flowStressMpa failureStressMpa failurePressureKpa designFactor safePressureKpa erf modelVersion } }",
+            {"input": inputs.model_dump(exclude_none=True)},
+        )
+        a = B31GAssessment.model_validate(data["modifiedB31G"])
+        if a.erf is None:
+            verdict = (f"Safe pressure {a.safePressureKpa:.0f} kPa (failure {a.failurePressureKpa:.0f} kPa); "
+                       f"no MAOP on the asset, so no ERF.")
+        elif a.erf > 1:
+            verdict = (f"ERF {a.erf:.3f} > 1: the safe pressure {a.safePressureKpa:.0f} kPa is below MAOP "
+                       f"{inputs.maopKpa:.0f} kPa. The feature needs action (repair or pressure reduction).")
+        else:
+            verdict = (f"ERF {a.erf:.3f} <= 1: the safe pressure {a.safePressureKpa:.0f} kPa covers MAOP "
+                       f"{inputs.maopKpa:.0f} kPa.")
+        return _result(AnomalyAssessment(
+            asset=AssetRef(id=asset["id"], name=asset["name"], type=asset["type"]),
+            measurementId=measurement_id, inputs=inputs, assessment=a, verdict=verdict,
+        ))
+
+    @tool(title="Compliance obligations", annotations=READ)
+    async def list_compliance_obligations(
+        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (liquids); all when omitted.")] = None,
+        asset_id: Annotated[str | None, Field(description="Use this asset's regulation (and report which asset).")] = None,
+    ) -> Annotated[CallToolResult, ComplianceObligations]:
+        """The recurring regulatory obligations Linepack tracks (49 CFR 192/195): section, interval
+        rule, longest allowed gap and which assets each applies to. With asset_id, those of the
+        asset's regulation."""
+        ref = None
+        note = None
+        if asset_id:
+            asset = await fetch_asset(asset_id, "id name type regulation")
+            ref = AssetRef(id=asset["id"], name=asset["name"], type=asset["type"])
+            if asset.get("regulation") is None:
+                note = "The asset has no regulation set, so every obligation is listed."
+            elif regulation and regulation != asset["regulation"]:
+                raise ToolError(f"Asset {asset_id} is regulated under {asset['regulation']}, not {regulation}.")
+            else:
+                regulation = asset["regulation"]
+        data = await run_read(
+            "query LinepackObligations($regulation: Regulation) { complianceObligations(regulation: $regulation) { "
+            "obligation regulation regulationRef title interval maxIntervalDays appliesTo } }",
+            {"regulation": regulation},
+        )
+        return _result(ComplianceObligations(
+            regulation=regulation, asset=ref, note=note,
+            obligations=[ComplianceObligation.model_validate(o) for o in data["complianceObligations"]],
+        ))
+
+    @tool(title="Who am I", annotations=READ)
+    async def whoami() -> Annotated[CallToolResult, WhoAmI]:
+        """The identity behind the configured API key: tenant, memberships and scopes (`me`), and the
+        key's own record from the gateway (active, scopes, tenant, expiry)."""
+        data = await run_read(
+            "query LinepackMe { me { id kind email tenantId tenants { tenantId name role } scopes } }"
+        )
+        key: dict[str, Any] | None = None
+        key_error: str | None = None
+        try:
+            key = await state.client.introspect_key()
+        except LinepackError as exc:
+            key_error = exc.message
+        return _result(WhoAmI(
+            apiUrl=settings.api_url, tenantHeader=settings.tenant_id, me=Me.model_validate(data["me"]),
+            key=key, keyError=key_error,
+        ))
+
+    # -- write tools ---------------------------------------------------------------------------
+
+    @tool(title="Create an asset (writes data)", annotations=CREATE)
+    async def create_asset(
+        type: AssetType,
+        name: Annotated[str, Field(min_length=1)],
+        parent_id: Annotated[str | None, Field(description="The asset it belongs to (a segment's pipeline...).")] = None,
+        status: Annotated[AssetStatus | None, Field(description="Defaults to PLANNED.")] = None,
+        product: Product | None = None,
+        regulation: Regulation | None = None,
+        begin_station_m: float | None = None,
+        end_station_m: float | None = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0)] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0)] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0)] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0)] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
+        in_hca: bool | None = None,
+        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
+        installed_at: datetime | None = None,
+    ) -> Annotated[CallToolResult, Asset]:
+        """Register a new asset in the tenant. This WRITES data: confirm with the user first."""
+        data = await run_write(
+            f"mutation LinepackCreateAsset($input: CreateAssetInput!) {{ createAsset(input: $input) {{ {ASSET_FIELDS} }} }}",
+            {"input": _drop_none({
+                "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
+                "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
+                "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm,
+                "smysMpa": smys_mpa, "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca,
+                "location": location, "installedAt": _utc(installed_at),
+            })},
+        )
+        return _result(Asset.model_validate(data["createAsset"]))
+
+    @tool(title="Update an asset (writes data)", annotations=UPDATE)
+    async def update_asset(
+        asset_id: str,
+        version: Annotated[int, Field(description="The asset's current version, from get_asset; a stale "
+                                                  "version fails with CONFLICT instead of overwriting.")],
+        name: str | None = None,
+        parent_id: str | None = None,
+        status: Annotated[AssetStatus | None, Field(description="PLANNED -> ACTIVE <-> IDLE; any -> ABANDONED, which is final.")] = None,
+        product: Product | None = None,
+        regulation: Regulation | None = None,
+        begin_station_m: float | None = None,
+        end_station_m: float | None = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0)] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0)] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0)] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0)] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
+        in_hca: bool | None = None,
+        location: dict[str, Any] | None = None,
+        installed_at: datetime | None = None,
+    ) -> Annotated[CallToolResult, Asset]:
+        """Change an asset's attributes; omitted fields keep their value. This WRITES data and can
+        overwrite values or abandon an asset for good: confirm with the user first."""
+        changes = _drop_none({
+            "name": name, "parentId": parent_id, "status": status, "product": product, "regulation": regulation,
+            "beginStationM": begin_station_m, "endStationM": end_station_m,
+            "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm, "smysMpa": smys_mpa,
+            "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca, "location": location,
+            "installedAt": _utc(installed_at),
+        })
+        if not changes:
+            raise ToolError("Nothing to change: give at least one field to update.")
+        try:
+            data = await run_write(
+                "mutation LinepackUpdateAsset($id: ID!, $version: Int!, $input: UpdateAssetInput!) { "
+                f"updateAsset(id: $id, version: $version, input: $input) {{ {ASSET_FIELDS} }} }}",
+                {"id": asset_id, "version": version, "input": changes},
+            )
+        except LinepackGraphQLError as exc:
+            if exc.code == "CONFLICT":
+                raise ToolError(f"{exc.message}. The asset changed since version {version} was read: call "
+                                f"get_asset for the current values and version, then retry.") from None
+            raise
+        return _result(Asset.model_validate(data["updateAsset"]))
+
+    @tool(title="Record measurements (writes data)", annotations=RECORD)
+    async def record_measurements(
+        measurements: Annotated[list[MeasurementIn], Field(min_length=1, max_length=MAX_BATCH,
+                                                           description="Up to 1000 measurements.")],
+    ) -> Annotated[CallToolResult, RecordResult]:
+        """Store measurements or inspection records. Idempotent per item key: items already stored
+        under their idempotencyKey are counted as duplicates, not stored twice. If any item is
+        invalid the whole batch is rejected. This WRITES data: confirm with the user first."""
+        items = [m.to_input() for m in measurements]
+        data = await run_write(
+            "mutation LinepackRecord($input: [MeasurementInput!]!) { recordMeasurements(input: $input) { "
+            "insertedCount duplicateCount ids } }",
+            {"input": items},
+        )
+        r = data["recordMeasurements"]
+        return _result(RecordResult(insertedCount=r["insertedCount"], duplicateCount=r["duplicateCount"],
+                                    ids=r["ids"], idempotencyKeys=[i["idempotencyKey"] for i in items]))
+
+    # -- GraphQL ------------------------------------------------------------------------------
+
+    @tool(title="Run a read-only GraphQL query", annotations=READ)
+    async def graphql_query(
+        query: Annotated[str, Field(min_length=1, description="A GraphQL query document (no mutations).")],
+        variables: Annotated[dict[str, Any] | None, Field(description="Variables of the query.")] = None,
+        operation_name: Annotated[str | None, Field(description="Which operation to run, if the document has several.")] = None,
+    ) -> Annotated[CallToolResult, QueryResult]:
+        """Run any read-only GraphQL query against the Linepack API (schema: resource
+        linepack://schema). Mutations and subscriptions are refused: use the write tools. GraphQL
+        errors are returned with their extensions.code; very large results are truncated."""
+        try:
+            info = inspect_document(query)
+        except GraphQLError as err:
+            raise ToolError(f"Not a valid GraphQL document: {describe_syntax_error(err)}") from None
+        if not info.operation_types:
+            raise ToolError("The document has no operation: write `query { ... }`.")
+        if not info.read_only:
+            kinds = sorted({t for t in info.operation_types if t != "query"})
+            raise ToolError(
+                f"graphql_query is read-only and refuses {' and '.join(kinds)} operations. Use create_asset, "
+                f"update_asset or record_measurements to change data (they are marked as writes)."
+            )
+        result = await state.client.graphql(query, variables, read_only=True, operation_name=operation_name)
+        if result.data is None and result.errors:
+            raise LinepackGraphQLError(
+                "The query failed: " + "; ".join(format_graphql_error(e) for e in result.errors),
+                code=(result.errors[0].get("extensions") or {}).get("code"),
+                request_id=result.request_id, errors=result.errors,
+            )
+        out = QueryResult(data=result.data, errors=result.errors, requestId=result.request_id)
+        text = json.dumps(result.data, ensure_ascii=False, separators=(",", ":"))
+        cap = settings.max_result_chars
+        if len(text) > cap:
+            out.data = None
+            out.truncated = True
+            out.dataPreview = text[:cap]
+            out.note = (f"The result is {len(text)} characters, over the {cap}-character cap; dataPreview "
+                        f"holds the start. Ask for fewer fields or a smaller page (first/after).")
+        # The data exactly as the API sent it: a null is information here.
+        return _result(out, drop_nulls=False)
+
+    @tool(name="validate", title="Validate a GraphQL document", annotations=READ)
+    async def validate(
+        query: Annotated[str, Field(min_length=1, description="A GraphQL document to check.")],
+    ) -> Annotated[CallToolResult, ValidationResult]:
+        """Check a GraphQL document against the Linepack schema without running it: syntax, fields,
+        arguments and types. Also says whether graphql_query would accept it (queries only)."""
+        try:
+            info = inspect_document(query)
+        except GraphQLError as err:
+            return _result(ValidationResult(
+                valid=False, operationTypes=[], readOnly=False,
+                errors=[err.formatted | {"extensions": {"code": "GRAPHQL_PARSE_FAILED"}}],
+            ))
+        schema_now = await state.schema.get(state.client)
+        errors = validate_document(schema_now, query)
+        return _result(ValidationResult(valid=not errors, operationTypes=info.operation_types,
+                                        readOnly=bool(info.operation_types) and info.read_only, errors=errors))
+
+    # -- optional tools, only when the API has what they read ---------------------------------
+
+    if schema is not None:
+        for spec in OPTIONAL_ASSET_TOOLS:
+            field_name = object_field(schema, "Asset", spec.candidates)
+            if field_name is None:
+                continue
+            named = get_named_type(schema.get_type("Asset").fields[field_name].type)  # type: ignore[union-attr]
+            selection = field_name if is_leaf_type(named) else f"{field_name} {leaf_selection(schema, named.name)}"
+            mcp.add_tool(_tool_errors(_asset_field_tool(spec, field_name, selection, run_read)), name=spec.name, title=spec.title,
+                         description=spec.description, annotations=READ)
+            log.info("API offers Asset.%s: tool %s enabled", field_name, spec.name)
+
+    # -- resources ------------------------------------------------------------------------------
+
+    @resource("linepack://schema", name="schema", title="Linepack GraphQL schema (SDL)",
+                  description="The composed API schema of the gateway, as SDL (by introspection).",
+                  mime_type="text/plain")
+    async def schema_resource() -> str:
+        return schema_sdl(await state.schema.get(state.client))
+
+    @resource("linepack://assets/{asset_id}", name="asset", title="A Linepack asset",
+                  description="One asset of the tenant as JSON.", mime_type="application/json")
+    async def asset_resource(asset_id: str) -> str:
+        return json.dumps(await fetch_asset(asset_id), indent=2)
+
+    # -- prompts --------------------------------------------------------------------------------
+
+    @mcp.prompt(title="Integrity review of a pipeline")
+    def integrity_review(pipeline: str) -> str:
+        """Review the integrity of one pipeline: attributes, anomalies, fitness for service, obligations."""
+        return f"""Carry out an integrity review of the pipeline "{pipeline}" using the Linepack tools.
+
+1. Find it: search_assets(text="{pipeline}", type="PIPELINE") (or get_asset if that is an id). Report its
+   product, regulation, diameter, wall thickness, SMYS, MAOP, class location, HCA status and status.
+2. List its segments and components: list_assets(parent_id=<pipeline id>), following pages.
+3. For the pipeline and each segment, list_measurements(type="ILI_ANOMALY"); note the deepest features
+   (depthPctWt) and the latest ILI_RUN, CP_SURVEY and PATROL records.
+4. For the five deepest metal-loss anomalies, assess_anomaly(asset_id=..., measurement_id=...) and report
+   failure pressure, safe pressure and ERF. Flag every ERF above 1 as needing action, and ERF above 0.9
+   as close.
+5. list_compliance_obligations(asset_id=<pipeline id>) and compare the latest inspection records with
+   each obligation's maximum interval; flag anything that looks overdue.
+6. Finish with a table of findings (asset, issue, evidence, recommended action, urgency) and state
+   what data was missing. Do not change any data."""
+
+    @mcp.prompt(title="Triage ILI anomalies of an asset")
+    def anomaly_triage(asset: str, max_anomalies: str = "10") -> str:
+        """Rank the in-line-inspection anomalies of one pipe asset by severity with Modified B31G."""
+        return f"""Triage the in-line inspection anomalies of asset "{asset}".
+
+1. Resolve the asset (search_assets or get_asset) and check it has outsideDiameterMm, wallThicknessMm,
+   smysMpa and maopKpa; say which are missing if any.
+2. list_measurements(asset_id=..., type="ILI_ANOMALY", first=100), following pages, and take the
+   {max_anomalies} deepest METAL_LOSS features.
+3. assess_anomaly for each and rank them by ERF (highest first). Give odometer/station, clock position,
+   depth %WT, length, safe pressure and ERF for each.
+4. Recommend: immediate action for ERF > 1, scheduled for 0.9-1, monitor below. Do not change any data."""
+
+    return mcp
+
+
+def _asset_field_tool(
+    spec: OptionalTool, field_name: str, selection: str, run_read: Callable[..., Awaitable[dict[str, Any]]]
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    async def tool(asset_id: Annotated[str, Field(description="The asset's id.")]) -> dict[str, Any]:
+        data = await run_read(
+            f"query LinepackAssetField($id: ID!) {{ asset(id: $id) {{ id name type {selection} }} }}", {"id": asset_id}
+        )
+        if data.get("asset") is None:
+            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        return data["asset"]
+
+    tool.__name__ = spec.name
+    return tool
+
+
+async def probe_schema(settings: Settings, timeout_s: float = 5.0) -> GraphQLSchema | None:
+    """Introspect the gateway once at start-up; None (and a warning) when it cannot be reached."""
+    quick = replace(settings, timeout_s=timeout_s, max_retries=0)
+    try:
+        async with LinepackClient(quick) as client:
+            return await asyncio.wait_for(fetch_schema(client), timeout_s + 1)
+    except (LinepackError, asyncio.TimeoutError) as exc:
+        log.warning("Could not read the API schema at start-up (%s); schema-dependent tools stay off "
+                    "until restart.", getattr(exc, "message", type(exc).__name__))
+        return None
+    except Exception:  # noqa: BLE001 - a start-up probe must never stop the server
+        log.exception("Unexpected error while reading the API schema at start-up")
+        return None

@@ -1,0 +1,162 @@
+"""Configuration from the environment.
+
+Every problem is reported as a :class:`ConfigError` whose message is one line a
+person can act on; the CLI prints it on stderr and exits with status 2. The API
+key never appears in a message, a ``repr`` or a log line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+DEFAULT_API_URL = "http://localhost:4000/graphql"
+
+_LOG_LEVELS = {
+    "DEBUG": "DEBUG",
+    "INFO": "INFO",
+    "WARN": "WARNING",
+    "WARNING": "WARNING",
+    "ERROR": "ERROR",
+}
+
+# `${VAR}`, `${VAR:-default}`, `${input:id}`, `${env:VAR}`: what a client left unexpanded.
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+# `<paste your Linepack API key here>` as printed by `linepack-mcp config`.
+_ANGLE_PLACEHOLDER = re.compile(r"^<[^>]*>$")
+
+
+class ConfigError(Exception):
+    """A configuration problem, with a one-line message for a person."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    api_url: str
+    api_key: str = field(repr=False)
+    tenant_id: str | None = None
+    log_level: str = "INFO"
+    #: How many times a read is retried after a 429 (or a 502/503/504).
+    max_retries: int = 3
+    #: A Retry-After longer than this is not waited for: the tool answers "try again in N s".
+    max_retry_wait_s: float = 30.0
+    timeout_s: float = 30.0
+    #: Cap on the JSON text of one tool result, in characters.
+    max_result_chars: int = 60_000
+
+    @property
+    def origin(self) -> str:
+        parts = urlsplit(self.api_url)
+        return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+    @property
+    def introspect_url(self) -> str:
+        """`GET <origin>/auth/introspect`: the key's scopes, tenant and expiry."""
+        return self.origin + "/auth/introspect"
+
+
+def _placeholder_hint(var: str, value: str) -> str:
+    return (
+        f"{var} is the literal placeholder {value!r}, not a real value: your MCP client did not "
+        f"substitute it. Export {var} in the environment the client is started from, or put the "
+        f"value itself in the client's \"env\" block (never in a file you commit)."
+    )
+
+
+def _get(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name)
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+def validate_api_url(value: str | None, var: str = "LINEPACK_API_URL") -> str:
+    if value is None:
+        raise ConfigError(
+            f"{var} is not set: set it to the Linepack gateway's GraphQL endpoint, "
+            f"e.g. {DEFAULT_API_URL}"
+        )
+    if _PLACEHOLDER.search(value) or _ANGLE_PLACEHOLDER.match(value):
+        raise ConfigError(_placeholder_hint(var, value))
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{var} must be an http:// or https:// URL of the GraphQL endpoint, "
+            f"e.g. {DEFAULT_API_URL} (got {value!r})"
+        )
+    if parts.username or parts.password:
+        raise ConfigError(f"{var} must not contain credentials; put the key in LINEPACK_API_KEY")
+    return value
+
+
+def validate_api_key(value: str | None) -> str:
+    if value is None:
+        raise ConfigError(
+            "LINEPACK_API_KEY is not set: set it to a Linepack API key (it is sent as "
+            "'Authorization: Bearer <key>'; create one with 'npx linepack keys create')"
+        )
+    if _PLACEHOLDER.search(value) or _ANGLE_PLACEHOLDER.match(value):
+        raise ConfigError(_placeholder_hint("LINEPACK_API_KEY", value))
+    if any(ch.isspace() for ch in value) or not value.isprintable():
+        # Do not echo the value: it may be a real key with a stray character in it.
+        raise ConfigError(
+            "LINEPACK_API_KEY contains whitespace or control characters: paste the key alone, "
+            "without 'Bearer ' or quotes"
+        )
+    return value
+
+
+def validate_tenant_id(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if _PLACEHOLDER.search(value) or _ANGLE_PLACEHOLDER.match(value):
+        raise ConfigError(_placeholder_hint("LINEPACK_TENANT_ID", value))
+    if any(ch.isspace() for ch in value) or not value.isprintable():
+        raise ConfigError(f"LINEPACK_TENANT_ID must be a tenant id such as a UUID (got {value!r})")
+    return value
+
+
+def validate_log_level(value: str | None) -> str:
+    if value is None:
+        return "INFO"
+    level = _LOG_LEVELS.get(value.upper())
+    if level is None:
+        raise ConfigError(f"LINEPACK_LOG_LEVEL must be DEBUG, INFO or WARN (got {value!r})")
+    return level
+
+
+def _number(environ: Mapping[str, str], name: str, default: float, *, integer: bool, minimum: float) -> float:
+    raw = _get(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise ConfigError(f"{name} must be {kind} (got {raw!r})") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum:g} (got {raw!r})")
+    return value
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate the configuration; raise :class:`ConfigError` on the first problem."""
+    env = os.environ if environ is None else environ
+    api_url = validate_api_url(_get(env, "LINEPACK_API_URL"))
+    api_key = validate_api_key(_get(env, "LINEPACK_API_KEY"))
+    tenant_id = validate_tenant_id(_get(env, "LINEPACK_TENANT_ID"))
+    log_level = validate_log_level(_get(env, "LINEPACK_LOG_LEVEL"))
+    return Settings(
+        api_url=api_url,
+        api_key=api_key,
+        tenant_id=tenant_id,
+        log_level=log_level,
+        max_retries=int(_number(env, "LINEPACK_MAX_RETRIES", 3, integer=True, minimum=0)),
+        max_retry_wait_s=_number(env, "LINEPACK_MAX_RETRY_WAIT_S", 30.0, integer=False, minimum=0),
+        timeout_s=_number(env, "LINEPACK_TIMEOUT_S", 30.0, integer=False, minimum=1),
+        max_result_chars=int(_number(env, "LINEPACK_MAX_RESULT_CHARS", 60_000, integer=True, minimum=1000)),
+    )

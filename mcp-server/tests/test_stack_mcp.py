@@ -1,0 +1,223 @@
+"""An MCP client from the SDK launches linepack-mcp over stdio against the real Linepack stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Stack, mcp_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.stack]
+
+READ_TOOLS = {
+    "pipeline_summary", "list_assets", "search_assets", "get_asset", "list_measurements", "assess_anomaly",
+    "list_compliance_obligations", "whoami", "graphql_query", "validate",
+}
+WRITE_TOOLS = {"create_asset", "update_asset", "record_measurements"}
+
+
+async def call(client, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    result = await client.call_tool(name, args or {})
+    assert not result.is_error, f"{name}: {result.content[0].text if result.content else result}"
+    assert result.structured_content is not None, name
+    # The text the model reads is the same data, as JSON.
+    json.loads(result.content[0].text)
+    return result.structured_content
+
+
+async def call_error(client, name: str, args: dict[str, Any] | None = None) -> str:
+    result = await client.call_tool(name, args or {})
+    assert result.is_error, f"{name} should have failed: {result.structured_content}"
+    return result.content[0].text
+
+
+async def test_tools_are_typed_and_annotated(stack: Stack):
+    async with mcp_client(stack.env()) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert READ_TOOLS | WRITE_TOOLS <= set(tools)
+    for name, tool in tools.items():
+        assert tool.description, name
+        assert tool.input_schema["type"] == "object", name
+        assert tool.output_schema and tool.output_schema.get("type") == "object", name
+        assert tool.annotations is not None, name
+    for name in READ_TOOLS:
+        assert tools[name].annotations.read_only_hint is True, name
+    for name in WRITE_TOOLS:
+        ann = tools[name].annotations
+        assert ann.read_only_hint is False, name
+        assert ann.destructive_hint is not None, name
+    assert tools["update_asset"].annotations.destructive_hint is True
+    assert tools["record_measurements"].annotations.idempotent_hint is True
+    # Per-asset risk / compliance tools appear exactly when the API has such a field on Asset.
+    fields = {f["name"] for f in stack.graphql('{ __type(name: "Asset") { fields { name } } }')["__type"]["fields"]}
+    has_risk = bool(fields & {"riskScores", "riskScore", "risk", "riskAssessments", "riskAssessment"})
+    has_compliance = bool(fields & {"complianceStatus", "complianceStatuses", "compliance"})
+    assert ("get_asset_risk" in tools) is has_risk
+    assert ("get_asset_compliance" in tools) is has_compliance
+
+
+async def test_read_tools_return_real_data(stack: Stack, seeded: dict[str, Any]):
+    pipe, seg = seeded["pipeline"], seeded["segment"]
+    async with mcp_client(stack.env()) as client:
+        summary = await call(client, "pipeline_summary")
+        assert summary["tenantId"] == stack.tenant_id
+        assert summary["totalAssets"] >= 2
+        assert any(c["type"] == "PIPELINE" and c["count"] >= 1 for c in summary["assetsByType"])
+        assert summary["measurementCount"] >= 3 and summary["omitted"] == []
+
+        page = await call(client, "list_assets", {"type": "PIPELINE", "first": 100})
+        assert any(a["id"] == pipe["id"] for a in page["items"])
+        assert page["totalCount"] >= 1 and "hasNextPage" in page["pageInfo"]
+
+        first = await call(client, "list_assets", {"first": 1})
+        assert len(first["items"]) == 1
+        if first["pageInfo"]["hasNextPage"]:
+            assert first["next"] and first["pageInfo"]["endCursor"] in first["next"]
+            second = await call(client, "list_assets", {"first": 1, "after": first["pageInfo"]["endCursor"]})
+            assert second["items"][0]["id"] != first["items"][0]["id"]
+
+        children = await call(client, "list_assets", {"parent_id": pipe["id"]})
+        assert [a["id"] for a in children["items"]] == [seg["id"]]
+
+        found = await call(client, "search_assets", {"text": seeded["tag"].lower()})
+        assert {a["id"] for a in found["items"]} == {pipe["id"], seg["id"]}
+        by_id = await call(client, "search_assets", {"text": pipe["id"]})
+        assert by_id["items"][0]["id"] == pipe["id"]
+
+        asset = await call(client, "get_asset", {"asset_id": pipe["id"]})
+        assert asset["name"] == pipe["name"] and asset["wallThicknessMm"] == 9.5 and asset["inHca"] is True
+        assert isinstance(asset["version"], int)
+
+        ms = await call(client, "list_measurements", {"asset_id": pipe["id"]})
+        assert ms["totalCount"] == 3 and ms["asset"]["id"] == pipe["id"]
+        anomalies = await call(client, "list_measurements", {"asset_id": pipe["id"], "type": "ILI_ANOMALY"})
+        (anomaly,) = anomalies["items"]
+        assert anomaly["depthPctWt"] == 45 and anomaly["lengthMm"] == 200
+
+        fitness = await call(client, "assess_anomaly", {"asset_id": pipe["id"], "measurement_id": anomaly["id"]})
+        a = fitness["assessment"]
+        assert a["failurePressureKpa"] > a["safePressureKpa"] > 0 and a["erf"] is not None and a["modelVersion"]
+        assert fitness["inputs"]["defectDepthMm"] == pytest.approx(9.5 * 0.45)
+        manual = await call(client, "assess_anomaly", {"asset_id": pipe["id"], "defect_depth_pct_wt": 45,
+                                                       "defect_length_mm": 200})
+        assert manual["assessment"]["erf"] == pytest.approx(a["erf"])
+
+        obligations = await call(client, "list_compliance_obligations", {"asset_id": pipe["id"]})
+        assert obligations["regulation"] == "CFR_192" and obligations["obligations"]
+        assert all(o["regulation"] == "CFR_192" for o in obligations["obligations"])
+
+        who = await call(client, "whoami")
+        assert who["me"]["tenantId"] == stack.tenant_id and who["me"]["kind"] == "API_KEY"
+        assert "assets:read" in who["me"]["scopes"]
+        assert who["key"]["active"] is True and who["key"]["tenant_id"] == stack.tenant_id
+
+        q = await call(client, "graphql_query", {
+            "query": "query($id: ID!) { asset(id: $id) { name latestMeasurement { type } } }",
+            "variables": {"id": pipe["id"]},
+        })
+        assert q["data"]["asset"]["name"] == pipe["name"] and q["errors"] == []
+
+        # Schema-dependent per-asset tools, when the API offers them.
+        names = {t.name for t in (await client.list_tools()).tools}
+        for optional in {"get_asset_risk", "get_asset_compliance"} & names:
+            got = await call(client, optional, {"asset_id": pipe["id"]})
+            assert got["id"] == pipe["id"]
+
+        ok = await call(client, "validate", {"query": "{ pipelineSummary { totalAssets } }"})
+        assert ok["valid"] is True and ok["readOnly"] is True
+        bad = await call(client, "validate", {"query": "{ pipelineSummary { noSuchField } }"})
+        assert bad["valid"] is False and "noSuchField" in bad["errors"][0]["message"]
+        mutation = await call(client, "validate", {"query": "mutation { createAsset(input: {type: VALVE, name: \"v\"}) { id } }"})
+        assert mutation["valid"] is True and mutation["readOnly"] is False
+
+
+async def test_graphql_query_refuses_mutations_and_keeps_error_codes(stack: Stack):
+    async with mcp_client(stack.env()) as client:
+        text = await call_error(client, "graphql_query", {
+            "query": "mutation { createAsset(input: {type: VALVE, name: \"nope\"}) { id } }"})
+        assert "read-only" in text and "mutation" in text
+        text = await call_error(client, "graphql_query", {"query": "{ pipelineSummary { noSuchField } }"})
+        assert "GRAPHQL_VALIDATION_FAILED" in text
+        text = await call_error(client, "graphql_query", {"query": "{ pipelineSummary { "})
+        assert "Not a valid GraphQL document" in text
+    # nothing named "nope" was created
+    assert stack.graphql('{ assets(filter: {nameContains: "nope"}) { totalCount } }')["assets"]["totalCount"] == 0
+
+
+async def test_write_tools(stack: Stack):
+    async with mcp_client(stack.env()) as client:
+        created = await call(client, "create_asset", {
+            "type": "VALVE", "name": "MCP test valve", "status": "PLANNED", "in_hca": False})
+        assert created["type"] == "VALVE" and created["status"] == "PLANNED"
+        updated = await call(client, "update_asset", {
+            "asset_id": created["id"], "version": created["version"], "status": "ACTIVE"})
+        assert updated["status"] == "ACTIVE" and updated["version"] > created["version"]
+        stale = await call_error(client, "update_asset", {
+            "asset_id": created["id"], "version": created["version"], "name": "renamed"})
+        assert "CONFLICT" in stale and "get_asset" in stale
+
+        items = [{"assetId": created["id"], "type": "VALVE_INSPECTION", "observedAt": "2025-03-01T10:00:00Z",
+                  "source": "FIELD"}]
+        first = await call(client, "record_measurements", {"measurements": items})
+        assert first["insertedCount"] == 1 and first["duplicateCount"] == 0
+        again = await call(client, "record_measurements", {"measurements": items})
+        assert again["insertedCount"] == 0 and again["duplicateCount"] == 1
+        assert again["idempotencyKeys"] == first["idempotencyKeys"]
+
+
+async def test_resources_and_prompts(stack: Stack, seeded: dict[str, Any]):
+    async with mcp_client(stack.env()) as client:
+        resources = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert "linepack://schema" in resources
+        sdl = (await client.read_resource("linepack://schema")).contents[0].text
+        assert "type Asset" in sdl and "pipelineSummary" in sdl and "modifiedB31G" in sdl
+        asset = (await client.read_resource(f"linepack://assets/{seeded['pipeline']['id']}")).contents[0].text
+        assert json.loads(asset)["id"] == seeded["pipeline"]["id"]
+
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert {"integrity_review", "anomaly_triage"} <= set(prompts)
+        got = await client.get_prompt("integrity_review", {"pipeline": "Main Line"})
+        text = got.messages[0].content.text
+        assert "Main Line" in text and "assess_anomaly" in text
+
+
+async def test_bad_key_is_a_401_the_model_can_act_on(stack: Stack, tmp_path: Path):
+    bad = "lpk_this_is_not_a_valid_key_0000000000"
+    errlog = tmp_path / "stderr.log"
+    async with mcp_client(stack.env(LINEPACK_API_KEY=bad, LINEPACK_LOG_LEVEL="DEBUG"), errlog) as client:
+        text = await call_error(client, "pipeline_summary")
+        assert "401" in text and "LINEPACK_API_KEY" in text and "UNAUTHENTICATED" in text
+        text = await call_error(client, "list_assets")
+        assert "401" in text
+    log = errlog.read_text()
+    assert bad not in log
+
+
+async def test_narrow_key_gets_403_naming_the_scope(stack: Stack, narrow_key: dict[str, Any], seeded: dict[str, Any],
+                                                    tmp_path: Path):
+    errlog = tmp_path / "stderr.log"
+    env = stack.env(LINEPACK_API_KEY=narrow_key["apiKey"], LINEPACK_LOG_LEVEL="DEBUG")
+    async with mcp_client(env, errlog) as client:
+        text = await call_error(client, "list_measurements", {"asset_id": seeded["pipeline"]["id"]})
+        assert "403" in text and "FORBIDDEN" in text and "measurements:read" in text
+        text = await call_error(client, "create_asset", {"type": "VALVE", "name": "not allowed"})
+        assert "403" in text and "assets:write" in text
+        # What the key may read still works; the summary says what it left out and why.
+        summary = await call(client, "pipeline_summary")
+        assert summary["totalAssets"] >= 2 and summary["measurementCount"] is None
+        assert any("measurements:read" in o for o in summary["omitted"])
+        asset = await call(client, "get_asset", {"asset_id": seeded["pipeline"]["id"]})
+        assert asset["id"] == seeded["pipeline"]["id"]
+    assert narrow_key["apiKey"] not in errlog.read_text()
+    assert stack.api_key not in errlog.read_text()
+
+
+async def test_large_results_are_capped(stack: Stack, seeded: dict[str, Any]):
+    async with mcp_client(stack.env(LINEPACK_MAX_RESULT_CHARS="1000")) as client:
+        big = await call(client, "graphql_query", {
+            "query": "{ assets(first: 100) { edges { node { id name type status location parent { id name } } } } }"})
+    assert big["truncated"] is True and big["data"] is None
+    assert len(big["dataPreview"]) == 1000 and "cap" in big["note"]
