@@ -1,18 +1,21 @@
 import http from 'node:http';
 import express, { type Express, type Request, type Response } from 'express';
-import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { ApolloServer, type BaseContext } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { parse, type GraphQLFormattedError } from 'graphql';
+import type { Db, MongoClient } from 'mongodb';
 import { readSubgraphSdl, type SubgraphName } from '../schema/subgraphs';
-import { authorizeOperation, securityMapFromSdl } from './authz/security-directives';
-import { graphqlErrorBody, requestError } from './errors';
+import { scopeEnforcementPlugin } from './authz/scope-plugin';
+import { graphqlErrorBody } from './errors';
 import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
 import { INTERNAL_IDENTITY_HEADER, InvalidInternalTokenError, verifyInternalToken, type Identity } from './identity';
 import type { Logger } from './logger';
+import { connectMongo, databaseName } from './mongo';
+import type { SubgraphStartOptions } from './subgraph-config';
 
 /** What every subgraph's context starts from: the verified caller of this request. */
 export interface BaseSubgraphContext extends BaseContext {
@@ -21,12 +24,9 @@ export interface BaseSubgraphContext extends BaseContext {
   logger: Logger;
 }
 
-export interface SubgraphServerOptions<C extends BaseSubgraphContext> {
+/** What makes one subgraph itself; where and how it runs comes from SubgraphStartOptions. */
+export interface SubgraphSpec<C extends BaseSubgraphContext> {
   name: SubgraphName;
-  port: number;
-  host: string;
-  internalTokenPublicKey: string;
-  logger: Logger;
   resolvers: GraphQLResolverMap<C>;
   buildContext(base: BaseSubgraphContext): C | Promise<C>;
   /** Routes outside GraphQL (the auth subgraph's REST API); they do their own authentication. */
@@ -35,12 +35,19 @@ export interface SubgraphServerOptions<C extends BaseSubgraphContext> {
   ready?(): Promise<void>;
 }
 
+/** A subgraph that owns a database: `prepare` runs once on it (indexes, relays) and yields the rest of the spec. */
+export interface DatabaseSubgraphSpec<C extends BaseSubgraphContext> {
+  name: SubgraphName;
+  resolvers: GraphQLResolverMap<C>;
+  prepare(db: Db): Promise<Omit<SubgraphSpec<C>, 'name' | 'resolvers' | 'ready'> & { stop?(): Promise<void> }>;
+}
+
 export interface RunningService {
   name: string;
   url: string;
   port: number;
   /** The subgraph's own MongoDB client, for diagnostics (command monitoring in tests). */
-  mongo?: import('mongodb').MongoClient;
+  mongo?: MongoClient;
   stop(): Promise<void>;
 }
 
@@ -59,37 +66,18 @@ export function formatErrorFor(logger: Logger) {
   };
 }
 
-/** Defence in depth: the subgraph enforces its own SDL's scopes on the identity the gateway vouched for. */
-function scopePlugin(sdl: string): ApolloServerPlugin<BaseSubgraphContext> {
-  const security = securityMapFromSdl(parse(sdl));
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ schema, document, operation, contextValue }) {
-          if (!operation) return;
-          const result = authorizeOperation(schema, document, operation, security, contextValue.identity.scopes);
-          if (result.missingScopes.length > 0) {
-            throw requestError('FORBIDDEN', `missing scope ${result.missingScopes.join(', ')} for ${result.deniedFields.join(', ')}`, {
-              missingScopes: result.missingScopes,
-            });
-          }
-        },
-      };
-    },
-  };
-}
-
-export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphServerOptions<C>): Promise<RunningService> {
-  const { name, logger } = options;
+export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: SubgraphSpec<C>): Promise<RunningService> {
+  const { name } = spec;
+  const { logger } = options;
   const sdl = readSubgraphSdl(name);
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
 
   const apollo = new ApolloServer<BaseSubgraphContext>({
-    schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
+    schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: spec.resolvers as GraphQLResolverMap<unknown> }),
     // Inline tracing only feeds Apollo Studio, which Linepack does not use.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), ApolloServerPluginInlineTraceDisabled(), scopePlugin(sdl)],
+    plugins: [ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), ApolloServerPluginInlineTraceDisabled(), scopeEnforcementPlugin<BaseSubgraphContext>(sdl, (context) => context.identity.scopes)],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
@@ -101,14 +89,14 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     try {
-      await options.ready?.();
+      await spec.ready?.();
       res.json({ status: 'ready' });
     } catch (err) {
       logger.warn({ err }, 'not ready');
       res.status(503).json({ status: 'unavailable' });
     }
   });
-  options.routes?.(app);
+  spec.routes?.(app);
 
   app.use(
     '/graphql',
@@ -131,7 +119,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const identity = res.locals['identity'] as Identity;
-        return options.buildContext({
+        return spec.buildContext({
           identity,
           requestId: identity.requestId,
           logger: logger.child({ requestId: identity.requestId }),
@@ -151,4 +139,31 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
       await closeServer(httpServer);
     },
   };
+}
+
+/** Connects the subgraph's own database (`<prefix>_<name>`), prepares it, serves, and closes everything on stop. */
+export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: DatabaseSubgraphSpec<C>): Promise<RunningService> {
+  const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false });
+  try {
+    const db = mongo.db(databaseName(options.dbPrefix, spec.name));
+    const { stop: stopPrepared, ...rest } = await spec.prepare(db);
+    const service = await startSubgraphServer<C>(options, {
+      ...rest,
+      name: spec.name,
+      resolvers: spec.resolvers,
+      ready: async () => void (await db.command({ ping: 1 })),
+    });
+    return {
+      ...service,
+      mongo,
+      async stop() {
+        await service.stop();
+        await stopPrepared?.();
+        await mongo.close();
+      },
+    };
+  } catch (err) {
+    await mongo.close();
+    throw err;
+  }
 }

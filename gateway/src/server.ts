@@ -16,7 +16,7 @@ import type { GatewayConfig } from './config';
 import type { GatewayContext } from './context';
 import { API_KEY_PREFIX, ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRateLimitRedis, TieredRateLimiter } from './rate-limit';
-import { scopeEnforcementPlugin } from './scope-plugin';
+import { scopeEnforcementPlugin } from '../../lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
 
@@ -30,7 +30,7 @@ export interface RunningGateway {
 /**
  * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
  * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
- * (scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
+ * (lib/authz/scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
  * that purpose dropped from those links.
  */
 /** Enough for a 10,000-item measurement batch in variables; far below what would tie up a gateway. */
@@ -87,7 +87,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     gateway,
     allowBatchedHttpRequests: false,
     validationRules: armor.validationRules,
-    plugins: [...armor.plugins, ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), scopeEnforcementPlugin(supergraphSdl)],
+    plugins: [...armor.plugins, ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes)],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,

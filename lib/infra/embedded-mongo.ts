@@ -5,14 +5,14 @@
  * The launcher prints `LISTENING <port>` once ready, stops cleanly on SIGTERM and exits when its stdin reaches EOF,
  * so the JVM never outlives the Node process that spawned it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../repo-root';
+import { isExecutable, terminate, which } from './child-process';
 
 export interface EmbeddedMongo {
   /** Connection string for the `mongodb` driver, e.g. `mongodb://127.0.0.1:37017/`. */
@@ -50,28 +50,6 @@ function unavailable(reason: string): EmbeddedMongoUnavailableError {
     `Embedded MongoDB needs Java 17+ and Maven on PATH (${reason}). ` +
       'Install them (apt-get install openjdk-17-jdk-headless maven) or set MONGODB_URI to a real MongoDB.',
   );
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return (await stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/** `name` resolved on PATH (absolute path), or null. */
-async function which(name: string): Promise<string | null> {
-  const exts = process.platform === 'win32' ? (process.env['PATHEXT'] ?? '.EXE;.CMD;.BAT').split(';') : [''];
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    for (const ext of exts) {
-      const candidate = path.join(dir, name + ext);
-      if (await isExecutable(candidate)) return candidate;
-    }
-  }
-  return null;
 }
 
 interface RunResult {
@@ -241,11 +219,6 @@ export function prepareEmbeddedMongo(log?: (msg: string) => void): Promise<void>
   return preparePromise;
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 /**
  * Starts mongo-java-server on 127.0.0.1: in memory, or file-backed when `dataFile` is given (the file survives
  * restarts; parent directories are created). `port` 0 or absent picks a free port.
@@ -312,22 +285,7 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
     stop() {
       stopPromise ??= (async () => {
         stopping = true;
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const done = exited(child);
-        child.kill('SIGTERM');
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          done.then(() => false),
-          new Promise<boolean>((r) => {
-            timer = setTimeout(() => r(true), STOP_TIMEOUT_MS);
-          }),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) {
-          log?.(`Embedded MongoDB on port ${port} did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it.`);
-          child.kill('SIGKILL');
-          await done;
-        }
+        if (await terminate(child, STOP_TIMEOUT_MS)) log?.(`Embedded MongoDB on port ${port} did not stop within ${STOP_TIMEOUT_MS / 1000} s; killed it.`);
         child.stdin.destroy();
       })();
       return stopPromise;

@@ -2,12 +2,10 @@
  * A throwaway `redis-server` (Debian package) on 127.0.0.1 for tests and local tooling: no persistence, a given or
  * free port, stoppable and restartable on the same port.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
+import { terminate, which } from './child-process';
 import { freePort } from './free-port';
 
 export interface RedisServerProcess {
@@ -28,20 +26,6 @@ export class RedisServerUnavailableError extends Error {
 const READY_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-async function which(name: string): Promise<string | null> {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      await access(candidate, fsConstants.X_OK);
-      if ((await stat(candidate)).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
 /** One PING over a raw socket: true on `+PONG`. */
 function ping(port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
@@ -59,11 +43,6 @@ function ping(port: number, timeoutMs = 1000): Promise<boolean> {
       if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
     });
   });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 /**
@@ -134,21 +113,7 @@ export async function startRedisServer(opts: { port?: number } = {}): Promise<Re
     port,
     stop() {
       stopPromise ??= (async () => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const done = exited(child);
-        child.kill('SIGTERM');
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          done.then(() => false),
-          new Promise<boolean>((r) => {
-            timer = setTimeout(() => r(true), STOP_TIMEOUT_MS);
-          }),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) {
-          child.kill('SIGKILL');
-          await done;
-        }
+        await terminate(child, STOP_TIMEOUT_MS);
       })();
       return stopPromise;
     },

@@ -1,8 +1,7 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import Redis from 'ioredis';
-import { connectMongo, databaseName } from '../../../lib/mongo';
 import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
-import { startSubgraphServer, type RunningService } from '../../../lib/subgraph-server';
+import { startDatabaseSubgraph, type RunningService } from '../../../lib/subgraph-server';
 import type { SubgraphContext } from './context';
 import { defaultLoginThrottle, LoginThrottle, type ThrottleWindow } from './login-throttle';
 import { resolvers } from './resolvers';
@@ -20,37 +19,27 @@ export interface AuthServiceOptions extends TokenLifetimes {
 
 export const defaultTokenLifetimes: TokenLifetimes = { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 30 * 86_400 };
 
-export async function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthServiceOptions }): Promise<RunningService> {
+export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthServiceOptions }): Promise<RunningService> {
   const keys = new SigningKeys(options.auth.signingKeyPem, options.auth.verifyOnlyPublicKeyPems);
-  const mongo = await connectMongo(options.mongoUri);
-  const db = mongo.db(databaseName(options.dbPrefix, 'auth'));
-  const store = new AuthStore(db);
-  const tokens = new TokenService(db, keys, options.auth);
-  await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
-  const redis = options.auth.redisUrl ? new Redis(options.auth.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 }) : null;
-  redis?.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
-  const throttle = new LoginThrottle(redis, options.auth.loginThrottle ?? defaultLoginThrottle);
-  const service = await startSubgraphServer<SubgraphContext>({
+  return startDatabaseSubgraph<SubgraphContext>(options, {
     name: 'auth',
-    port: options.port,
-    host: options.host,
-    internalTokenPublicKey: options.internalTokenPublicKey,
-    logger: options.logger,
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
-    buildContext: (base) => ({ ...base, store }),
-    routes: (app) => {
-      // The gateway is the only client; it reports the caller's address for the per-IP login throttle.
-      app.set('trust proxy', 'loopback, linklocal, uniquelocal');
-      authRoutes(app, { store, tokens, keys, throttle, logger: options.logger });
+    async prepare(db) {
+      const store = new AuthStore(db);
+      const tokens = new TokenService(db, keys, options.auth);
+      await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
+      const redis = options.auth.redisUrl ? new Redis(options.auth.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 }) : null;
+      redis?.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
+      const throttle = new LoginThrottle(redis, options.auth.loginThrottle ?? defaultLoginThrottle);
+      return {
+        buildContext: (base) => ({ ...base, store }),
+        routes: (app) => {
+          // The gateway is the only client; it reports the caller's address for the per-IP login throttle.
+          app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+          authRoutes(app, { store, tokens, keys, throttle, logger: options.logger });
+        },
+        stop: async () => void redis?.disconnect(),
+      };
     },
-    ready: async () => void (await db.command({ ping: 1 })),
   });
-  return {
-    ...service,
-    async stop() {
-      await service.stop();
-      redis?.disconnect();
-      await mongo.close();
-    },
-  };
 }

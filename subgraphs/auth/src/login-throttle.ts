@@ -23,7 +23,7 @@ export class LoginThrottle {
 
   constructor(
     redis: Redis | null,
-    private readonly windows: { perEmail: ThrottleWindow; perIp: ThrottleWindow } = defaultLoginThrottle,
+    windows: { perEmail: ThrottleWindow; perIp: ThrottleWindow } = defaultLoginThrottle,
   ) {
     const build = (name: string, w: ThrottleWindow): RateLimiterAbstract => {
       const options = { points: w.failures, duration: w.seconds, keyPrefix: `linepack:login:${name}` };

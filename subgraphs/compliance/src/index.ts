@@ -4,13 +4,9 @@ import { startSubgraphServer, type RunningService } from '../../../lib/subgraph-
 import type { SubgraphContext } from './context';
 import { resolvers } from './resolvers';
 
-export async function startComplianceSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
-  return startSubgraphServer<SubgraphContext>({
+export function startComplianceSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
+  return startSubgraphServer<SubgraphContext>(options, {
     name: 'compliance',
-    port: options.port,
-    host: options.host,
-    internalTokenPublicKey: options.internalTokenPublicKey,
-    logger: options.logger,
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     buildContext: (base) => base,
   });
