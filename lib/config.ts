@@ -9,7 +9,9 @@ export class ConfigError extends Error {}
 export function parseConfig<S extends z.ZodType>(service: string, schema: S, source: Record<string, unknown>): z.output<S> {
   const result = schema.safeParse(source);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const lines = result.error.issues.map(
+    (issue) => `  ${issue.path.join('.') || '(root)'}: ${/received undefined$/.test(issue.message) ? 'is required' : issue.message}`,
+  );
   throw new ConfigError(`${service}: invalid configuration\n${lines.join('\n')}`);
 }
 
