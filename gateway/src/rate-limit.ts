@@ -27,7 +27,19 @@ export interface RateLimitDecision {
 }
 
 type WindowName = 'minute' | 'day';
-type TierLimiters = Record<WindowName, { shared: RateLimiterAbstract | null; local: RateLimiterMemory; points: number; seconds: number }>;
+interface CountedWindow {
+  shared: RateLimiterAbstract | null;
+  local: RateLimiterMemory;
+  points: number;
+  seconds: number;
+}
+type TierLimiters = Record<WindowName, CountedWindow>;
+
+/**
+ * Failed authentications per client address per minute. Guessing keys or tokens costs the auth
+ * service a lookup each, so a client that keeps failing is refused before verification.
+ */
+export const FAILED_AUTH_PER_MINUTE = 60;
 
 /**
  * Two windows per credential, counted atomically in Redis so every gateway replica shares one
@@ -37,6 +49,7 @@ type TierLimiters = Record<WindowName, { shared: RateLimiterAbstract | null; loc
  */
 export class TieredRateLimiter {
   private readonly limiters: Record<Exclude<Tier, 'enterprise'>, TierLimiters>;
+  private readonly failedAuth: CountedWindow;
   private degraded = false;
 
   constructor(
@@ -44,21 +57,21 @@ export class TieredRateLimiter {
     windows: RateLimitWindows,
     private readonly logger: Logger,
   ) {
+    const counted = (points: number, seconds: number, keyPrefix: string): CountedWindow => ({
+      points,
+      seconds,
+      local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
+      shared: redis ? new RateLimiterRedis({ storeClient: redis, points, duration: seconds, keyPrefix, rejectIfRedisNotReady: true }) : null,
+    });
     const build = (tier: Exclude<Tier, 'enterprise'>): TierLimiters => {
       const one = (window: WindowName) => {
-        const points = tierLimits[tier][window];
         const seconds = window === 'minute' ? windows.minuteSeconds : windows.daySeconds;
-        const keyPrefix = `linepack:rl:${tier}:${window}:${seconds}`;
-        return {
-          points,
-          seconds,
-          local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
-          shared: redis ? new RateLimiterRedis({ storeClient: redis, points, duration: seconds, keyPrefix, rejectIfRedisNotReady: true }) : null,
-        };
+        return counted(tierLimits[tier][window], seconds, `linepack:rl:${tier}:${window}:${seconds}`);
       };
       return { minute: one('minute'), day: one('day') };
     };
     this.limiters = { free: build('free'), pro: build('pro') };
+    this.failedAuth = counted(FAILED_AUTH_PER_MINUTE, windows.minuteSeconds, `linepack:rl:auth-failures:${windows.minuteSeconds}`);
     if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
     redis?.on('ready', () => this.setDegraded(false));
     redis?.on('close', () => this.setDegraded(true, new Error('connection closed')));
@@ -76,13 +89,13 @@ export class TieredRateLimiter {
     else this.logger.warn('rate limits: Redis is back, shared counting resumed');
   }
 
-  /** Consumes one point from a window: Redis first, this process's memory when Redis fails. */
-  private async consumeOne(window: TierLimiters[WindowName], key: string): Promise<RateLimiterRes> {
+  /** Runs a counter operation on Redis first, on this process's memory when Redis fails. */
+  private async counted<T>(window: CountedWindow, operation: (limiter: RateLimiterAbstract) => Promise<T>): Promise<T> {
     if (window.shared) {
       try {
-        const res = await window.shared.consume(key);
+        const result = await operation(window.shared);
         this.setDegraded(false);
-        return res;
+        return result;
       } catch (err) {
         if (err instanceof RateLimiterRes) {
           this.setDegraded(false);
@@ -91,7 +104,21 @@ export class TieredRateLimiter {
         this.setDegraded(true, err);
       }
     }
-    return window.local.consume(key);
+    return operation(window.local);
+  }
+
+  private consumeOne(window: CountedWindow, key: string): Promise<RateLimiterRes> {
+    return this.counted(window, (limiter) => limiter.consume(key));
+  }
+
+  /** Seconds a client address must wait after too many failed authentications, or null. */
+  async authFailureBlock(address: string): Promise<number | null> {
+    const res = await this.counted(this.failedAuth, (limiter) => limiter.get(address));
+    return res && res.consumedPoints >= this.failedAuth.points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  }
+
+  async recordAuthFailure(address: string): Promise<void> {
+    await this.counted(this.failedAuth, (limiter) => limiter.penalty(address));
   }
 
   async consume(key: string, tier: Tier): Promise<RateLimitDecision> {

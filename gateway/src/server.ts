@@ -113,11 +113,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const token = bearerToken(req);
     const requestId = requestIdOf(res);
     const requestedTenant = req.header('x-tenant-id') || undefined;
-    const refuse = (message: string) => {
+    const address = req.ip ?? 'unknown';
+    const refuse = async (message: string) => {
+      await rateLimiter.recordAuthFailure(address);
       res.setHeader('WWW-Authenticate', 'Bearer realm="linepack"');
       res.status(401).json(graphqlErrorBody('UNAUTHENTICATED', message));
     };
     const forbid = (message: string) => res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
+    const blocked = await rateLimiter.authFailureBlock(address);
+    if (blocked !== null) {
+      res.setHeader('Retry-After', String(blocked));
+      res.status(429).json(graphqlErrorBody('RATE_LIMITED', `too many failed authentications from this address; retry in ${blocked} s`, { retryAfterSeconds: blocked }));
+      return;
+    }
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
     let credential: VerifiedCredential | null;
     try {

@@ -179,3 +179,27 @@ describe('the daily window', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(60);
   }, 120_000);
 });
+
+describe('failed authentications per client address', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({ rateLimitWindows: { minuteSeconds: 2, daySeconds: 3_600 } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('refuses an address that keeps guessing, before any verification, until the window passes', async () => {
+    const { apiKey } = await stack.tenantWithKey();
+    const guesses = await Promise.all(Array.from({ length: 60 }, (_, i) => typename(stack.gatewayUrl, `lpk_${String(i).padStart(40, 'G')}`)));
+    expect(guesses.every((r) => r.status === 401)).toBe(true);
+    const blocked = await typename(stack.gatewayUrl, 'lpk_' + 'X'.repeat(40));
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.errors?.[0]?.extensions?.['code']).toBe('RATE_LIMITED');
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Even a valid key waits: the address is what is being throttled.
+    expect((await typename(stack.gatewayUrl, apiKey)).status).toBe(429);
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect((await typename(stack.gatewayUrl, apiKey)).status).toBe(200);
+  });
+});
