@@ -1,0 +1,55 @@
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/** Key management over GraphQL by a tenant admin: create (secret once), list (never the secret), revoke. */
+let stack: TestStack;
+let adminKey: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ({ apiKey: adminKey } = await stack.tenantWithKey({ tier: 'PRO', scopes: ['admin'] }));
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const admin = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: adminKey, variables });
+
+it('creates a key whose secret works once shown, lists it without the secret, and revokes it', async () => {
+  const created = await admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { secret apiKey { id prefix scopes tier expiresAt } } }', {
+    i: { name: 'ingest job', scopes: ['write:measurements', 'read:assets'], tier: 'PRO', expiresInDays: 30 },
+  });
+  expect(created.body.errors).toBeUndefined();
+  const { secret, apiKey } = created.body.data!['createApiKey'];
+  expect(secret).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
+  expect(apiKey).toMatchObject({ scopes: ['assets:read', 'measurements:write'], tier: 'PRO', prefix: secret.slice(0, 12) });
+  expect(Date.parse(apiKey.expiresAt)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+
+  expect((await graphql(stack.gatewayUrl, '{ assets { totalCount } }', { apiKey: secret })).status).toBe(200);
+
+  const listed = await admin('{ apiKeys { id name prefix lastUsedAt revokedAt } }');
+  expect(JSON.stringify(listed.body)).not.toContain(secret);
+  expect(listed.body.data!['apiKeys'].find((k: { id: string }) => k.id === apiKey.id)).toMatchObject({ name: 'ingest job', revokedAt: null });
+
+  const revoked = await admin('mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }', { id: apiKey.id });
+  expect(revoked.body.data!['revokeApiKey'].revokedAt).toBeTruthy();
+  expect((await graphql(stack.gatewayUrl, '{ assets { totalCount } }', { apiKey: secret })).status).toBe(401);
+});
+
+it.each([
+  [{ name: 'k', scopes: ['assets:delete'] }, 'scopes', 'unknown scope'],
+  [{ name: 'k', scopes: [] }, 'scopes', 'at least one scope'],
+  [{ name: 'k', scopes: ['assets:read'], tier: 'ENTERPRISE' }, 'tier', "exceeds the tenant's plan"],
+  [{ name: 'k', scopes: ['assets:read'], expiresInDays: 0 }, 'expiresInDays', '1 to 3650'],
+])('rejects %j naming the field', async (input, field, rule) => {
+  const res = await admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { secret } }', { i: input });
+  expect(res.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  expect(res.body.errors?.[0]?.extensions?.['field']).toBe(field);
+  expect(res.body.errors?.[0]?.message).toContain(rule);
+});
+
+it('cannot revoke another tenant’s key', async () => {
+  const other = await stack.tenantWithKey();
+  const res = await admin('mutation($id: ID!) { revokeApiKey(id: $id) { id } }', { id: other.keyId });
+  expect(res.body.errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: other.apiKey })).status).toBe(200);
+});
