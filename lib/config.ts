@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 
 export class ConfigError extends Error {}
@@ -26,3 +27,19 @@ export const pemSchema = z
   .min(1)
   .transform((s) => s.replace(/\\n/g, '\n'))
   .refine((s) => s.includes('-----BEGIN'), 'must be a PEM-encoded key');
+
+export const redisUrlSchema = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
+
+function isP256(pem: string, kind: 'private' | 'public'): boolean {
+  try {
+    if (kind === 'public' && !/-----BEGIN PUBLIC KEY-----/.test(pem)) return false;
+    const key = kind === 'private' ? createPrivateKey(pem) : createPublicKey(pem);
+    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+  } catch {
+    return false;
+  }
+}
+
+/** ES256 keys: checked at start-up, so a wrong key fails here and not on the first request. */
+export const ecPrivateKeySchema = pemSchema.refine((pem) => isP256(pem, 'private'), 'must be an EC P-256 private key in PEM (see `linepack service-keys`)');
+export const ecPublicKeySchema = pemSchema.refine((pem) => isP256(pem, 'public'), 'must be an EC P-256 public key in PEM (see `linepack service-keys`)');

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/** The error codes of DESIGN §4, with the HTTP status a request-level failure answers with. */
+/** The error codes clients can rely on, with the HTTP status a request-level failure answers with. */
 export const errorStatus = {
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,

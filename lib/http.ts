@@ -15,6 +15,12 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   next();
 }
 
+/** The credential of `Authorization: Bearer <credential>`, or null. */
+export function bearerToken(req: Request): string | null {
+  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
+  return match?.[1] ?? null;
+}
+
 export function requestIdOf(res: Response): string {
   return String(res.locals['requestId']);
 }

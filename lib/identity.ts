@@ -18,7 +18,12 @@ export const INTERNAL_IDENTITY_HEADER = 'x-linepack-identity';
 
 const ISSUER = 'linepack-gateway';
 const ALGORITHM = 'ES256';
-/** DESIGN §2: at most 60 s; the token covers one subgraph request. */
+
+/** User access tokens: issued by the auth service, verified by gateways from its JWKS. */
+export const USER_TOKEN_ALGORITHM = 'ES256';
+export const USER_TOKEN_ISSUER = 'linepack-auth';
+export const USER_TOKEN_AUDIENCE = 'linepack-api';
+/** At most 60 s by agreement; the token covers one subgraph request, so 30 s is plenty. */
 export const INTERNAL_TOKEN_TTL_SECONDS = 30;
 
 const claimsSchema = z.object({

@@ -11,7 +11,7 @@ export function databaseName(prefix: string, subgraph: string): string {
 export async function connectMongo(uri: string, options: MongoClientOptions = {}): Promise<MongoClient> {
   const client = new MongoClient(uri, {
     // The embedded mongo-java-server speaks wire version 8 (MongoDB 5.0 level) and has no
-    // sessions or transactions: nothing here may rely on them (DESIGN §6).
+    // sessions or transactions: nothing here may rely on them.
     serverSelectionTimeoutMS: 10_000,
     appName: 'linepack',
     ...options,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { fieldError } from './errors';
 
-/** Relay-style cursor pages (DESIGN §5): `first`/`after`, `pageInfo`, `totalCount`. */
+/** Relay-style cursor pages: `first`/`after`, `pageInfo`, `totalCount`. */
 export const MAX_PAGE_SIZE = 500;
 
 export function pageSize(first: number | null | undefined, defaultSize = 50): number {

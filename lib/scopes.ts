@@ -1,5 +1,5 @@
 /**
- * The scope vocabulary (DESIGN §2). Every place that reads a scope — SDL checks at the
+ * The scope vocabulary. Every place that reads a scope — SDL checks at the
  * gateway and in subgraphs, introspection output, the CLI, role mapping — goes through
  * normalizeScopes so the two spellings seen in the wild mean the same thing.
  */

@@ -81,7 +81,6 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
                 ...defaultTokenLifetimes,
                 signingKeyPem: SigningKeys.generatePem(),
                 verifyOnlyPublicKeyPems: [],
-                redisUrl: options.redisUrl,
                 ...options.auth,
               },
             })

@@ -1,20 +1,21 @@
 import { z } from 'zod';
 import { subgraphRegistry, type SubgraphName } from '../schema/subgraphs';
-import { ConfigError, logLevelSchema, parseConfig, pemSchema, portSchema } from './config';
+import { ConfigError, ecPublicKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from './config';
 import { createLogger } from './logger';
 import type { Logger } from './logger';
 import type { RunningService } from './subgraph-server';
 
 /** What every subgraph process needs, from its environment. */
 export function subgraphConfigSchema(name: SubgraphName) {
-  const defaultPort = subgraphRegistry.find((s) => s.name === name)!.defaultPort;
+  const { defaultPort, ownsDatabase } = subgraphRegistry.find((s) => s.name === name)!;
+  const mongoUri = z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI');
   return z.object({
     PORT: portSchema.default(defaultPort),
     HOST: z.string().default('127.0.0.1'),
-    MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
+    MONGODB_URI: ownsDatabase ? mongoUri : mongoUri.optional(),
     LINEPACK_DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only').default('linepack'),
-    INTERNAL_TOKEN_PUBLIC_KEY: pemSchema,
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySchema,
+    REDIS_URL: redisUrlSchema.optional(),
     LOG_LEVEL: logLevelSchema,
   });
 }
@@ -57,7 +58,8 @@ export function runSubgraphProcess(name: SubgraphName, start: (options: Subgraph
 export interface SubgraphStartOptions {
   port: number;
   host: string;
-  mongoUri: string;
+  /** Required by subgraphs that own a database (the registry's ownsDatabase). */
+  mongoUri: string | undefined;
   dbPrefix: string;
   internalTokenPublicKey: string;
   logger: Logger;

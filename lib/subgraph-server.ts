@@ -143,10 +143,13 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
 
 /** Connects the subgraph's own database (`<prefix>_<name>`), prepares it, serves, and closes everything on stop. */
 export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: DatabaseSubgraphSpec<C>): Promise<RunningService> {
+  if (!options.mongoUri) throw new Error(`the ${spec.name} subgraph needs MONGODB_URI`);
   const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false });
+  let stopPrepared: (() => Promise<void>) | undefined;
   try {
     const db = mongo.db(databaseName(options.dbPrefix, spec.name));
-    const { stop: stopPrepared, ...rest } = await spec.prepare(db);
+    const { stop, ...rest } = await spec.prepare(db);
+    stopPrepared = stop;
     const service = await startSubgraphServer<C>(options, {
       ...rest,
       name: spec.name,
@@ -163,6 +166,8 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(optio
       },
     };
   } catch (err) {
+    // e.g. the port is taken: whatever prepare started (an outbox relay) must not outlive the failure.
+    await stopPrepared?.();
     await mongo.close();
     throw err;
   }

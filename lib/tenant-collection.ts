@@ -12,7 +12,7 @@ import type {
   WithId,
 } from 'mongodb';
 
-/** Every stored document carries the tenant it belongs to (DESIGN §2). */
+/** Every stored document carries the tenant it belongs to. */
 export interface TenantDocument extends Document {
   tenantId: string;
 }

@@ -5,15 +5,15 @@ import { repoRoot } from '../lib/repo-root';
 /**
  * The subgraph registry: the single list of subgraphs that composition, codegen,
  * the gateway and the development launcher all read. Adding a subgraph starts here.
- * `defaultPort` is where the subgraph listens in development and docker-compose;
+ * `ownsDatabase` says whether it needs MONGODB_URI. `defaultPort` is where the subgraph listens in development and docker-compose;
  * the routing URL written into the supergraph is the docker-compose service address.
  */
 export const subgraphRegistry = [
-  { name: 'auth', defaultPort: 4005 },
-  { name: 'assets', defaultPort: 4001 },
-  { name: 'measurements', defaultPort: 4002 },
-  { name: 'analytics', defaultPort: 4003 },
-  { name: 'compliance', defaultPort: 4004 },
+  { name: 'auth', defaultPort: 4005, ownsDatabase: true },
+  { name: 'assets', defaultPort: 4001, ownsDatabase: true },
+  { name: 'measurements', defaultPort: 4002, ownsDatabase: true },
+  { name: 'analytics', defaultPort: 4003, ownsDatabase: false },
+  { name: 'compliance', defaultPort: 4004, ownsDatabase: false },
 ] as const;
 
 export type SubgraphName = (typeof subgraphRegistry)[number]['name'];

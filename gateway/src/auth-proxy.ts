@@ -11,6 +11,15 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
  * them as they are (these routes authenticate on their own) and adds the client address for the
  * per-IP login throttle.
  */
+/** The path with escapes decoded; a malformed escape counts as suspicious (it is refused like "..") . */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return '..';
+  }
+}
+
 export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): void {
   app.use('/auth', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
     const headers: Record<string, string> = { 'x-request-id': requestIdOf(res), 'x-forwarded-for': req.ip ?? '' };
@@ -20,7 +29,7 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
     }
     // Normalise first: "/auth/../graphql" or "/auth/%2e%2e/" must not reach other routes of the auth service.
     const target = new URL(req.originalUrl, authUrl);
-    if (!target.pathname.startsWith('/auth/') || decodeURIComponent(target.pathname).includes('..')) {
+    if (!target.pathname.startsWith('/auth/') || decodedPath(target.pathname).includes('..')) {
       res.status(404).type('application/problem+json').json(problem(404, 'NOT_FOUND', 'No such auth route'));
       return;
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { subgraphNames, supergraphPath, type SubgraphName } from '../../schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { logLevelSchema, parseConfig, pemSchema, portSchema } from '../../lib/config';
+import { ecPrivateKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from '../../lib/config';
 
 const urlSchema = z.string().url('must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
 
@@ -10,11 +10,11 @@ export const gatewayConfigSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   /** Base URL of the auth service (REST routes and key introspection), e.g. http://auth:4005. */
   AUTH_URL: urlSchema,
-  INTERNAL_TOKEN_PRIVATE_KEY: pemSchema,
+  INTERNAL_TOKEN_PRIVATE_KEY: ecPrivateKeySchema,
   SUPERGRAPH_PATH: z.string().default(supergraphPath),
   /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
   CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  REDIS_URL: redisUrlSchema.optional(),
   /**
    * Which proxies in front of the gateway may set X-Forwarded-For: false (none, the default), a hop
    * count, or a comma-separated list of addresses/CIDRs (Express "trust proxy").

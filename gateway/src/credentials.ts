@@ -1,13 +1,11 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { hashApiKeySecret } from '../../lib/api-keys';
 import { z } from 'zod';
 import { knownScopes, type Scope } from '../../lib/scopes';
 import type { Logger } from '../../lib/logger';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
-/** API keys are recognisable by their prefix (subgraphs/auth/src/api-key-secret.ts); anything else is a JWT. */
-export const API_KEY_PREFIX = 'lpk_';
 
 /** A credential the gateway has verified: who, in which tenant, with what, at which tier. */
 export interface VerifiedCredential {
@@ -51,7 +49,7 @@ export class ApiKeyVerifier {
   }
 
   async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
-    const cacheKey = createHash('sha256').update(apiKey).digest('hex');
+    const cacheKey = hashApiKeySecret(apiKey);
     const cached = this.cache.get(cacheKey);
     if (cached) return cached.credential;
     let response: Response;

@@ -1,9 +1,9 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../lib/logger';
 import type { Tier } from './credentials';
 
-/** DESIGN §3: requests per window by tier; enterprise is unlimited and never counted. */
+/** Requests per window by tier (README, Rate limits); enterprise is unlimited and never counted. */
 export const tierLimits: Readonly<Record<Exclude<Tier, 'enterprise'>, { minute: number; day: number }>> = {
   free: { minute: 60, day: 1_000 },
   pro: { minute: 300, day: 10_000 },
@@ -73,8 +73,17 @@ export class TieredRateLimiter {
     this.limiters = { free: build('free'), pro: build('pro') };
     this.failedAuth = counted(FAILED_AUTH_PER_MINUTE, windows.minuteSeconds, `linepack:rl:auth-failures:${windows.minuteSeconds}`);
     if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
-    redis?.on('ready', () => this.setDegraded(false));
-    redis?.on('close', () => this.setDegraded(true, new Error('connection closed')));
+    redis?.on('ready', this.onReady);
+    redis?.on('close', this.onClose);
+  }
+
+  private readonly onReady = () => this.setDegraded(false);
+  private readonly onClose = () => this.setDegraded(true, new Error('connection closed'));
+
+  /** Disconnects quietly: a deliberate shutdown is not a degradation. */
+  close(): void {
+    this.redis?.off('ready', this.onReady).off('close', this.onClose);
+    this.redis?.disconnect();
   }
 
   get backend(): RateLimitBackend {
@@ -153,19 +162,4 @@ export class TieredRateLimiter {
     const tighter = day.remainingPoints < minute.remainingPoints ? { points: limiters.day.points, res: day } : { points: limiters.minute.points, res: minute };
     return { allowed: true, headers: headersFor(tighter.points, tighter.res) };
   }
-}
-
-/** A Redis client that fails fast instead of queueing while Redis is away, and reconnects forever. */
-export function createRateLimitRedis(url: string, logger: Logger): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 250,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    lazyConnect: false,
-  });
-  // Connection errors are reported once through the limiter's degraded state, not per retry.
-  redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
-  return redis;
 }

@@ -8,14 +8,16 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { SubgraphName } from '../../schema/subgraphs';
 import { graphqlErrorBody, problem } from '../../lib/errors';
-import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '../../lib/http';
+import { accessLogMiddleware, bearerToken, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '../../lib/http';
 import { createLogger, type Logger } from '../../lib/logger';
 import { formatErrorFor } from '../../lib/subgraph-server';
 import { mountAuthProxy } from './auth-proxy';
 import type { GatewayConfig } from './config';
 import type { GatewayContext } from './context';
-import { API_KEY_PREFIX, ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
-import { createRateLimitRedis, TieredRateLimiter } from './rate-limit';
+import { API_KEY_PREFIX } from '../../lib/api-keys';
+import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
+import { createRedisClient } from '../../lib/redis';
+import { TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '../../lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
@@ -27,12 +29,6 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/**
- * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
- * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
- * (lib/authz/scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
- * that purpose dropped from those links.
- */
 /** Enough for a 10,000-item measurement batch in variables; far below what would tie up a gateway. */
 const GATEWAY_BODY_LIMIT = '8mb';
 
@@ -49,13 +45,14 @@ export const queryLimits: NonNullable<ConstructorParameters<typeof ApolloArmor>[
   blockFieldSuggestion: { enabled: true },
 };
 
+/**
+ * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
+ * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
+ * (lib/authz/scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
+ * that purpose dropped from those links.
+ */
 export function withSecurityEnforcedByLinepack(supergraphSdl: string): string {
   return supergraphSdl.replace(/(@link\(url: "https:\/\/specs\.apollo\.dev\/(?:requiresScopes|authenticated)\/v[\d.]+"), for: SECURITY\)/g, '$1)');
-}
-
-function bearerToken(req: Request): string | null {
-  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
-  return match?.[1] ?? null;
 }
 
 export async function startGateway(config: GatewayConfig, logger: Logger = createLogger('gateway', config.logLevel)): Promise<RunningGateway> {
@@ -67,7 +64,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const httpServer = http.createServer(app);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
-  const redis = config.redisUrl ? createRateLimitRedis(config.redisUrl, logger) : null;
+  // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
+  const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
   const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
 
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
@@ -204,7 +202,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     async stop() {
       await apollo.stop();
       await closeServer(httpServer);
-      redis?.disconnect();
+      rateLimiter.close();
     },
   };
 }

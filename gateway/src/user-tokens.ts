@@ -1,16 +1,15 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
+import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '../../lib/identity';
 import type { Logger } from '../../lib/logger';
 import { roles, scopesByRole } from '../../lib/scopes';
 import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 
-/** Must match what the auth service signs with (subgraphs/auth/src/signing-keys.ts). */
-const ALGORITHM = 'ES256';
-const ISSUER = 'linepack-auth';
-const AUDIENCE = 'linepack-api';
 /** An unknown kid triggers a JWKS refetch at most this often, so forged kids cannot hammer the auth service. */
 const MIN_REFETCH_INTERVAL_MS = 5_000;
+/** Keys are re-read at least this often (the JWKS's max-age), so a key dropped from it stops being trusted. */
+const MAX_KEY_AGE_MS = 300_000;
 
 const accessClaims = z.object({
   sub: z.string().min(1),
@@ -57,20 +56,21 @@ export class UserTokenVerifier {
   }
 
   private async keyFor(kid: string): Promise<KeyObject | null> {
+    const age = Date.now() - this.lastFetch;
     const known = this.keys.get(kid);
-    if (known) return known;
-    if (this.lastFetch === 0 || Date.now() - this.lastFetch >= MIN_REFETCH_INTERVAL_MS) await this.refresh();
+    if (known && age < MAX_KEY_AGE_MS) return known;
+    if (this.lastFetch === 0 || age >= MIN_REFETCH_INTERVAL_MS) await this.refresh();
     return this.keys.get(kid) ?? null;
   }
 
   async verify(token: string): Promise<UserTokenVerdict> {
     const decoded = jwt.decode(token, { complete: true });
     const kid = decoded?.header.kid;
-    if (!decoded || decoded.header.alg !== ALGORITHM || !kid) return { ok: false };
+    if (!decoded || decoded.header.alg !== USER_TOKEN_ALGORITHM || !kid) return { ok: false };
     const key = await this.keyFor(kid);
     if (!key) return { ok: false };
     try {
-      const payload = jwt.verify(token, key, { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE });
+      const payload = jwt.verify(token, key, { algorithms: [USER_TOKEN_ALGORITHM], issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE });
       const claims = accessClaims.safeParse(payload);
       return claims.success ? { ok: true, claims: claims.data } : { ok: false };
     } catch {

@@ -12,10 +12,12 @@ import {
 } from 'graphql';
 import { missingScopes } from '../scopes';
 
-/** What the SDL demands of a field or a type: @requiresScopes (OR of ANDs) and @authenticated. */
+/**
+ * What the SDL demands of a field or a type with @requiresScopes (OR of ANDs). @authenticated needs
+ * no check here: every request is authenticated before any operation is looked at.
+ */
 export interface SecurityRequirement {
   scopes: string[][];
-  authenticated: boolean;
 }
 
 /**
@@ -27,9 +29,7 @@ export type SecurityMap = ReadonlyMap<string, SecurityRequirement>;
 
 function readDirectives(directives: readonly ConstDirectiveNode[] | undefined): SecurityRequirement | null {
   let scopes: string[][] = [];
-  let authenticated = false;
   for (const d of directives ?? []) {
-    if (d.name.value === 'authenticated') authenticated = true;
     if (d.name.value === 'requiresScopes') {
       const arg = d.arguments?.find((a) => a.name.value === 'scopes');
       if (arg?.value.kind === Kind.LIST) {
@@ -39,7 +39,7 @@ function readDirectives(directives: readonly ConstDirectiveNode[] | undefined): 
       }
     }
   }
-  return scopes.length > 0 || authenticated ? { scopes, authenticated } : null;
+  return scopes.length > 0 ? { scopes } : null;
 }
 
 export function securityMapFromSdl(sdl: DocumentNode): SecurityMap {
@@ -47,7 +47,7 @@ export function securityMapFromSdl(sdl: DocumentNode): SecurityMap {
   const merge = (key: string, req: SecurityRequirement | null) => {
     if (!req) return;
     const existing = map.get(key);
-    map.set(key, existing ? { scopes: [...existing.scopes, ...req.scopes], authenticated: existing.authenticated || req.authenticated } : req);
+    map.set(key, existing ? { scopes: [...existing.scopes, ...req.scopes] } : req);
   };
   for (const def of sdl.definitions) {
     switch (def.kind) {

@@ -4,7 +4,7 @@ import type { Collection, Document } from 'mongodb';
 import type { Logger } from '../logger';
 
 /**
- * Domain events (DESIGN §5) leave a subgraph through an outbox stored *inside the document they
+ * Domain events leave a subgraph through an outbox stored *inside the document they
  * describe*, written by the same single-document write as the change itself. No transaction is
  * needed (the embedded server has none) and no event can be lost: if the process dies after the
  * write, the entry is still there for the relay. Delivery is at-least-once; consumers dedupe on `id`.
@@ -27,7 +27,11 @@ export function outboxEntry(type: string, data?: Record<string, unknown>): Outbo
   return { id: randomUUID(), type, occurredAt: new Date(), ...(data ? { data } : {}) };
 }
 
-/** One Redis stream per producing subgraph; consumer groups read them (replayable from 0 for a rebuild). */
+/**
+ * One Redis stream per producing subgraph. Consumer groups read them and can replay what the stream
+ * still holds for a rebuild; streams are capped (maxLen, about a million entries each) so Redis memory
+ * stays bounded, which means a consumer must not fall further behind than that.
+ */
 export const eventStreams = {
   assets: 'linepack:events:assets',
   measurements: 'linepack:events:measurements',
@@ -63,6 +67,9 @@ export interface OutboxRelayOptions<D extends OutboxDocument> {
   maxLen?: number;
 }
 
+/** Reads that serve clients leave pending events out: they can be large and are not the client's business. */
+export const withoutOutbox = { projection: { outbox: 0 } } as const;
+
 /** Moves outbox entries to a Redis stream: XADD first, then remove them from their documents. */
 export class OutboxRelay<D extends OutboxDocument> {
   private running = false;
@@ -75,10 +82,9 @@ export class OutboxRelay<D extends OutboxDocument> {
   /** Publishes one batch; returns how many events went out. */
   async drainOnce(): Promise<number> {
     const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000 } = this.options;
-    const docs = (await collection
+    const pending = (await collection
       .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize })
       .toArray()) as unknown as D[];
-    const pending = docs.filter((d) => d.outbox && d.outbox.length > 0);
     if (pending.length === 0) return 0;
     const pipeline = redis.pipeline();
     let count = 0;

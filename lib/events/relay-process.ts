@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createRedisClient } from '../redis';
 import type { Collection } from 'mongodb';
 import type { SubgraphStartOptions } from '../subgraph-config';
 import { OutboxRelay, type OutboxDocument, type OutboxEntry } from './outbox';
@@ -17,8 +17,7 @@ export function startOutboxRelay<D extends OutboxDocument>(
     if (!options.redisUrl) options.logger.warn({ stream }, 'domain events are not published: no REDIS_URL (they wait in the outbox)');
     return { stop: async () => undefined };
   }
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 200, 2_000) });
-  redis.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
+  const redis = createRedisClient(options.redisUrl, options.logger);
   const relay = new OutboxRelay<D>({ collection, redis, stream, logger: options.logger, dataOf });
   relay.start();
   return {

@@ -1,5 +1,5 @@
 /**
- * The embedded MongoDB stand-in for development and tests (DESIGN §6): mongo-java-server, launched through our own
+ * The embedded MongoDB stand-in for development and tests: mongo-java-server, launched through our own
  * tiny Java launcher in tools/mongo (built with Maven on first use), in memory or file-backed (H2 MVStore).
  *
  * The launcher prints `LISTENING <port>` once ready, stops cleanly on SIGTERM and exits when its stdin reaches EOF,

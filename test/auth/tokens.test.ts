@@ -125,7 +125,7 @@ describe('the /auth proxy', () => {
       }).on('error', reject);
     });
 
-  it.each(['/auth/../readyz', '/auth/%2e%2e/healthz', '/auth/%2E%2E/graphql', '/auth/..%2Fgraphql'])('does not let %s escape to other routes', async (path) => {
+  it.each(['/auth/../readyz', '/auth/%2e%2e/healthz', '/auth/%2E%2E/graphql', '/auth/..%2Fgraphql', '/auth/%zz'])('does not let %s escape to other routes', async (path) => {
     expect(await rawGet(path)).toBe(404);
   });
 

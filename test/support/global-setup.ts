@@ -1,5 +1,5 @@
 /**
- * Jest global setup: real infrastructure for the whole run (DESIGN §6).
+ * Jest global setup: real infrastructure for the whole run.
  *   - MongoDB: MONGODB_URI when set, otherwise an in-memory embedded mongo-java-server.
  *   - Redis:   REDIS_URL when set, otherwise a redis-server on a free port.
  * The variables set here are inherited by the jest workers; the handles stay on globalThis for global-teardown.ts.

@@ -1,5 +1,5 @@
 /**
- * Modified B31G (0.85dL) remaining strength of corroded pipe, as agreed in DESIGN §5.
+ * Modified B31G (0.85dL) remaining strength of corroded pipe, with the 1.1·SMYS flow stress Linepack agreed on.
  * Pure functions: no I/O, so the numbers can be checked against worked examples.
  */
 export const MODIFIED_B31G_MODEL_VERSION = 'modified-b31g-0.85dL/1.0.0';

@@ -1,13 +1,13 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { z } from 'zod';
-import { ensureOutboxIndex, type OutboxEntry } from '../../../lib/events/outbox';
+import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '../../../lib/events/outbox';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
 import { TenantCollection } from '../../../lib/tenant-collection';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
 
 export const ASSETS_COLLECTION = 'assets';
 
-/** Every index starts with tenantId (DESIGN §2). */
+/** Every index starts with tenantId, so no query can scan across tenants. */
 export async function ensureAssetIndexes(db: Db): Promise<void> {
   const assets = db.collection<AssetDocument>(ASSETS_COLLECTION);
   await ensureOutboxIndex(assets);
@@ -52,11 +52,11 @@ export class AssetRepository {
   }
 
   findById(id: string): Promise<AssetDocument | null> {
-    return this.assets.findOne({ _id: id });
+    return this.assets.findOne({ _id: id }, withoutOutbox);
   }
 
   async findByIds(ids: readonly string[]): Promise<(AssetDocument | null)[]> {
-    const found = await this.assets.find({ _id: { $in: [...new Set(ids)] } }).toArray();
+    const found = await this.assets.find({ _id: { $in: [...new Set(ids)] } }, withoutOutbox).toArray();
     const byId = new Map(found.map((a) => [a._id, a]));
     return ids.map((id) => byId.get(id) ?? null);
   }
@@ -74,7 +74,7 @@ export class AssetRepository {
       ? { ...query, $or: [{ nameLower: { $gt: cursor[0] } }, { nameLower: cursor[0], _id: { $gt: cursor[1] } }] }
       : query;
     const [rows, totalCount] = await Promise.all([
-      this.assets.find(pageQuery, { sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.assets.find(pageQuery, { ...withoutOutbox, sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray(),
       this.assets.countDocuments(query),
     ]);
     return toConnection(rows, size, totalCount, (a) => encodeCursor([a.nameLower, a._id]));
@@ -91,18 +91,7 @@ export class AssetRepository {
   async updateIfVersion(id: string, version: number, set: Partial<AssetDocument>, event: OutboxEntry): Promise<AssetDocument | null> {
     // The driver types reject $push on an optional array field; the shape is checked by the tests.
     const update = { $set: set, $inc: { version: 1 }, $push: { outbox: event } } as unknown as UpdateFilter<AssetDocument>;
-    return this.assets.findOneAndUpdate({ _id: id, version }, update);
-  }
-
-  /** Whether `ancestorId` is `id` itself or above it in the hierarchy (guards against cycles). */
-  async isSelfOrDescendant(candidateParentId: string, id: string): Promise<boolean> {
-    let current: string | null = candidateParentId;
-    for (let depth = 0; current && depth < 64; depth++) {
-      if (current === id) return true;
-      const parent: AssetDocument | null = await this.assets.findOne({ _id: current }, { projection: { parentId: 1 } });
-      current = parent?.parentId ?? null;
-    }
-    return false;
+    return this.assets.findOneAndUpdate({ _id: id, version }, update, withoutOutbox);
   }
 
   async summary(): Promise<AssetSummaryCounts> {

@@ -51,8 +51,6 @@ export const createAssetSchema = z.object({
   installedAt: fields.installedAt.optional().default(null),
 });
 
-export type CreateAssetValues = z.output<typeof createAssetSchema>;
-
 /** Omitted (undefined) keeps the stored value; null clears it where the field is optional. */
 export const updateAssetSchema = z
   .object({

@@ -1,5 +1,5 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import Redis from 'ioredis';
+import { createRedisClient } from '../../../lib/redis';
 import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
 import { startDatabaseSubgraph, type RunningService } from '../../../lib/subgraph-server';
 import type { SubgraphContext } from './context';
@@ -13,7 +13,6 @@ import { TokenService, type TokenLifetimes } from './tokens';
 export interface AuthServiceOptions extends TokenLifetimes {
   signingKeyPem: string;
   verifyOnlyPublicKeyPems: string[];
-  redisUrl?: string | undefined;
   loginThrottle?: { perEmail: ThrottleWindow; perIp: ThrottleWindow };
 }
 
@@ -28,8 +27,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
       const store = new AuthStore(db);
       const tokens = new TokenService(db, keys, options.auth);
       await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
-      const redis = options.auth.redisUrl ? new Redis(options.auth.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 }) : null;
-      redis?.on('error', (err: Error) => options.logger.debug({ err: err.message }, 'redis connection error'));
+      const redis = options.redisUrl ? createRedisClient(options.redisUrl, options.logger, { commandTimeoutMs: 250 }) : null;
       const throttle = new LoginThrottle(redis, options.auth.loginThrottle ?? defaultLoginThrottle);
       return {
         buildContext: (base) => ({ ...base, store }),

@@ -13,7 +13,7 @@ export const defaultLoginThrottle = {
 } as const;
 
 /**
- * Counts login attempts per email and per client IP (DESIGN §3), in Redis when configured so all
+ * Counts login attempts per email and per client IP, in Redis when configured so all
  * auth replicas share the count, with an in-process fallback. Emails are hashed before they become
  * counter keys: the counters never hold personal data.
  */

@@ -1,28 +1,44 @@
+import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
-import { parseConfig, pemSchema } from '../../../lib/config';
+import { ConfigError, ecPrivateKeySchema, parseConfig } from '../../../lib/config';
 import { runSubgraphProcess } from '../../../lib/subgraph-config';
 import { defaultTokenLifetimes, startAuthSubgraph } from './index';
 
 const authEnvSchema = z.object({
-  JWT_SIGNING_KEY: pemSchema,
+  JWT_SIGNING_KEY: ecPrivateKeySchema,
   /** Previous signing keys' public PEMs, still accepted during a rotation (concatenated PEM blocks). */
   JWT_VERIFY_ONLY_PUBLIC_KEYS: z.string().optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(defaultTokenLifetimes.accessTokenTtlSeconds),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(defaultTokenLifetimes.refreshTokenTtlSeconds),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
 });
+
+/** Every block must be an EC P-256 public key: a key that silently fails to load would log everyone out mid-rotation. */
+function verifyOnlyKeys(raw: string | undefined): string[] {
+  if (!raw?.trim()) return [];
+  const blocks = raw.replace(/\\n/g, '\n').match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
+  const valid = blocks.filter((pem) => {
+    try {
+      const key = createPublicKey(pem);
+      return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+    } catch {
+      return false;
+    }
+  });
+  if (blocks.length === 0 || valid.length !== blocks.length) {
+    throw new ConfigError('auth subgraph: invalid configuration\n  JWT_VERIFY_ONLY_PUBLIC_KEYS: must be one or more EC P-256 public keys in PEM');
+  }
+  return valid;
+}
 
 runSubgraphProcess('auth', (options) => {
   const env = parseConfig('auth subgraph', authEnvSchema, process.env);
-  const verifyOnly = (env.JWT_VERIFY_ONLY_PUBLIC_KEYS ?? '').replace(/\\n/g, '\n').match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
   return startAuthSubgraph({
     ...options,
     auth: {
       signingKeyPem: env.JWT_SIGNING_KEY,
-      verifyOnlyPublicKeyPems: verifyOnly,
+      verifyOnlyPublicKeyPems: verifyOnlyKeys(env.JWT_VERIFY_ONLY_PUBLIC_KEYS),
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
-      redisUrl: env.REDIS_URL,
     },
   });
 });

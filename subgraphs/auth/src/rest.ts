@@ -2,18 +2,14 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { problem } from '../../../lib/errors';
+import { bearerToken } from '../../../lib/http';
 import type { Logger } from '../../../lib/logger';
 import { violationsOf } from '../../../lib/validation';
-import { apiKeyPattern } from './api-key-secret';
+import { apiKeyPattern } from '../../../lib/api-keys';
 import type { LoginThrottle } from './login-throttle';
 import type { SigningKeys } from './signing-keys';
 import { ARGON2_OPTIONS, type AuthStore } from './store';
 import type { TokenService } from './tokens';
-
-function bearer(req: Request): string | null {
-  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
-  return match?.[1] ?? null;
-}
 
 function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
   res.status(status).type('application/problem+json').json(problem(status, code, title, detail, extra));
@@ -45,7 +41,7 @@ export interface AuthRestDependencies {
   logger: Logger;
 }
 
-/** The auth REST API (DESIGN §2), mounted under /auth and reached by clients through the gateway. */
+/** The auth REST API (README, REST routes), mounted under /auth and reached by clients through the gateway. */
 export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   const { store, tokens, keys, throttle, logger } = deps;
   const router: Router = express.Router();
@@ -114,7 +110,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
    * `sub` and `tier` are extra members it needs for identity and rate limiting.
    */
   router.get('/introspect', async (req, res) => {
-    const credential = bearer(req);
+    const credential = bearerToken(req);
     if (!credential) {
       res.setHeader('WWW-Authenticate', 'Bearer');
       sendProblem(res, 401, 'UNAUTHENTICATED', 'Missing credential', 'send the API key as Authorization: Bearer <key>');

@@ -1,9 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-
-/** User tokens are ES256 JWTs; gateways verify them locally from the published JWKS. */
-export const USER_TOKEN_ALGORITHM = 'ES256';
-export const USER_TOKEN_ISSUER = 'linepack-auth';
-export const USER_TOKEN_AUDIENCE = 'linepack-api';
+import { USER_TOKEN_ALGORITHM } from '../../../lib/identity';
 
 export interface PublishedKey {
   kid: string;
@@ -40,7 +36,11 @@ export class SigningKeys {
     }
     const current = publish(createPublicKey(this.privateKey));
     this.kid = current.kid;
-    this.published = [current, ...verifyOnlyPublicKeyPems.map((pem) => publish(createPublicKey(pem)))];
+    const previous = verifyOnlyPublicKeyPems.map((pem) => createPublicKey(pem));
+    if (previous.some((key) => key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1')) {
+      throw new Error('verify-only keys must be EC P-256 public keys (ES256)');
+    }
+    this.published = [current, ...previous.map(publish)];
   }
 
   /** The public key a token names in its header, if it is one of ours. */

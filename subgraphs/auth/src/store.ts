@@ -4,7 +4,7 @@ import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import { isDuplicateKeyError } from '../../../lib/mongo';
 import { normalizeScopes, type Role, type Scope } from '../../../lib/scopes';
-import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from './api-key-secret';
+import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from '../../../lib/api-keys';
 import type { ApiKeyDocument, TenantRecord, Tier, UserDocument } from './documents';
 
 export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };

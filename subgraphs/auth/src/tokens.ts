@@ -4,7 +4,8 @@ import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import type { Role } from '../../../lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
-import { SigningKeys, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from './signing-keys';
+import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '../../../lib/identity';
+import type { SigningKeys } from './signing-keys';
 
 /** Refresh tokens are audience-bound to the auth service, so a gateway never accepts one as an access token. */
 const REFRESH_AUDIENCE = 'linepack-auth';

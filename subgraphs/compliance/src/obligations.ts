@@ -1,5 +1,5 @@
 /**
- * The recurring obligations Linepack tracks (DESIGN §5). `maxIntervalDays` is the conservative
+ * The recurring obligations Linepack tracks. `maxIntervalDays` is the conservative
  * day count of the longest allowed gap; `interval` states the rule as the regulation words it.
  */
 export type Obligation =

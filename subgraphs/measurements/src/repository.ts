@@ -3,7 +3,7 @@ import type { Db, Filter } from 'mongodb';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
 import { TenantCollection } from '../../../lib/tenant-collection';
-import { ensureOutboxIndex, outboxEntry } from '../../../lib/events/outbox';
+import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '../../../lib/events/outbox';
 import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
 
@@ -44,7 +44,7 @@ export class MeasurementRepository {
   }
 
   findById(id: string): Promise<MeasurementDocument | null> {
-    return this.measurements.findOne({ _id: id });
+    return this.measurements.findOne({ _id: id }, withoutOutbox);
   }
 
   private filterFor(query: MeasurementQuery): Filter<MeasurementDocument> {
@@ -67,14 +67,14 @@ export class MeasurementRepository {
         }
       : filter;
     const [rows, totalCount] = await Promise.all([
-      this.measurements.find(pageFilter, { sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray(),
+      this.measurements.find(pageFilter, { ...withoutOutbox, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray(),
       this.measurements.countDocuments(filter),
     ]);
     return toConnection(rows, size, totalCount, (m) => encodeCursor([m.observedAt.toISOString(), m._id]));
   }
 
   latest(assetId: string, type?: MeasurementType | null): Promise<MeasurementDocument | null> {
-    return this.measurements.findOne(this.filterFor({ assetId, type }), { sort: { observedAt: -1, _id: -1 } });
+    return this.measurements.findOne(this.filterFor({ assetId, type }), { ...withoutOutbox, sort: { observedAt: -1, _id: -1 } });
   }
 
   count(): Promise<number> {

@@ -14,7 +14,11 @@ import {
   type UpdateAssetValues,
 } from '../validation';
 
-async function checkParent(context: SubgraphContext, type: AssetType, parentId: string | null, selfId?: string): Promise<void> {
+/**
+ * A parent must exist in the tenant and be of a type allowed above this one. Types only allow parents
+ * higher in the hierarchy and never change, so no reparenting can create a cycle.
+ */
+async function checkParent(context: SubgraphContext, type: AssetType, parentId: string | null): Promise<void> {
   const allowed = allowedParentTypes[type];
   if (parentId === null) return;
   const parent = await context.assets.findById(parentId);
@@ -23,9 +27,6 @@ async function checkParent(context: SubgraphContext, type: AssetType, parentId: 
     throw invalidInput([
       { field: 'input.parentId', message: `a ${type} cannot belong to a ${parent.type}${allowed.length ? ` (allowed parents: ${allowed.join(', ')})` : ` (a ${type} has no parent)`}` },
     ]);
-  }
-  if (selfId && (await context.assets.isSelfOrDescendant(parentId, selfId))) {
-    throw invalidInput([{ field: 'input.parentId', message: 'would make the asset its own ancestor' }]);
   }
 }
 
@@ -38,11 +39,14 @@ async function applyUpdate(context: SubgraphContext, id: string, version: number
   }
   if (changes.status) checkStatusTransition(current.status, changes.status);
   checkAssetConsistency({ ...current, ...changes });
-  if (changes.parentId !== undefined) await checkParent(context, current.type, changes.parentId, id);
+  if (changes.parentId !== undefined) await checkParent(context, current.type, changes.parentId);
   const set: Partial<AssetDocument> = { ...changes, ...(changes.name ? { nameLower: changes.name.toLowerCase() } : {}), updatedAt: new Date() };
   const next = { ...current, ...set, version: current.version + 1 };
   const updated = await context.assets.updateIfVersion(id, version, set, outboxEntry(ASSET_UPSERTED, assetEventData(next)));
-  if (!updated) throw fieldError('CONFLICT', `asset ${id} changed while this update was applied: read it again and retry`);
+  if (!updated) {
+    const latest = await context.assets.findById(id);
+    throw fieldError('CONFLICT', `asset ${id} changed while this update was applied: read it again and retry`, { currentVersion: latest?.version ?? null });
+  }
   return updated;
 }
 

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * API key secrets: `lpk_` + 40 base62 characters (~238 bits). That entropy makes a fast
+ * API key secrets, shared by the auth service (which issues and stores them) and the gateway
+ * (which recognises them and keys its cache by their hash): `lpk_` + 40 base62 characters (~238 bits). That entropy makes a fast
  * hash the right choice for storage (no offline guessing is feasible), and lets the
  * gateway's hot path verify a key with one indexed lookup.
  */
