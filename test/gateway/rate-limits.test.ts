@@ -5,6 +5,7 @@ import { freePort } from '../../lib/infra/free-port';
 import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
 import { repoRoot } from '../../lib/repo-root';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { eventually } from '../support/wait';
 
 const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });
 
@@ -18,12 +19,7 @@ async function inBatches<T>(count: number, concurrency: number, task: (i: number
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  if (!(await eventually(check, timeoutMs))) throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A second, separate gateway process sharing the stack's subgraphs and the given Redis. */

@@ -4,36 +4,16 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoBulkWriteError, MongoClient, MongoServerError, type CommandStartedEvent, type CommandSucceededEvent, type Db } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/infra/embedded-mongo';
 import { repoRoot } from '../../lib/repo-root';
+import { canConnect, eventually } from '../support/wait';
 
 jest.setTimeout(120_000);
 
 const clientOptions = { serverSelectionTimeoutMS: 5_000 };
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 let tmpDir: string;
 beforeAll(async () => {

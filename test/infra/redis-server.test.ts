@@ -8,26 +8,7 @@ import Redis from 'ioredis';
 import { freePort } from '../../lib/infra/free-port';
 import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
 import { repoRoot } from '../../lib/repo-root';
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { canConnect, eventually } from '../support/wait';
 
 /** A client that fails fast instead of retrying. (A short disconnectTimeout: ioredis otherwise keeps a 2 s timer after a failed connect.) */
 const oneShot = (url: string) =>
