@@ -5,8 +5,8 @@
  *   2. Measurement ingest: one item per call (baseline) vs. batches of 500 and 5,000.
  * Real servers: embedded MongoDB (or MONGODB_URI), the in-process stack over loopback HTTP.
  */
-import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/infra/embedded-mongo';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../lib/identity';
+import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack } from '../test/support/stack';
 import { measure, printTable } from './harness';
 

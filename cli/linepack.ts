@@ -5,13 +5,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateInternalKeyPair } from '../lib/identity';
-import { connectMongo, databaseName } from '../lib/mongo';
-import { repoRoot } from '../lib/repo-root';
-import { parseScopeList, roles, type Role } from '../lib/scopes';
-import type { ApiKeyDocument, Tier } from '../subgraphs/auth/src/documents';
-import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
-import { AuthStore, AuthStoreError } from '../subgraphs/auth/src/store';
+import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { parseScopeList, roles, type Role } from '@linepack/lib/scopes';
+import type { ApiKeyDocument, Tier } from '@linepack/subgraph-auth/documents';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 
 const usage = `usage: linepack <command> [options]
 

@@ -1,4 +1,5 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { Logger } from './logger';
 
 /** The error codes clients can rely on, with the HTTP status a request-level failure answers with. */
 export const errorStatus = {
@@ -59,5 +60,18 @@ export function problem(status: number, code: string, title: string, detail?: st
     code,
     ...(detail ? { detail } : {}),
     ...extra,
+  };
+}
+
+/** Hides internals: unexpected errors reach clients as a bare INTERNAL_SERVER_ERROR, logged in full here. */
+export function formatErrorFor(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const code = formatted.extensions?.['code'];
+    if (code === undefined || code === 'INTERNAL_SERVER_ERROR') {
+      logger.error({ err: error }, 'unexpected error while executing an operation');
+      return { message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' }, ...(formatted.path ? { path: formatted.path } : {}) };
+    }
+    const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions };
   };
 }

@@ -3,29 +3,28 @@
  * gateway and in subgraphs, introspection output, the CLI, role mapping — goes through
  * normalizeScopes so the two spellings seen in the wild mean the same thing.
  */
-export const canonicalScopes = [
-  'assets:read',
-  'assets:write',
-  'measurements:read',
-  'measurements:write',
-  'analytics:read',
-  'compliance:read',
-  'admin:*',
-] as const;
+import { scopeDeclarations } from './generated/scopes';
 
-export type Scope = (typeof canonicalScopes)[number];
+/** Every scope with what it grants, generated from the @scope declarations in the SDL. */
+export { scopeDeclarations };
 
-export const ADMIN_SCOPE: Scope = 'admin:*';
+export type Scope = (typeof scopeDeclarations)[number]['name'];
 
-const aliases: Readonly<Record<string, Scope>> = {
-  'read:assets': 'assets:read',
-  'write:assets': 'assets:write',
-  'read:measurements': 'measurements:read',
-  'write:measurements': 'measurements:write',
-  'read:analytics': 'analytics:read',
-  'read:compliance': 'compliance:read',
-  admin: 'admin:*',
-};
+export const canonicalScopes: readonly Scope[] = scopeDeclarations.map((s) => s.name);
+
+export const ADMIN_SCOPE = 'admin:*' satisfies Scope;
+
+/**
+ * The other spelling seen in the wild, derived rather than listed so a scope added in an SDL gets its
+ * alias too: `read:assets` → `assets:read`, `write:assets` → `assets:write`, `admin` → `admin:*`.
+ */
+function aliasOf(scope: Scope): string {
+  if (scope === ADMIN_SCOPE) return 'admin';
+  const [resource, action] = scope.split(':');
+  return `${action}:${resource}`;
+}
+
+const aliases: ReadonlyMap<string, Scope> = new Map(canonicalScopes.map((s) => [aliasOf(s), s]));
 
 const canonicalSet: ReadonlySet<string> = new Set(canonicalScopes);
 
@@ -33,7 +32,7 @@ const canonicalSet: ReadonlySet<string> = new Set(canonicalScopes);
 export function canonicalScope(raw: string): Scope | null {
   const trimmed = raw.trim();
   if (canonicalSet.has(trimmed)) return trimmed as Scope;
-  return aliases[trimmed] ?? null;
+  return aliases.get(trimmed) ?? null;
 }
 
 export class UnknownScopeError extends Error {
@@ -97,10 +96,16 @@ export function missingScopes(granted: readonly string[], requirement: readonly 
 export const roles = ['VIEWER', 'ENGINEER', 'ADMIN'] as const;
 export type Role = (typeof roles)[number];
 
-const readScopes: Scope[] = ['assets:read', 'measurements:read', 'analytics:read', 'compliance:read'];
+/**
+ * Roles map to scopes by rule, so a scope added in an SDL reaches the roles without editing this
+ * file: VIEWER reads everything, ENGINEER also writes, ADMIN holds admin:* (the identity team owns
+ * this rule; see CODEOWNERS).
+ */
+const readScopes = canonicalScopes.filter((s) => s.endsWith(':read'));
+const writeScopes = canonicalScopes.filter((s) => s.endsWith(':write'));
 
 export const scopesByRole: Readonly<Record<Role, readonly Scope[]>> = {
   VIEWER: readScopes,
-  ENGINEER: [...readScopes, 'assets:write', 'measurements:write'].sort() as Scope[],
+  ENGINEER: [...readScopes, ...writeScopes].sort(),
   ADMIN: [ADMIN_SCOPE],
 };

@@ -1,13 +1,10 @@
 import { z } from 'zod';
-import { subgraphRegistry, type SubgraphName } from '../schema/subgraphs';
 import { ConfigError, ecPublicKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from './config';
 import { createLogger } from './logger';
-import type { Logger } from './logger';
-import type { RunningService } from './subgraph-server';
+import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
 
 /** What every subgraph process needs, from its environment. */
-export function subgraphConfigSchema(name: SubgraphName) {
-  const { defaultPort, ownsDatabase } = subgraphRegistry.find((s) => s.name === name)!;
+export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<SubgraphDescriptor, 'defaultPort' | 'ownsDatabase'>) {
   const mongoUri = z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI');
   return z.object({
     PORT: portSchema.default(defaultPort),
@@ -23,10 +20,11 @@ export function subgraphConfigSchema(name: SubgraphName) {
 export type SubgraphEnvConfig = z.output<ReturnType<typeof subgraphConfigSchema>>;
 
 /** Process entry for one subgraph: parse config once, start, stop cleanly on SIGINT/SIGTERM. */
-export function runSubgraphProcess(name: SubgraphName, start: (options: SubgraphStartOptions) => Promise<RunningService>): void {
+export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (options: SubgraphStartOptions) => Promise<RunningService>): void {
+  const { name } = descriptor;
   let config: SubgraphEnvConfig;
   try {
-    config = parseConfig(`${name} subgraph`, subgraphConfigSchema(name), process.env);
+    config = parseConfig(`${name} subgraph`, subgraphConfigSchema(descriptor), process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -54,24 +52,7 @@ export function runSubgraphProcess(name: SubgraphName, start: (options: Subgraph
   );
 }
 
-/** How a subgraph is started, from its process entry or from the development/test launcher. */
-export interface SubgraphStartOptions {
-  port: number;
-  host: string;
-  /** Required by subgraphs that own a database (the registry's ownsDatabase). */
-  mongoUri: string | undefined;
-  dbPrefix: string;
-  internalTokenPublicKey: string;
-  logger: Logger;
-  /** Where domain events are published (Redis Streams); without it they wait in the outbox. */
-  redisUrl?: string | undefined;
-  /** Run the outbox relay in this process (default true when redisUrl is set). */
-  eventRelay?: boolean;
-  /** Emit MongoDB command-monitoring events on RunningService.mongo (tests count round trips). */
-  monitorCommands?: boolean;
-}
-
-export function startOptionsFromEnv(name: SubgraphName, config: SubgraphEnvConfig): SubgraphStartOptions {
+export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig): SubgraphStartOptions {
   return {
     port: config.PORT,
     host: config.HOST,

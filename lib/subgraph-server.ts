@@ -6,16 +6,17 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { parse, type GraphQLFormattedError } from 'graphql';
-import type { Db, MongoClient } from 'mongodb';
-import { readSubgraphSdl, type SubgraphName } from '../schema/subgraphs';
+import { parse } from 'graphql';
+import type { Db } from 'mongodb';
 import { scopeEnforcementPlugin } from './authz/scope-plugin';
-import { graphqlErrorBody } from './errors';
+import { formatErrorFor, graphqlErrorBody } from './errors';
 import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
 import { INTERNAL_IDENTITY_HEADER, InvalidInternalTokenError, verifyInternalToken, type Identity } from './identity';
 import type { Logger } from './logger';
 import { connectMongo, databaseName } from './mongo';
-import type { SubgraphStartOptions } from './subgraph-config';
+import type { RunningService, SubgraphStartOptions } from './subgraph-types';
+
+export type { RunningService, SubgraphStartOptions } from './subgraph-types';
 
 /** What every subgraph's context starts from: the verified caller of this request. */
 export interface BaseSubgraphContext extends BaseContext {
@@ -26,7 +27,9 @@ export interface BaseSubgraphContext extends BaseContext {
 
 /** What makes one subgraph itself; where and how it runs comes from SubgraphStartOptions. */
 export interface SubgraphSpec<C extends BaseSubgraphContext> {
-  name: SubgraphName;
+  name: string;
+  /** The subgraph's SDL as it is served (its own file plus the shared types it uses). */
+  sdl: string;
   resolvers: GraphQLResolverMap<C>;
   buildContext(base: BaseSubgraphContext): C | Promise<C>;
   /** Routes outside GraphQL (the auth subgraph's REST API); they do their own authentication. */
@@ -37,39 +40,19 @@ export interface SubgraphSpec<C extends BaseSubgraphContext> {
 
 /** A subgraph that owns a database: `prepare` runs once on it (indexes, relays) and yields the rest of the spec. */
 export interface DatabaseSubgraphSpec<C extends BaseSubgraphContext> {
-  name: SubgraphName;
-  resolvers: GraphQLResolverMap<C>;
-  prepare(db: Db): Promise<Omit<SubgraphSpec<C>, 'name' | 'resolvers' | 'ready'> & { stop?(): Promise<void> }>;
-}
-
-export interface RunningService {
   name: string;
-  url: string;
-  port: number;
-  /** The subgraph's own MongoDB client, for diagnostics (command monitoring in tests). */
-  mongo?: MongoClient;
-  stop(): Promise<void>;
+  sdl: string;
+  resolvers: GraphQLResolverMap<C>;
+  prepare(db: Db): Promise<Omit<SubgraphSpec<C>, 'name' | 'sdl' | 'resolvers' | 'ready'> & { stop?(): Promise<void> }>;
 }
 
 export const GRAPHQL_BODY_LIMIT = '16mb';
 
-/** Hides internals: unexpected errors reach clients as a bare INTERNAL_SERVER_ERROR, logged in full here. */
-export function formatErrorFor(logger: Logger) {
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const code = formatted.extensions?.['code'];
-    if (code === undefined || code === 'INTERNAL_SERVER_ERROR') {
-      logger.error({ err: error }, 'unexpected error while executing an operation');
-      return { message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' }, ...(formatted.path ? { path: formatted.path } : {}) };
-    }
-    const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
-  };
-}
 
 export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: SubgraphSpec<C>): Promise<RunningService> {
   const { name } = spec;
   const { logger } = options;
-  const sdl = readSubgraphSdl(name);
+  const { sdl } = spec;
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
@@ -153,6 +136,7 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(optio
     const service = await startSubgraphServer<C>(options, {
       ...rest,
       name: spec.name,
+      sdl: spec.sdl,
       resolvers: spec.resolvers,
       ready: async () => void (await db.command({ ping: 1 })),
     });

@@ -1,29 +1,28 @@
 /**
- * Composes the subgraph SDLs into schema/supergraph.graphql with @apollo/composition.
- *   npm run compose          write the supergraph
- *   npm run compose:check    fail on composition errors or when the committed file is stale
+ * Composes the subgraph SDLs into schema/supergraph.graphql with @apollo/composition, and derives
+ * the scope vocabulary (lib/generated/scopes.ts) from the SDL's @scope declarations.
+ *   npm run compose          write both
+ *   npm run compose:check    fail on composition errors or when either committed file is stale
  */
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
-import { defaultRoutingUrl, readSubgraphSdl, subgraphNames, supergraphPath } from './subgraphs';
+import { renderScopesModule, scopeVocabulary } from './scope-vocabulary';
+import { defaultRoutingUrl, readSubgraphSdl, schemaDir, subgraphNames, supergraphPath } from './subgraphs';
 
-export function composeSupergraph(): { supergraphSdl: string } | { errors: string[] } {
-  const result = composeServices(
-    subgraphNames.map((name) => ({
-      name,
-      url: defaultRoutingUrl(name),
-      typeDefs: parse(readSubgraphSdl(name)),
-    })),
-  );
+export const scopesModulePath = path.join(schemaDir, '..', 'lib', 'generated', 'scopes.ts');
+
+export function composeSupergraph(dir: string = schemaDir): { supergraphSdl: string; scopesModule: string } | { errors: string[] } {
+  const sdls = new Map(subgraphNames.map((name) => [name, readSubgraphSdl(name, dir)]));
+  const result = composeServices(subgraphNames.map((name) => ({ name, url: defaultRoutingUrl(name), typeDefs: parse(sdls.get(name)!) })));
   if (result.errors) {
-    return {
-      errors: result.errors.map((e) => `${String(e.extensions?.['code'] ?? 'COMPOSITION_ERROR')}: ${e.message}`),
-    };
+    return { errors: result.errors.map((e) => `${String(e.extensions?.['code'] ?? 'COMPOSITION_ERROR')}: ${e.message}`) };
   }
-  const hints = result.hints ?? [];
-  for (const hint of hints) console.warn(`hint ${hint.definition.code}: ${hint.message}`);
-  return { supergraphSdl: result.supergraphSdl + '\n' };
+  const vocabulary = scopeVocabulary(sdls);
+  if (vocabulary.errors.length > 0) return { errors: vocabulary.errors.map((e) => `SCOPE: ${e}`) };
+  for (const hint of result.hints ?? []) console.warn(`hint ${hint.definition.code}: ${hint.message}`);
+  return { supergraphSdl: result.supergraphSdl + '\n', scopesModule: renderScopesModule(vocabulary.scopes) };
 }
 
 function main(): void {
@@ -34,17 +33,23 @@ function main(): void {
     for (const line of composed.errors) console.error(`  ${line}`);
     process.exit(1);
   }
+  const outputs = [
+    { file: supergraphPath, content: composed.supergraphSdl, what: 'schema/supergraph.graphql' },
+    { file: scopesModulePath, content: composed.scopesModule, what: 'lib/generated/scopes.ts' },
+  ];
   if (check) {
-    const committed = existsSync(supergraphPath) ? readFileSync(supergraphPath, 'utf8') : '';
-    if (committed !== composed.supergraphSdl) {
-      console.error('schema/supergraph.graphql is stale: a subgraph SDL changed. Run `npm run compose` and commit the result.');
+    const stale = outputs.filter(({ file, content }) => !existsSync(file) || readFileSync(file, 'utf8') !== content);
+    if (stale.length > 0) {
+      console.error(`${stale.map((s) => s.what).join(' and ')} stale: a subgraph SDL changed. Run \`npm run compose\` and commit the result.`);
       process.exit(1);
     }
-    console.log('supergraph is up to date');
+    console.log('supergraph and scope vocabulary are up to date');
     return;
   }
-  writeFileSync(supergraphPath, composed.supergraphSdl);
-  console.log(`wrote ${supergraphPath}`);
+  for (const { file, content } of outputs) {
+    writeFileSync(file, content);
+    console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  }
 }
 
 if (require.main === module) main();

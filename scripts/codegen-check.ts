@@ -3,7 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { generate } from '@graphql-codegen/cli';
 import config from '../codegen';
-import { repoRoot } from '../lib/repo-root';
+import { repoRoot } from '@linepack/lib/repo-root';
 
 async function main(): Promise<void> {
   const outputs = (await generate({ ...config, cwd: repoRoot, silent: true }, false)) as { filename: string; content: string }[];

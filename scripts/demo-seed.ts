@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { canonicalScopes } from '../lib/scopes';
-import { AuthStore } from '../subgraphs/auth/src/store';
+import { canonicalScopes } from '@linepack/lib/scopes';
+import { AuthStore } from '@linepack/subgraph-auth/store';
 
 export interface DemoCredentials {
   tenantId: string;

@@ -2,7 +2,7 @@
  * `npm run mongo:prepare`: builds the embedded MongoDB launcher (tools/mongo) ahead of time, so CI fetches the
  * Maven artifacts once, outside the tests. Prints one line.
  */
-import { EmbeddedMongoUnavailableError, prepareEmbeddedMongo } from '../lib/infra/embedded-mongo';
+import { EmbeddedMongoUnavailableError, prepareEmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 
 async function main(): Promise<void> {
   const started = Date.now();

@@ -11,12 +11,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '../lib/infra/embedded-mongo';
-import { connectMongo, databaseName } from '../lib/mongo';
-import { startStack } from '../lib/stack';
+import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { startStack } from '../dev/stack';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
-import { repoRoot } from '../lib/repo-root';
-import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 
 export interface DevState extends DemoCredentials {
   gatewayUrl: string;

@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
-import { problem } from '../../lib/errors';
-import { requestIdOf } from '../../lib/http';
-import type { Logger } from '../../lib/logger';
+import { problem } from '@linepack/lib/errors';
+import { requestIdOf } from '@linepack/lib/http';
+import type { Logger } from '@linepack/lib/logger';
 
 const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { subgraphNames, supergraphPath, type SubgraphName } from '../../schema/subgraphs';
+import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { ecPrivateKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from '../../lib/config';
+import { ecPrivateKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
 
 const urlSchema = z.string().url('must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
 

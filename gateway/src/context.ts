@@ -1,5 +1,5 @@
 import type { BaseContext } from '@apollo/server';
-import type { Logger } from '../../lib/logger';
+import type { Logger } from '@linepack/lib/logger';
 import type { VerifiedCredential } from './credentials';
 
 export interface GatewayContext extends BaseContext {

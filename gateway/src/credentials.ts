@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import { hashApiKeySecret } from '../../lib/api-keys';
+import { hashApiKeySecret } from '@linepack/lib/api-keys';
 import { z } from 'zod';
-import { knownScopes, type Scope } from '../../lib/scopes';
-import type { Logger } from '../../lib/logger';
+import { knownScopes, type Scope } from '@linepack/lib/scopes';
+import type { Logger } from '@linepack/lib/logger';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../lib/config';
+import { ConfigError } from '@linepack/lib/config';
 import { gatewayConfigFromEnv, type GatewayConfig } from './config';
 import { startGateway } from './server';
 

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Logger } from '../../lib/logger';
+import type { Logger } from '@linepack/lib/logger';
 import type { Tier } from './credentials';
 
 /** Requests per window by tier (README, Rate limits); enterprise is unlimited and never counted. */

@@ -1,6 +1,6 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import type { GatewayContext } from './context';
 
 /**

@@ -1,9 +1,9 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
-import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '../../lib/identity';
-import type { Logger } from '../../lib/logger';
-import { roles, scopesByRole } from '../../lib/scopes';
+import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
+import type { Logger } from '@linepack/lib/logger';
+import { roles, scopesByRole } from '@linepack/lib/scopes';
 import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 
 /** An unknown kid triggers a JWKS refetch at most this often, so forged kids cannot hammer the auth service. */

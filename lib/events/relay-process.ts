@@ -1,6 +1,6 @@
 import { createRedisClient } from '../redis';
 import type { Collection } from 'mongodb';
-import type { SubgraphStartOptions } from '../subgraph-config';
+import type { SubgraphStartOptions } from '../subgraph-types';
 import { OutboxRelay, type OutboxDocument, type OutboxEntry } from './outbox';
 
 /**

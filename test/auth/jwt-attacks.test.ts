@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { SigningKeys } from '../../subgraphs/auth/src/signing-keys';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**

@@ -1,8 +1,8 @@
 import { createPublicKey } from 'node:crypto';
-import { createLogger } from '../../lib/logger';
-import type { RunningService } from '../../lib/subgraph-server';
-import { defaultTokenLifetimes, startAuthSubgraph } from '../../subgraphs/auth/src';
-import { SigningKeys } from '../../subgraphs/auth/src/signing-keys';
+import { createLogger } from '@linepack/lib/logger';
+import type { RunningService } from '@linepack/lib/subgraph-server';
+import { defaultTokenLifetimes, startAuthSubgraph } from '@linepack/subgraph-auth';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
-import { securityMapFromSdl } from '../../lib/authz/security-directives';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
-import { canonicalScopes } from '../../lib/scopes';
-import { supergraphPath } from '../../schema/subgraphs';
+import { securityMapFromSdl } from '@linepack/lib/authz/security-directives';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
+import { canonicalScopes } from '@linepack/lib/scopes';
+import { supergraphPath } from '@linepack/schema/subgraphs';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** One operation per root field of the supergraph; the test fails if a root field is added without a row here. */

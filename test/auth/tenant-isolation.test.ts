@@ -1,4 +1,4 @@
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Tenant A's data, attacked from tenant B through every read path. */

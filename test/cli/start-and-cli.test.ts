@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../../lib/repo-root';
+import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql } from '../support/stack';
 
 /** `npm start` and the `linepack` CLI as a user runs them: separate processes, a file-backed database. */

@@ -1,5 +1,5 @@
 import type { CommandStartedEvent } from 'mongodb';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { eventStreams } from '../../lib/events/outbox';
+import { eventStreams } from '@linepack/lib/events/outbox';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Domain events on Redis Streams, delivered at least once even when the relay dies before publishing. */

@@ -1,7 +1,7 @@
-import { ConfigError, parseConfig } from '../../lib/config';
-import { generateInternalKeyPair } from '../../lib/identity';
-import { subgraphConfigSchema } from '../../lib/subgraph-config';
-import { gatewayConfigFromEnv } from '../../gateway/src/config';
+import { ConfigError, parseConfig } from '@linepack/lib/config';
+import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { subgraphConfigSchema } from '@linepack/lib/subgraph-config';
+import { gatewayConfigFromEnv } from '@linepack/gateway/config';
 
 /** Misconfiguration fails at start-up with a message naming the variable, not on the first request. */
 const keys = generateInternalKeyPair();
@@ -30,9 +30,9 @@ it('says a missing variable is required', () => {
 
 it('requires MONGODB_URI only of subgraphs that own a database', () => {
   const env = { INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem };
-  expect(() => parseConfig('assets subgraph', subgraphConfigSchema('assets'), env)).toThrow('MONGODB_URI: is required');
-  expect(parseConfig('analytics subgraph', subgraphConfigSchema('analytics'), env).PORT).toBe(4003);
-  expect(() => parseConfig('analytics subgraph', subgraphConfigSchema('analytics'), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem })).toThrow(
+  expect(() => parseConfig('assets subgraph', subgraphConfigSchema({ defaultPort: 4001, ownsDatabase: true }), env)).toThrow('MONGODB_URI: is required');
+  expect(parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), env).PORT).toBe(4003);
+  expect(() => parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem })).toThrow(
     'INTERNAL_TOKEN_PUBLIC_KEY: must be an EC P-256 public key',
   );
 });

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { freePort } from '../../lib/infra/free-port';
-import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
-import { repoRoot } from '../../lib/repo-root';
+import { freePort } from '@linepack/lib/infra/free-port';
+import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
 

@@ -1,5 +1,5 @@
 import jwt from 'jsonwebtoken';
-import { generateInternalKeyPair, INTERNAL_IDENTITY_HEADER, mintInternalToken } from '../../lib/identity';
+import { generateInternalKeyPair, INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;

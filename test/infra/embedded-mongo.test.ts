@@ -7,8 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoBulkWriteError, MongoClient, MongoServerError, type CommandStartedEvent, type CommandSucceededEvent, type Db } from 'mongodb';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/infra/embedded-mongo';
-import { repoRoot } from '../../lib/repo-root';
+import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { repoRoot } from '@linepack/lib/repo-root';
 import { canConnect, eventually } from '../support/wait';
 
 jest.setTimeout(120_000);

@@ -5,9 +5,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { freePort } from '../../lib/infra/free-port';
-import { startRedisServer, type RedisServerProcess } from '../../lib/infra/redis-server';
-import { repoRoot } from '../../lib/repo-root';
+import { freePort } from '@linepack/lib/infra/free-port';
+import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { repoRoot } from '@linepack/lib/repo-root';
 import { canConnect, eventually } from '../support/wait';
 
 /** A client that fails fast instead of retrying. (A short disconnectTimeout: ioredis otherwise keeps a 2 s timer after a failed connect.) */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { MongoClient } from 'mongodb';
-import { connectMongo, databaseName } from '../../lib/mongo';
-import { startStack, type RunningStack, type StackOptions } from '../../lib/stack';
-import type { Scope } from '../../lib/scopes';
-import type { Tier } from '../../subgraphs/auth/src/documents';
-import { AuthStore } from '../../subgraphs/auth/src/store';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
+import type { Scope } from '@linepack/lib/scopes';
+import type { Tier } from '@linepack/subgraph-auth/documents';
+import { AuthStore } from '@linepack/subgraph-auth/store';
 
 export interface TestStack extends RunningStack {
   dbPrefix: string;

@@ -1,4 +1,4 @@
-import { runSubgraphProcess } from '../../../lib/subgraph-config';
-import { startAnalyticsSubgraph } from './index';
+import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { subgraph } from './index';
 
-runSubgraphProcess('analytics', startAnalyticsSubgraph);
+runSubgraphProcess(subgraph.descriptor, subgraph.start);

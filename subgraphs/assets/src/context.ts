@@ -1,5 +1,5 @@
 import type DataLoader from 'dataloader';
-import type { BaseSubgraphContext } from '../../../lib/subgraph-server';
+import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
 import type { AssetDocument } from './documents';
 import type { AssetRepository } from './repository';
 

@@ -1,17 +1,21 @@
 import DataLoader from 'dataloader';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { eventStreams } from '../../../lib/events/outbox';
-import { startOutboxRelay } from '../../../lib/events/relay-process';
-import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
-import { startDatabaseSubgraph, type RunningService } from '../../../lib/subgraph-server';
+import { eventStreams } from '@linepack/lib/events/outbox';
+import { startOutboxRelay } from '@linepack/lib/events/relay-process';
+import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
+import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
+import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
 import type { AssetDocument } from './documents';
 import { ASSETS_COLLECTION, AssetRepository, ensureAssetIndexes } from './repository';
 import { resolvers } from './resolvers';
 
+export const descriptor: SubgraphDescriptor = { name: 'assets', defaultPort: subgraphPort('assets'), ownsDatabase: true };
+
 export function startAssetsSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
   return startDatabaseSubgraph<SubgraphContext>(options, {
     name: 'assets',
+    sdl: readSubgraphSdl('assets'),
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAssetIndexes(db);
@@ -26,3 +30,5 @@ export function startAssetsSubgraph(options: SubgraphStartOptions): Promise<Runn
     },
   });
 }
+
+export const subgraph: SubgraphModule = { descriptor, start: startAssetsSubgraph };

@@ -1,4 +1,4 @@
-import { runSubgraphProcess } from '../../../lib/subgraph-config';
-import { startAssetsSubgraph } from './index';
+import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { subgraph } from './index';
 
-runSubgraphProcess('assets', startAssetsSubgraph);
+runSubgraphProcess(subgraph.descriptor, subgraph.start);

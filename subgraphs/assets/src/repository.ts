@@ -1,8 +1,8 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { z } from 'zod';
-import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '../../../lib/events/outbox';
-import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
-import { TenantCollection } from '../../../lib/tenant-collection';
+import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '@linepack/lib/events/outbox';
+import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
+import { TenantCollection } from '@linepack/lib/tenant-collection';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
 
 export const ASSETS_COLLECTION = 'assets';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidInput, type Violation } from '../../../lib/validation';
+import { invalidInput, type Violation } from '@linepack/lib/validation';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
 
 const finite = z.number().finite();

@@ -1,4 +1,4 @@
-import type { BaseSubgraphContext } from '../../../lib/subgraph-server';
+import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
 import type { AuthStore } from './store';
 
 export interface SubgraphContext extends BaseSubgraphContext {

@@ -1,4 +1,4 @@
-import type { Role, Scope } from '../../../lib/scopes';
+import type { Role, Scope } from '@linepack/lib/scopes';
 
 export type Tier = 'FREE' | 'PRO' | 'ENTERPRISE';
 

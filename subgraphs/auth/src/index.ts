@@ -1,7 +1,8 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { createRedisClient } from '../../../lib/redis';
-import type { SubgraphStartOptions } from '../../../lib/subgraph-config';
-import { startDatabaseSubgraph, type RunningService } from '../../../lib/subgraph-server';
+import { createRedisClient } from '@linepack/lib/redis';
+import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
+import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
+import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
 import { defaultLoginThrottle, LoginThrottle, type ThrottleWindow } from './login-throttle';
 import { resolvers } from './resolvers';
@@ -9,6 +10,8 @@ import { authRoutes } from './rest';
 import { SigningKeys } from './signing-keys';
 import { AuthStore } from './store';
 import { TokenService, type TokenLifetimes } from './tokens';
+
+export const descriptor: SubgraphDescriptor = { name: 'auth', defaultPort: subgraphPort('auth'), ownsDatabase: true };
 
 export interface AuthServiceOptions extends TokenLifetimes {
   signingKeyPem: string;
@@ -22,6 +25,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
   const keys = new SigningKeys(options.auth.signingKeyPem, options.auth.verifyOnlyPublicKeyPems);
   return startDatabaseSubgraph<SubgraphContext>(options, {
     name: 'auth',
+    sdl: readSubgraphSdl('auth'),
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       const store = new AuthStore(db);

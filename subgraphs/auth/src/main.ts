@@ -1,8 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
-import { ConfigError, ecPrivateKeySchema, parseConfig } from '../../../lib/config';
-import { runSubgraphProcess } from '../../../lib/subgraph-config';
-import { defaultTokenLifetimes, startAuthSubgraph } from './index';
+import { ConfigError, ecPrivateKeySchema, parseConfig } from '@linepack/lib/config';
+import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { defaultTokenLifetimes, descriptor, startAuthSubgraph } from './index';
 
 const authEnvSchema = z.object({
   JWT_SIGNING_KEY: ecPrivateKeySchema,
@@ -30,7 +30,7 @@ function verifyOnlyKeys(raw: string | undefined): string[] {
   return valid;
 }
 
-runSubgraphProcess('auth', (options) => {
+runSubgraphProcess(descriptor, (options) => {
   const env = parseConfig('auth subgraph', authEnvSchema, process.env);
   return startAuthSubgraph({
     ...options,

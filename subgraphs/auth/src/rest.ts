@@ -1,11 +1,11 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { problem } from '../../../lib/errors';
-import { bearerToken } from '../../../lib/http';
-import type { Logger } from '../../../lib/logger';
-import { violationsOf } from '../../../lib/validation';
-import { apiKeyPattern } from '../../../lib/api-keys';
+import { problem } from '@linepack/lib/errors';
+import { bearerToken } from '@linepack/lib/http';
+import type { Logger } from '@linepack/lib/logger';
+import { violationsOf } from '@linepack/lib/validation';
+import { apiKeyPattern } from '@linepack/lib/api-keys';
 import type { LoginThrottle } from './login-throttle';
 import type { SigningKeys } from './signing-keys';
 import { ARGON2_OPTIONS, type AuthStore } from './store';

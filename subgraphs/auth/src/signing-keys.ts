@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { USER_TOKEN_ALGORITHM } from '../../../lib/identity';
+import { USER_TOKEN_ALGORITHM } from '@linepack/lib/identity';
 
 export interface PublishedKey {
   kid: string;

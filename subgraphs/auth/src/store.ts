@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
-import { isDuplicateKeyError } from '../../../lib/mongo';
-import { normalizeScopes, type Role, type Scope } from '../../../lib/scopes';
-import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from '../../../lib/api-keys';
+import { isDuplicateKeyError } from '@linepack/lib/mongo';
+import { normalizeScopes, type Role, type Scope } from '@linepack/lib/scopes';
+import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from '@linepack/lib/api-keys';
 import type { ApiKeyDocument, TenantRecord, Tier, UserDocument } from './documents';
 
 export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
-import type { Role } from '../../../lib/scopes';
+import type { Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
-import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '../../../lib/identity';
+import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
 import type { SigningKeys } from './signing-keys';
 
 /** Refresh tokens are audience-bound to the auth service, so a gateway never accepts one as an access token. */

@@ -1,4 +1,4 @@
-import { runSubgraphProcess } from '../../../lib/subgraph-config';
-import { startComplianceSubgraph } from './index';
+import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { subgraph } from './index';
 
-runSubgraphProcess('compliance', startComplianceSubgraph);
+runSubgraphProcess(subgraph.descriptor, subgraph.start);

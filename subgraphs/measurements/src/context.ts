@@ -1,4 +1,4 @@
-import type { BaseSubgraphContext } from '../../../lib/subgraph-server';
+import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
 import type { MeasurementRepository } from './repository';
 
 export interface SubgraphContext extends BaseSubgraphContext {

@@ -1,5 +1,5 @@
-import type { OutboxEntry } from '../../../lib/events/outbox';
-import type { TenantDocument } from '../../../lib/tenant-collection';
+import type { OutboxEntry } from '@linepack/lib/events/outbox';
+import type { TenantDocument } from '@linepack/lib/tenant-collection';
 
 export type MeasurementType =
   | 'ILI_ANOMALY'

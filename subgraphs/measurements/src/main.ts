@@ -1,4 +1,4 @@
-import { runSubgraphProcess } from '../../../lib/subgraph-config';
-import { startMeasurementsSubgraph } from './index';
+import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { subgraph } from './index';
 
-runSubgraphProcess('measurements', startMeasurementsSubgraph);
+runSubgraphProcess(subgraph.descriptor, subgraph.start);

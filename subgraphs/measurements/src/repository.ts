@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Filter } from 'mongodb';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, toConnection, type Connection } from '../../../lib/pagination';
-import { TenantCollection } from '../../../lib/tenant-collection';
-import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '../../../lib/events/outbox';
+import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
+import { TenantCollection } from '@linepack/lib/tenant-collection';
+import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '@linepack/lib/events/outbox';
 import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
 

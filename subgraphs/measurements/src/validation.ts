@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Violation } from '../../../lib/validation';
-import { violationsOf } from '../../../lib/validation';
+import type { Violation } from '@linepack/lib/validation';
+import { violationsOf } from '@linepack/lib/validation';
 import { inspectionRecordTypes, type MeasurementType, type MeasurementUnit } from './documents';
 
 export const MAX_BATCH_SIZE = 10_000;

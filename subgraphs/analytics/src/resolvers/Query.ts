@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validateInput } from '../../../../lib/validation';
+import { validateInput } from '@linepack/lib/validation';
 import type { QueryResolvers } from '../generated/resolvers-types';
 import { modifiedB31G } from '../modified-b31g';
 

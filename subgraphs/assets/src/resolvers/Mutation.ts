@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { fieldError } from '../../../../lib/errors';
-import { invalidInput, validateInput } from '../../../../lib/validation';
+import { fieldError } from '@linepack/lib/errors';
+import { invalidInput, validateInput } from '@linepack/lib/validation';
 import type { SubgraphContext } from '../context';
-import { outboxEntry } from '../../../../lib/events/outbox';
+import { outboxEntry } from '@linepack/lib/events/outbox';
 import { ASSET_UPSERTED, assetEventData, type AssetDocument, type AssetType } from '../documents';
 import type { MutationResolvers } from '../generated/resolvers-types';
 import {

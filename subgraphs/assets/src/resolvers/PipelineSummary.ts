@@ -1,4 +1,4 @@
-import { fieldError } from '../../../../lib/errors';
+import { fieldError } from '@linepack/lib/errors';
 import type { PipelineSummaryResolvers } from '../generated/resolvers-types';
 import type { SubgraphContext } from '../context';
 import type { AssetSummaryCounts } from '../repository';

@@ -1,4 +1,4 @@
-import { pageSize } from '../../../../lib/pagination';
+import { pageSize } from '@linepack/lib/pagination';
 import type { QueryResolvers } from '../generated/resolvers-types';
 
 export const Query: QueryResolvers = {

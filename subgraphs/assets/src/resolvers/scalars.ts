@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLScalarType, valueFromASTUntyped } from 'graphql';
-import { DateTimeScalar } from '../../../../lib/scalars';
+import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { GeoJsonGeometry } from '../documents';
 import { geoJsonSchema } from '../validation';
 

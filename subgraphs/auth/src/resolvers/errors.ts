@@ -1,4 +1,4 @@
-import { fieldError } from '../../../../lib/errors';
+import { fieldError } from '@linepack/lib/errors';
 import { AuthStoreError } from '../store';
 
 /** Store errors become GraphQL errors naming the field; anything else stays an internal error. */

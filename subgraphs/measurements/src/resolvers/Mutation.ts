@@ -1,4 +1,4 @@
-import { invalidInput } from '../../../../lib/validation';
+import { invalidInput } from '@linepack/lib/validation';
 import type { MutationResolvers } from '../generated/resolvers-types';
 import type { SubgraphContext } from '../context';
 import { validateBatch } from '../validation';

@@ -1,4 +1,4 @@
-import { fieldError } from '../../../../lib/errors';
+import { fieldError } from '@linepack/lib/errors';
 import type { PipelineSummaryResolvers } from '../generated/resolvers-types';
 
 export const PipelineSummary: PipelineSummaryResolvers = {

@@ -1,4 +1,4 @@
-import { DateTimeScalar } from '../../../../lib/scalars';
+import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
 import { Asset } from './Asset';
 import { Measurement } from './Measurement';

@@ -1,24 +1,23 @@
 import type { DestinationStream } from 'pino';
-import { productionWindows, type RateLimitWindows } from '../gateway/src/rate-limit';
-import { startGateway } from '../gateway/src/server';
-import { subgraphRegistry, supergraphPath, type SubgraphName } from '../schema/subgraphs';
-import { startAnalyticsSubgraph } from '../subgraphs/analytics/src';
-import { startAssetsSubgraph } from '../subgraphs/assets/src';
-import { defaultTokenLifetimes, startAuthSubgraph, type AuthServiceOptions } from '../subgraphs/auth/src';
-import { SigningKeys } from '../subgraphs/auth/src/signing-keys';
-import { startComplianceSubgraph } from '../subgraphs/compliance/src';
-import { startMeasurementsSubgraph } from '../subgraphs/measurements/src';
-import { generateInternalKeyPair, type InternalKeyPair } from './identity';
-import { createLogger } from './logger';
-import type { SubgraphStartOptions } from './subgraph-config';
-import type { RunningService } from './subgraph-server';
+import { productionWindows, type RateLimitWindows } from '@linepack/gateway/rate-limit';
+import { startGateway } from '@linepack/gateway/server';
+import { subgraphRegistry, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
+import { defaultTokenLifetimes, startAuthSubgraph, type AuthServiceOptions } from '@linepack/subgraph-auth';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/identity';
+import { createLogger } from '@linepack/lib/logger';
+import type { RunningService, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 
-const starters: Record<Exclude<SubgraphName, 'auth'>, (options: SubgraphStartOptions) => Promise<RunningService>> = {
-  assets: startAssetsSubgraph,
-  measurements: startMeasurementsSubgraph,
-  analytics: startAnalyticsSubgraph,
-  compliance: startComplianceSubgraph,
-};
+/**
+ * Domain subgraphs are loaded by name from their packages (`@linepack/subgraph-<name>` exports
+ * `subgraph`), so adding one to the registry is enough for the stack to run it. Auth is started
+ * explicitly: it is the identity provider whose URL and keys the gateway is wired to.
+ */
+async function loadSubgraph(name: string): Promise<SubgraphModule> {
+  const mod = (await import(`@linepack/subgraph-${name}`)) as { subgraph?: SubgraphModule };
+  if (!mod.subgraph) throw new Error(`@linepack/subgraph-${name} does not export \`subgraph\``);
+  return mod.subgraph;
+}
 
 export interface StackOptions {
   mongoUri: string;
@@ -61,7 +60,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const started: RunningService[] = [];
   try {
     const subgraphs = {} as Record<SubgraphName, RunningService>;
-    for (const { name, defaultPort } of subgraphRegistry) {
+    for (const { name, port: defaultPort } of subgraphRegistry) {
       const common: SubgraphStartOptions = {
         port: options.subgraphPorts === 'default' ? defaultPort : 0,
         host,
@@ -84,7 +83,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
                 ...options.auth,
               },
             })
-          : await starters[name](common);
+          : await (await loadSubgraph(name)).start(common);
       started.push(service);
       subgraphs[name] = service;
     }

@@ -1,0 +1,48 @@
+import type { MongoClient } from 'mongodb';
+import type { Logger } from './logger';
+
+/**
+ * What a subgraph package says about itself. The registry (`@linepack/schema`) only knows names and
+ * ports; whether a subgraph owns a database is the owning team's decision, so it lives here.
+ */
+export interface SubgraphDescriptor {
+  name: string;
+  defaultPort: number;
+  /** Whether the subgraph needs MONGODB_URI (its own `<prefix>_<name>` database). */
+  ownsDatabase: boolean;
+}
+
+/** How a subgraph is started, from its process entry or from the development/test launcher. */
+export interface SubgraphStartOptions {
+  port: number;
+  host: string;
+  /** Required by subgraphs that own a database. */
+  mongoUri: string | undefined;
+  dbPrefix: string;
+  internalTokenPublicKey: string;
+  logger: Logger;
+  /** Where domain events are published and read (Redis Streams); without it they wait in the outbox. */
+  redisUrl?: string | undefined;
+  /** Run the outbox relay and event consumers in this process (default true when redisUrl is set). */
+  eventRelay?: boolean;
+  /** Emit MongoDB command-monitoring events on RunningService.mongo (tests count round trips). */
+  monitorCommands?: boolean;
+}
+
+export interface RunningService {
+  name: string;
+  url: string;
+  port: number;
+  /** The subgraph's own MongoDB client, for diagnostics (command monitoring in tests). */
+  mongo?: MongoClient;
+  stop(): Promise<void>;
+}
+
+/**
+ * What every subgraph package exports as `subgraph` from its entry point, so the development stack
+ * and the process entry start any subgraph by name without a list of them.
+ */
+export interface SubgraphModule {
+  descriptor: SubgraphDescriptor;
+  start(options: SubgraphStartOptions): Promise<RunningService>;
+}

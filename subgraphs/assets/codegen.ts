@@ -1,0 +1,6 @@
+import { subgraphCodegenConfig } from '@linepack/schema/codegen-config';
+
+export default subgraphCodegenConfig('assets', __dirname, {
+  mappers: { Asset: '../documents#AssetDocument', PipelineSummary: '../documents#PipelineSummaryParent' },
+  scalars: { DateTime: 'Date', GeoJSON: '../documents#GeoJsonGeometry' },
+});

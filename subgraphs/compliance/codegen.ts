@@ -1,0 +1,3 @@
+import { subgraphCodegenConfig } from '@linepack/schema/codegen-config';
+
+export default subgraphCodegenConfig('compliance', __dirname);
