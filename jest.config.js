@@ -1,11 +1,17 @@
-/** Tests start real servers (embedded MongoDB-protocol server, redis-server, subgraphs, gateway), so they run serially with generous timeouts. */
+/**
+ * Every jest suite: the end-to-end suites in test/ (gateway, auth, tenant isolation, rate limits — the
+ * whole stack over real HTTP) and each subgraph package's own in-process tests. `npx jest test/auth`
+ * runs one folder; `npm run test -w subgraphs/<name>` runs one team's tests alone.
+ */
+const linepackJestConfig = require('./lib/testing/jest-preset');
+
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest'] },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 60000,
+  // One set of servers for the whole run: the packages' setups see MONGODB_URI / REDIS_URL and start nothing.
+  globalSetup: './lib/testing/global-setup.ts',
+  globalTeardown: './lib/testing/global-teardown.ts',
   maxWorkers: 1,
+  projects: [
+    linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }),
+    '<rootDir>/subgraphs/*',
+  ],
 };

@@ -228,7 +228,8 @@ describe('GET /auth/introspect', () => {
 describe('expired access tokens', () => {
   let shortLived: TestStack;
   beforeAll(async () => {
-    shortLived = await startTestStack({ auth: { accessTokenTtlSeconds: 1 } });
+    // exp is whole seconds from a floored iat, so a 1 s token can expire within milliseconds of issue: 3 s leaves room.
+    shortLived = await startTestStack({ auth: { accessTokenTtlSeconds: 3 } });
   });
   afterAll(async () => {
     await shortLived?.stop();
@@ -244,7 +245,7 @@ describe('expired access tokens', () => {
     });
     const tokens = (await res.json()) as Tokens;
     expect((await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2_100));
+    await new Promise((r) => setTimeout(r, 4_100));
     const expired = await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token });
     expect(expired.status).toBe(401);
     expect(expired.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');

@@ -4,8 +4,8 @@
  *   - Redis:   REDIS_URL when set, otherwise a redis-server on a free port.
  * The variables set here are inherited by the jest workers; the handles stay on globalThis for global-teardown.ts.
  */
-import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../infra/embedded-mongo';
+import { startRedisServer, type RedisServerProcess } from '../infra/redis-server';
 
 export interface LinepackTestInfra {
   mongo?: EmbeddedMongo;
