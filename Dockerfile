@@ -1,20 +1,52 @@
-# One image for every Linepack service; SERVICE picks which one runs
-# (gateway, auth, assets, measurements, analytics, compliance).
+# One image per deployable, so each team builds and ships its own:
+#   docker build --target assets -t linepack/assets .     (gateway, auth, assets, measurements, analytics, compliance)
+# Each image holds its bundle (scripts/build-package.mjs: the service and the @linepack packages it uses),
+# the production dependencies of that one workspace, and the SDL files.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build && npm prune --omit=dev
+RUN npm ci --no-audit --no-fund && npm run build
 
-FROM node:20-bookworm-slim
+# Production dependencies of one workspace only (e.g. no MongoDB driver in the gateway image).
+FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
-ENV NODE_ENV=production APOLLO_TELEMETRY_DISABLED=true
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY --from=build /app/schema ./schema
-ARG SERVICE=gateway
-ENV SERVICE=${SERVICE}
+ENV NODE_ENV=production APOLLO_TELEMETRY_DISABLED=true LINEPACK_SCHEMA_DIR=/app/schema
+COPY --from=build /app/schema/*.graphql ./schema/
 USER node
-CMD ["sh", "-c", "if [ \"$SERVICE\" = gateway ]; then exec node dist/gateway/src/main.js; else exec node dist/subgraphs/$SERVICE/src/main.js; fi"]
+CMD ["node", "dist/main.js"]
+
+FROM build AS deps-gateway
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/gateway
+FROM runtime AS gateway
+COPY --from=deps-gateway /app/node_modules ./node_modules
+COPY --from=build /app/gateway/dist ./dist
+
+FROM build AS deps-auth
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-auth
+FROM runtime AS auth
+COPY --from=deps-auth /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/auth/dist ./dist
+
+FROM build AS deps-assets
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-assets
+FROM runtime AS assets
+COPY --from=deps-assets /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/assets/dist ./dist
+
+FROM build AS deps-measurements
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-measurements
+FROM runtime AS measurements
+COPY --from=deps-measurements /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/measurements/dist ./dist
+
+FROM build AS deps-analytics
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-analytics
+FROM runtime AS analytics
+COPY --from=deps-analytics /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/analytics/dist ./dist
+
+FROM build AS deps-compliance
+RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-compliance
+FROM runtime AS compliance
+COPY --from=deps-compliance /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/compliance/dist ./dist

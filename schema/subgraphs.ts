@@ -21,8 +21,11 @@ export type SubgraphName = (typeof subgraphRegistry)[number]['name'];
 
 export const subgraphNames: readonly SubgraphName[] = subgraphRegistry.map((s) => s.name);
 
-/** This package's folder: the SDL files sit beside this module in source and in images alike. */
-export const schemaDir = __dirname;
+/**
+ * Where the SDL files are: this package's folder when running from source; a bundled service
+ * (scripts/build-package.mjs) has no such folder and its image sets LINEPACK_SCHEMA_DIR.
+ */
+export const schemaDir = process.env['LINEPACK_SCHEMA_DIR'] ?? __dirname;
 
 export const supergraphPath = path.join(schemaDir, 'supergraph.graphql');
 export const sharedSdlPath = path.join(schemaDir, 'shared.graphql');
