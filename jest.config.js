@@ -12,6 +12,7 @@ module.exports = {
   maxWorkers: 1,
   projects: [
     linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }),
+    '<rootDir>/lib',
     '<rootDir>/subgraphs/*',
   ],
 };

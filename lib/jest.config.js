@@ -1,0 +1,2 @@
+/** The platform library's own tests: `npx jest lib`. */
+module.exports = require('./testing/jest-preset')(__dirname);
