@@ -2,7 +2,9 @@
  * `npm start`: the whole of Linepack on this machine.
  *   - MongoDB: MONGODB_URI when set, otherwise the embedded mongo-java-server, file-backed in
  *     .linepack/ so data survives a restart (in memory with --ephemeral).
- *   - Redis: REDIS_URL when set, otherwise the gateway's in-process rate limiter (with a warning).
+ *   - Redis: REDIS_URL when set, otherwise a redis-server of its own (Debian package), persistent in
+ *     .linepack/redis (throwaway with --ephemeral): rate limits and the domain events that feed
+ *     analytics and compliance. Without redis-server it still starts, and says what does not work.
  *   - Five subgraphs and the gateway, each on its own port, talking over real HTTP.
  *   - On first start, a demo tenant, user, API key and pipeline; written to <state-dir>/dev.json.
  * Flags: --ephemeral (in-memory database, free ports), --free-ports (free ports, data kept),
@@ -12,6 +14,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { startRedisServer, RedisServerUnavailableError, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { startStack } from '../dev/stack';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
@@ -54,6 +57,22 @@ async function main(): Promise<void> {
     mongoUri = embedded.uri;
   }
 
+  let embeddedRedis: RedisServerProcess | null = null;
+  let redisUrl = process.env['REDIS_URL'];
+  let redisProblem: string | null = null;
+  if (!redisUrl) {
+    try {
+      const dataDir = ephemeral ? undefined : path.join(stateDir, 'redis');
+      if (dataDir) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      embeddedRedis = await startRedisServer(dataDir ? { dataDir } : {});
+      redisUrl = embeddedRedis.url;
+    } catch (err) {
+      if (!(err instanceof RedisServerUnavailableError)) throw err;
+      redisProblem = `${err.message}. Without Redis, domain events wait in the outbox: analytics and compliance do not update, and rate limits are counted in process.`;
+      console.warn(`linepack: ${redisProblem}`);
+    }
+  }
+
   // Persisted so user tokens survive a restart of the development system.
   const signingKeyPath = path.join(stateDir, 'jwt-signing-key.pem');
   if (!ephemeral && !existsSync(signingKeyPath)) writeFileSync(signingKeyPath, SigningKeys.generatePem(), { mode: 0o600 });
@@ -62,7 +81,7 @@ async function main(): Promise<void> {
   const stack = await startStack({
     auth: { signingKeyPem },
     mongoUri,
-    redisUrl: process.env['REDIS_URL'],
+    redisUrl,
     dbPrefix: DB_PREFIX,
     gatewayPort: freePorts ? 0 : Number(process.env['PORT'] ?? 4000),
     subgraphPorts: freePorts ? 'free' : 'default',
@@ -90,7 +109,8 @@ async function main(): Promise<void> {
       `  GraphQL gateway  ${stack.gatewayUrl}`,
       `  Auth routes      ${state.authUrl}/login, /refresh, /introspect`,
       `  MongoDB          ${embedded ? `embedded mongo-java-server (${ephemeral ? 'in memory' : path.join(stateDir, 'mongo.h2')})` : 'MONGODB_URI'}`,
-      `  Rate limits      ${process.env['REDIS_URL'] ? 'Redis at REDIS_URL' : 'in-process (set REDIS_URL to share limits across gateways)'}`,
+      `  Redis            ${process.env['REDIS_URL'] ? 'REDIS_URL' : embeddedRedis ? `redis-server on ${embeddedRedis.url}${ephemeral ? '' : ` (${path.join(stateDir, 'redis')})`}` : 'none'}`,
+      `  Domain events    ${redisUrl ? 'flowing: analytics and compliance follow assets and measurements' : `NOT flowing — ${redisProblem ?? 'no Redis'}`}`,
       '',
       `Demo tenant ${credentials.tenantId}${seeded ? ` (seeded ${seeded} assets)` : ''}`,
       `  API key   ${credentials.apiKey}`,
@@ -116,6 +136,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 15_000).unref();
     await stack.stop();
+    await embeddedRedis?.stop();
     await embedded?.stop();
     process.exit(0);
   };

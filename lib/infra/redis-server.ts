@@ -1,6 +1,7 @@
 /**
- * A throwaway `redis-server` (Debian package) on 127.0.0.1 for tests and local tooling: no persistence, a given or
- * free port, stoppable and restartable on the same port.
+ * A `redis-server` (Debian package) on 127.0.0.1 for tests and local tooling: a given or free port,
+ * stoppable and restartable on the same port; throwaway (no persistence) unless `dataDir` is given, in
+ * which case streams and consumer-group positions survive a restart (append-only file, fsync every second).
  */
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -49,7 +50,7 @@ function ping(port: number, timeoutMs = 1000): Promise<boolean> {
  * Starts redis-server on 127.0.0.1:`port` (a free one when absent) and resolves once it answers PING.
  * Throws RedisServerUnavailableError when redis-server is not installed.
  */
-export async function startRedisServer(opts: { port?: number } = {}): Promise<RedisServerProcess> {
+export async function startRedisServer(opts: { port?: number; dataDir?: string } = {}): Promise<RedisServerProcess> {
   const redisServer = await which('redis-server');
   if (!redisServer) throw new RedisServerUnavailableError();
   const port = opts.port ?? (await freePort());
@@ -58,9 +59,10 @@ export async function startRedisServer(opts: { port?: number } = {}): Promise<Re
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--save', '',
-    '--appendonly', 'no',
+    '--appendonly', opts.dataDir ? 'yes' : 'no',
+    '--appendfsync', 'everysec',
     '--daemonize', 'no',
-    '--dir', os.tmpdir(),
+    '--dir', opts.dataDir ?? os.tmpdir(),
     '--logfile', '',
     '--loglevel', 'warning',
   ];
