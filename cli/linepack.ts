@@ -6,6 +6,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { createLogger } from '@linepack/lib/logger';
+import { createRedisClient } from '@linepack/lib/redis';
+import type { SubgraphModule } from '@linepack/lib/subgraph-types';
+import { subgraphNames } from '@linepack/schema/subgraphs';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { parseScopeList, roles, type Role } from '@linepack/lib/scopes';
@@ -21,20 +25,47 @@ const usage = `usage: linepack <command> [options]
   keys revoke    --tenant ID --id KEY_ID [--json]
   users create   --tenant ID --email EMAIL (--password P | --password-stdin) --role viewer|engineer|admin [--json]
   service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
+  <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
+                 drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
+
+Redis (for rebuild): REDIS_URL, else redisUrl from dev.json.
 
 Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (default .linepack/dev.json,
 written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
 
 class UsageError extends Error {}
 
-function mongoUri(): string {
-  if (process.env['MONGODB_URI']) return process.env['MONGODB_URI'];
+function devState(): { mongodbUri?: string; redisUrl?: string } {
   const devJson = path.join(path.resolve(process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack')), 'dev.json');
-  if (existsSync(devJson)) {
-    const uri = (JSON.parse(readFileSync(devJson, 'utf8')) as { mongodbUri?: string }).mongodbUri;
-    if (uri) return uri;
-  }
+  return existsSync(devJson) ? (JSON.parse(readFileSync(devJson, 'utf8')) as { mongodbUri?: string; redisUrl?: string }) : {};
+}
+
+function mongoUri(): string {
+  const uri = process.env['MONGODB_URI'] ?? devState().mongodbUri;
+  if (uri) return uri;
   throw new UsageError('no database: set MONGODB_URI, or start Linepack with `npm start` (it writes .linepack/dev.json)');
+}
+
+function redisUrl(): string {
+  const url = process.env['REDIS_URL'] ?? devState().redisUrl;
+  if (url) return url;
+  throw new UsageError('no Redis: set REDIS_URL, or start Linepack with `npm start` (it writes .linepack/dev.json)');
+}
+
+const dbPrefix = () => process.env['LINEPACK_DB_PREFIX'] ?? 'linepack';
+
+async function rebuild(name: string, tenantId: string | null): Promise<{ events: number }> {
+  const mod = (await import(`@linepack/subgraph-${name}`)) as { subgraph?: SubgraphModule };
+  if (!mod.subgraph?.rebuild) throw new UsageError(`the ${name} subgraph has no event projections to rebuild`);
+  const logger = createLogger('cli', process.env['LOG_LEVEL'] ?? 'warn');
+  const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
+  const redis = createRedisClient(redisUrl(), logger);
+  try {
+    return await mod.subgraph.rebuild({ db: client.db(databaseName(dbPrefix(), name)), redis, tenantId, logger });
+  } finally {
+    redis.disconnect();
+    await client.close();
+  }
 }
 
 function required(values: Record<string, unknown>, name: string): string {
@@ -78,7 +109,7 @@ async function readStdin(): Promise<string> {
 async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> {
   const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
   try {
-    const store = new AuthStore(client.db(databaseName(process.env['LINEPACK_DB_PREFIX'] ?? 'linepack', 'auth')));
+    const store = new AuthStore(client.db(databaseName(dbPrefix(), 'auth')));
     await store.ensureIndexes();
     return await work(store);
   } finally {
@@ -88,6 +119,10 @@ async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> 
 
 async function run(argv: string[]): Promise<void> {
   const [group, action] = argv;
+  if (group === '--help' || group === '-h' || group === 'help') {
+    console.log(usage);
+    return;
+  }
   const { values } = parseArgs({
     args: argv.slice(group === 'service-keys' ? 1 : 2),
     options: {
@@ -102,6 +137,7 @@ async function run(argv: string[]): Promise<void> {
       'password-stdin': { type: 'boolean' },
       role: { type: 'string' },
       json: { type: 'boolean', default: false },
+      'all-tenants': { type: 'boolean', default: false },
     },
   });
   const json = values.json ?? false;
@@ -168,6 +204,13 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     default:
+      if (action === 'rebuild' && (subgraphNames as readonly string[]).includes(group ?? '')) {
+        if (!values.tenant && !values['all-tenants']) throw new UsageError('rebuild needs --tenant ID or --all-tenants');
+        const tenantId = values['all-tenants'] ? null : required(values, 'tenant');
+        const result = await rebuild(group!, tenantId);
+        print({ subgraph: group, tenantId, events: result.events }, `rebuilt ${group} projections${tenantId ? ` of tenant ${tenantId}` : ''} from ${result.events} events`);
+        return;
+      }
       throw new UsageError(group ? `unknown command: ${argv.slice(0, 2).join(' ')}` : 'no command given');
   }
 }

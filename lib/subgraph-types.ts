@@ -1,4 +1,5 @@
-import type { MongoClient } from 'mongodb';
+import type Redis from 'ioredis';
+import type { Db, MongoClient } from 'mongodb';
 import type { Logger } from './logger';
 
 /**
@@ -45,4 +46,18 @@ export interface RunningService {
 export interface SubgraphModule {
   descriptor: SubgraphDescriptor;
   start(options: SubgraphStartOptions): Promise<RunningService>;
+  /**
+   * For subgraphs that project domain events: drop the projections (of one tenant, or all) and
+   * replay everything the streams hold. `npx linepack <name> rebuild --tenant ID` calls it.
+   */
+  rebuild?(context: RebuildContext): Promise<{ events: number }>;
+}
+
+export interface RebuildContext {
+  /** The subgraph's own database. */
+  db: Db;
+  redis: Redis;
+  /** Null: every tenant. */
+  tenantId: string | null;
+  logger: Logger;
 }

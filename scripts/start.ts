@@ -25,6 +25,8 @@ export interface DevState extends DemoCredentials {
   gatewayUrl: string;
   authUrl: string;
   mongodbUri: string;
+  /** Absent when no Redis runs (events then wait in the outbox). */
+  redisUrl?: string;
 }
 
 const DB_PREFIX = 'linepack';
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
     gatewayUrl: stack.gatewayUrl,
     authUrl: `${stack.gatewayOrigin}/auth`,
     mongodbUri: mongoUri,
+    ...(redisUrl ? { redisUrl } : {}),
     ...credentials,
   };
   writeFileSync(devJsonPath, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });

@@ -65,7 +65,7 @@ const totalAssets = async (s: DevState, key = s.apiKey) =>
 
 it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a restart', async () => {
   const first = await start();
-  expect(Object.keys(first).sort()).toEqual(['apiKey', 'authUrl', 'gatewayUrl', 'mongodbUri', 'tenantId', 'user']);
+  expect(Object.keys(first).sort()).toEqual(['apiKey', 'authUrl', 'gatewayUrl', 'mongodbUri', 'redisUrl', 'tenantId', 'user']);
   expect(first.tenantId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(await totalAssets(first)).toBe(8);
   const created = await graphql(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Compressor Station 3" }) { id } }', { apiKey: first.apiKey });
