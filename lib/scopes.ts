@@ -18,13 +18,13 @@ export const ADMIN_SCOPE = 'admin:*' satisfies Scope;
  * The other spelling seen in the wild, derived rather than listed so a scope added in an SDL gets its
  * alias too: `read:assets` → `assets:read`, `write:assets` → `assets:write`, `admin` → `admin:*`.
  */
-function aliasOf(scope: Scope): string {
+export function scopeAlias(scope: Scope): string {
   if (scope === ADMIN_SCOPE) return 'admin';
   const [resource, action] = scope.split(':');
   return `${action}:${resource}`;
 }
 
-const aliases: ReadonlyMap<string, Scope> = new Map(canonicalScopes.map((s) => [aliasOf(s), s]));
+const aliases: ReadonlyMap<string, Scope> = new Map(canonicalScopes.map((s) => [scopeAlias(s), s]));
 
 const canonicalSet: ReadonlySet<string> = new Set(canonicalScopes);
 

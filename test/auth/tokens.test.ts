@@ -1,3 +1,4 @@
+import { canonicalScopes } from '@linepack/lib/scopes';
 import http from 'node:http';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
@@ -56,7 +57,8 @@ describe('POST /auth/login', () => {
       kind: 'USER',
       email,
       tenantId,
-      scopes: ['analytics:read', 'assets:read', 'assets:write', 'compliance:read', 'measurements:read', 'measurements:write'],
+      // ENGINEER: every :read and :write scope the SDL declares, never admin:*.
+      scopes: canonicalScopes.filter((s) => s.endsWith(':read') || s.endsWith(':write')),
     });
   });
 

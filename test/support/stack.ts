@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { MongoClient } from 'mongodb';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
-import type { Scope } from '@linepack/lib/scopes';
+import { canonicalScopes, type Scope } from '@linepack/lib/scopes';
 import type { Tier } from '@linepack/subgraph-auth/documents';
 import { AuthStore } from '@linepack/subgraph-auth/store';
 
@@ -16,7 +16,8 @@ export interface TestStack extends RunningStack {
   keyFor(tenantId: string, scopes: readonly string[], tier?: Tier): Promise<string>;
 }
 
-export const allReadWriteScopes: Scope[] = ['assets:read', 'assets:write', 'measurements:read', 'measurements:write', 'analytics:read', 'compliance:read'];
+/** Every scope but admin:*, from the vocabulary the SDL declares. */
+export const allReadWriteScopes: Scope[] = canonicalScopes.filter((s) => s !== 'admin:*');
 
 /**
  * The real system on free ports against the test MongoDB (global setup), with its own database
