@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * The domain events' payloads as their producers publish them (assets: `asset.upserted`,
+ * measurements: `measurement.recorded`) and as consumers parse them. A payload that does not parse
+ * is dead-lettered by the consumer rather than half-applied. Producers may add fields (consumers
+ * ignore unknown ones); renaming or removing one is a breaking change for every consumer.
+ */
+const isoDate = z.coerce.date();
+const num = z.number().finite().nullable().optional().transform((v) => v ?? null);
+
+export const ASSET_UPSERTED = 'asset.upserted';
+export const MEASUREMENT_RECORDED = 'measurement.recorded';
+
+export const assetUpsertedData = z.object({
+  id: z.string().min(1),
+  type: z.string(),
+  name: z.string(),
+  parentId: z.string().nullable().optional().transform((v) => v ?? null),
+  status: z.string(),
+  product: z.string().nullable().optional().transform((v) => v ?? null),
+  regulation: z.enum(['CFR_192', 'CFR_195']).nullable().optional().transform((v) => v ?? null),
+  beginStationM: num,
+  endStationM: num,
+  outsideDiameterMm: num,
+  wallThicknessMm: num,
+  smysMpa: num,
+  maopKpa: num,
+  classLocation: z.number().int().min(1).max(4).nullable().optional().transform((v) => v ?? null),
+  inHca: z.boolean().nullable().optional().transform((v) => v ?? false),
+  couldAffectHca: z.boolean().nullable().optional().transform((v) => v ?? null),
+  cathodicallyProtected: z.boolean().nullable().optional().transform((v) => v ?? null),
+  atmosphericExposure: z.boolean().nullable().optional().transform((v) => v ?? null),
+  crossing: z.enum(['HIGHWAY', 'RAILROAD']).nullable().optional().transform((v) => v ?? null),
+  installedAt: isoDate.nullable().optional().transform((v) => v ?? null),
+  version: z.number().int().min(1),
+});
+export type AssetUpsertedData = z.output<typeof assetUpsertedData>;
+
+export const measurementRecordedData = z.object({
+  id: z.string().min(1),
+  assetId: z.string().min(1),
+  type: z.string(),
+  observedAt: isoDate,
+  stationM: num,
+  value: num,
+  unit: z.string().nullable().optional().transform((v) => v ?? null),
+  source: z.string().nullable().optional().transform((v) => v ?? null),
+  runId: z.string().nullable().optional().transform((v) => v ?? null),
+  featureType: z.string().nullable().optional().transform((v) => v ?? null),
+  surface: z.string().nullable().optional().transform((v) => v ?? null),
+  odometerM: num,
+  clockDeg: num,
+  depthPctWt: num,
+  lengthMm: num,
+  widthMm: num,
+  recordedAt: isoDate.nullable().optional().transform((v) => v ?? null),
+});
+export type MeasurementRecordedData = z.output<typeof measurementRecordedData>;
