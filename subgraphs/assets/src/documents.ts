@@ -38,7 +38,7 @@ export interface AssetDocument extends TenantDocument {
   outbox?: OutboxEntry[];
 }
 
-export const ASSET_UPSERTED = 'asset.upserted';
+export { ASSET_UPSERTED } from '@linepack/lib/events/contracts';
 
 /** The body of an asset.upserted event: the asset as of that version (what consumers project). */
 export function assetEventData(asset: Omit<AssetDocument, 'outbox'>): Record<string, unknown> {

@@ -53,7 +53,7 @@ export interface MeasurementDocument extends TenantDocument {
   outbox?: OutboxEntry[];
 }
 
-export const MEASUREMENT_RECORDED = 'measurement.recorded';
+export { MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
 
 /** The body of a measurement.recorded event: the measurement itself (it never changes once stored). */
 export function measurementEventData(m: MeasurementDocument): Record<string, unknown> {
