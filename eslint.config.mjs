@@ -18,7 +18,11 @@ export default tseslint.config(
     files: ['**/*.ts'],
     extends: [tseslint.configs.recommended],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] }, 'import-x/extensions': ['.ts', '.js'], 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs'], conditionNames: ['types', 'require', 'node', 'default'] })] },
+    settings: {
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs'], conditionNames: ['types', 'require', 'node', 'default'] })],
+    },
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
@@ -35,7 +39,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: deployables, message: 'lib/ is shared by every deployable and may not import one (move the code into lib, or pass it in).' },
-            { group: [...relativeDeployables, '**/schema/**', '@linepack/schema', '@linepack/schema/*'], message: 'lib/ may not import gateway/, subgraphs/ or schema/.' },
+            {
+              group: [...relativeDeployables, '**/schema/**', '@linepack/schema', '@linepack/schema/*'],
+              message: 'lib/ may not import gateway/, subgraphs/ or schema/.',
+            },
           ],
         },
       ],
@@ -44,13 +51,30 @@ export default tseslint.config(
   {
     files: ['schema/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: [...deployables, ...relativeDeployables, '@linepack/lib', '@linepack/lib/*'], message: 'schema/ (registry, composition, checks) imports no deployable and no lib.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...deployables, ...relativeDeployables, '@linepack/lib', '@linepack/lib/*'],
+              message: 'schema/ (registry, composition, checks) imports no deployable and no lib.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['gateway/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@linepack/subgraph-*', '@linepack/subgraph-*/*', '**/subgraphs/**'], message: 'The gateway reaches subgraphs over HTTP only.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@linepack/subgraph-*', '@linepack/subgraph-*/*', '**/subgraphs/**'], message: 'The gateway reaches subgraphs over HTTP only.' },
+          ],
+        },
+      ],
     },
   },
   {
@@ -62,7 +86,8 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@linepack/gateway', '@linepack/gateway/*', '@linepack/subgraph-*', '@linepack/subgraph-*/*', '../../../*/src/**', '../../*/src/**'],
-              message: 'A subgraph owns its code and data: it learns about other subgraphs from domain events and entity references, never imports (its own files are imported relatively).',
+              message:
+                'A subgraph owns its code and data: it learns about other subgraphs from domain events and entity references, never imports (its own files are imported relatively).',
             },
           ],
         },

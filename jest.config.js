@@ -10,9 +10,5 @@ module.exports = {
   globalSetup: './lib/testing/global-setup.ts',
   globalTeardown: './lib/testing/global-teardown.ts',
   maxWorkers: 1,
-  projects: [
-    linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }),
-    '<rootDir>/lib',
-    '<rootDir>/subgraphs/*',
-  ],
+  projects: [linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }), '<rootDir>/lib', '<rootDir>/subgraphs/*'],
 };

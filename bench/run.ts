@@ -24,7 +24,11 @@ async function main(): Promise<void> {
 
     const query = '{ assets(first: 50) { totalCount edges { node { id name type status } } } }';
     const direct = async () => {
-      const token = mintInternalToken({ subject: 'bench', kind: 'api_key', tenantId, scopes: ['assets:read'], requestId: 'bench' }, 'assets', stack.internalKeys.privateKeyPem);
+      const token = mintInternalToken(
+        { subject: 'bench', kind: 'api_key', tenantId, scopes: ['assets:read'], requestId: 'bench' },
+        'assets',
+        stack.internalKeys.privateKeyPem,
+      );
       const res = await fetch(stack.subgraphs.assets.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
@@ -38,8 +42,26 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`gateway call failed: ${res.status}`);
     };
     printTable('Gateway overhead: 50 assets per query, 20 sequential queries per run', [
-      await measure({ name: 'assets subgraph directly', items: 20, run: async () => { for (let i = 0; i < 20; i++) await direct(); } }, 10),
-      await measure({ name: 'through the gateway', items: 20, run: async () => { for (let i = 0; i < 20; i++) await viaGateway(); } }, 10),
+      await measure(
+        {
+          name: 'assets subgraph directly',
+          items: 20,
+          run: async () => {
+            for (let i = 0; i < 20; i++) await direct();
+          },
+        },
+        10,
+      ),
+      await measure(
+        {
+          name: 'through the gateway',
+          items: 20,
+          run: async () => {
+            for (let i = 0; i < 20; i++) await viaGateway();
+          },
+        },
+        10,
+      ),
     ]);
 
     let sequence = 0;
@@ -54,11 +76,24 @@ async function main(): Promise<void> {
         source: 'SCADA',
       }));
     const record = async (batch: unknown[]) => {
-      const res = await graphql(stack.gatewayUrl, 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }', { apiKey, variables: { i: batch } });
+      const res = await graphql(stack.gatewayUrl, 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }', {
+        apiKey,
+        variables: { i: batch },
+      });
       if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
     };
     printTable('Measurement ingest through the gateway', [
-      await measure({ name: '1 item per call (×100)', items: 100, run: async () => { for (let i = 0; i < 100; i++) await record(items(1)); } }, 5, 1),
+      await measure(
+        {
+          name: '1 item per call (×100)',
+          items: 100,
+          run: async () => {
+            for (let i = 0; i < 100; i++) await record(items(1));
+          },
+        },
+        5,
+        1,
+      ),
       await measure({ name: 'batches of 500', items: 500, run: () => record(items(500)) }, 5, 1),
       await measure({ name: 'one batch of 5,000', items: 5_000, run: () => record(items(5_000)) }, 3, 1),
     ]);

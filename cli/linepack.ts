@@ -103,7 +103,9 @@ function keyView(key: ApiKeyDocument) {
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> {
@@ -146,7 +148,10 @@ async function run(argv: string[]): Promise<void> {
   switch (`${group ?? ''} ${action ?? ''}`.trim()) {
     case 'tenants create': {
       const tenant = await withStore((s) => s.createTenant({ name: required(values, 'name'), tier: tierOf(required(values, 'tier')) }));
-      print({ id: tenant._id, name: tenant.name, tier: tenant.tier.toLowerCase() }, `created tenant ${tenant.name}\n  id    ${tenant._id}\n  tier  ${tenant.tier.toLowerCase()}`);
+      print(
+        { id: tenant._id, name: tenant.name, tier: tenant.tier.toLowerCase() },
+        `created tenant ${tenant.name}\n  id    ${tenant._id}\n  tier  ${tenant.tier.toLowerCase()}`,
+      );
       return;
     }
     case 'keys create': {
@@ -171,7 +176,8 @@ async function run(argv: string[]): Promise<void> {
       const keys = await withStore((s) => s.listApiKeys(required(values, 'tenant')));
       print(
         keys.map(keyView),
-        keys.map((k) => `${k.prefix}…  ${k._id}  ${k.tier.toLowerCase()}  ${k.revokedAt ? 'revoked' : 'active'}  ${k.scopes.join(' ')}`).join('\n') || 'no keys',
+        keys.map((k) => `${k.prefix}…  ${k._id}  ${k.tier.toLowerCase()}  ${k.revokedAt ? 'revoked' : 'active'}  ${k.scopes.join(' ')}`).join('\n') ||
+          'no keys',
       );
       return;
     }
@@ -208,7 +214,10 @@ async function run(argv: string[]): Promise<void> {
         if (!values.tenant && !values['all-tenants']) throw new UsageError('rebuild needs --tenant ID or --all-tenants');
         const tenantId = values['all-tenants'] ? null : required(values, 'tenant');
         const result = await rebuild(group!, tenantId);
-        print({ subgraph: group, tenantId, events: result.events }, `rebuilt ${group} projections${tenantId ? ` of tenant ${tenantId}` : ''} from ${result.events} events`);
+        print(
+          { subgraph: group, tenantId, events: result.events },
+          `rebuilt ${group} projections${tenantId ? ` of tenant ${tenantId}` : ''} from ${result.events} events`,
+        );
         return;
       }
       throw new UsageError(group ? `unknown command: ${argv.slice(0, 2).join(' ')}` : 'no command given');

@@ -26,12 +26,7 @@ export function fieldError(code: ErrorCode, message: string, details: Record<str
  * A request-level error thrown before execution (authentication, scopes, rate limits):
  * Apollo Server answers with its HTTP status.
  */
-export function requestError(
-  code: ErrorCode,
-  message: string,
-  details: Record<string, unknown> = {},
-  headers?: Record<string, string>,
-): GraphQLError {
+export function requestError(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers?: Record<string, string>): GraphQLError {
   const http: { status: number; headers?: Map<string, string> } = { status: errorStatus[code] };
   if (headers) http.headers = new Map(Object.entries(headers));
   return new GraphQLError(message, { extensions: { ...details, code, http } });

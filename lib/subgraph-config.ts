@@ -10,7 +10,10 @@ export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<Subgrap
     PORT: portSchema.default(defaultPort),
     HOST: z.string().default('127.0.0.1'),
     MONGODB_URI: ownsDatabase ? mongoUri : mongoUri.optional(),
-    LINEPACK_DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only').default('linepack'),
+    LINEPACK_DB_PREFIX: z
+      .string()
+      .regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only')
+      .default('linepack'),
     INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySchema,
     REDIS_URL: redisUrlSchema.optional(),
     LOG_LEVEL: logLevelSchema,
@@ -36,20 +39,20 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
   Promise.resolve()
     .then(() => start(startOptionsFromEnv(name, config)))
     .then(
-    (service) => {
-      const shutdown = () => void service.stop().then(() => process.exit(0));
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
-    },
-    (err: unknown) => {
-      if (err instanceof ConfigError) {
-        console.error(err.message);
-        process.exit(2);
-      }
-      logger.fatal({ err }, `${name} subgraph failed to start`);
-      process.exit(1);
-    },
-  );
+      (service) => {
+        const shutdown = () => void service.stop().then(() => process.exit(0));
+        process.once('SIGINT', shutdown);
+        process.once('SIGTERM', shutdown);
+      },
+      (err: unknown) => {
+        if (err instanceof ConfigError) {
+          console.error(err.message);
+          process.exit(2);
+        }
+        logger.fatal({ err }, `${name} subgraph failed to start`);
+        process.exit(1);
+      },
+    );
 }
 
 export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig): SubgraphStartOptions {

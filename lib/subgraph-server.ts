@@ -48,7 +48,6 @@ export interface DatabaseSubgraphSpec<C extends BaseSubgraphContext> {
 
 export const GRAPHQL_BODY_LIMIT = '16mb';
 
-
 export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: SubgraphSpec<C>): Promise<RunningService> {
   const { name } = spec;
   const { logger } = options;
@@ -60,7 +59,11 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   const apollo = new ApolloServer<BaseSubgraphContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: spec.resolvers as GraphQLResolverMap<unknown> }),
     // Inline tracing only feeds Apollo Studio, which Linepack does not use.
-    plugins: [ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), ApolloServerPluginInlineTraceDisabled(), scopeEnforcementPlugin<BaseSubgraphContext>(sdl, (context) => context.identity.scopes)],
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
+      ApolloServerPluginInlineTraceDisabled(),
+      scopeEnforcementPlugin<BaseSubgraphContext>(sdl, (context) => context.identity.scopes),
+    ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
@@ -125,7 +128,10 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
 }
 
 /** Connects the subgraph's own database (`<prefix>_<name>`), prepares it, serves, and closes everything on stop. */
-export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: DatabaseSubgraphSpec<C>): Promise<RunningService> {
+export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(
+  options: SubgraphStartOptions,
+  spec: DatabaseSubgraphSpec<C>,
+): Promise<RunningService> {
   if (!options.mongoUri) throw new Error(`the ${spec.name} subgraph needs MONGODB_URI`);
   const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false });
   let stopPrepared: (() => Promise<void>) | undefined;

@@ -16,7 +16,10 @@ export function violationsOf(error: z.ZodError, root: string): Violation[] {
 
 export function invalidInput(violations: Violation[]): Error {
   const first = violations[0];
-  const summary = violations.length === 1 && first ? `${first.field}: ${first.message}` : `${violations.length} invalid fields: ${violations.map((v) => `${v.field}: ${v.message}`).join('; ')}`;
+  const summary =
+    violations.length === 1 && first
+      ? `${first.field}: ${first.message}`
+      : `${violations.length} invalid fields: ${violations.map((v) => `${v.field}: ${v.message}`).join('; ')}`;
   return fieldError('BAD_USER_INPUT', summary, { field: first?.field, violations });
 }
 

@@ -67,7 +67,13 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
     endStationM: 42_000,
     classLocation: 1,
     installedAt: '1988-06-01T00:00:00Z',
-    location: { type: 'LineString', coordinates: [[-95.37, 29.76], [-95.02, 29.9]] },
+    location: {
+      type: 'LineString',
+      coordinates: [
+        [-95.37, 29.76],
+        [-95.02, 29.9],
+      ],
+    },
   });
   const segments = [
     { name: 'Line 100 · MP 0–12', beginStationM: 0, endStationM: 12_000, classLocation: 1, inHca: false },

@@ -30,7 +30,10 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
     // Normalise first: "/auth/../graphql" or "/auth/%2e%2e/" must not reach other routes of the auth service.
     const target = new URL(req.originalUrl, authUrl);
     if (!target.pathname.startsWith('/auth/') || decodedPath(target.pathname).includes('..')) {
-      res.status(404).type('application/problem+json').json(problem(404, 'NOT_FOUND', 'No such auth route'));
+      res
+        .status(404)
+        .type('application/problem+json')
+        .json(problem(404, 'NOT_FOUND', 'No such auth route'));
       return;
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
@@ -49,7 +52,10 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
       res.send(Buffer.from(await upstream.arrayBuffer()));
     } catch (err) {
       logger.error({ err: (err as Error).message, requestId: requestIdOf(res) }, 'auth service unreachable');
-      res.status(502).type('application/problem+json').json(problem(502, 'AUTH_UNAVAILABLE', 'Auth service unavailable', 'try again shortly'));
+      res
+        .status(502)
+        .type('application/problem+json')
+        .json(problem(502, 'AUTH_UNAVAILABLE', 'Auth service unavailable', 'try again shortly'));
     }
   });
 }

@@ -3,7 +3,10 @@ import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/sche
 import type { RateLimitWindows } from './rate-limit';
 import { ecPrivateKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
 
-const urlSchema = z.string().url('must be an http(s) URL').refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
+const urlSchema = z
+  .string()
+  .url('must be an http(s) URL')
+  .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
 
 export const gatewayConfigSchema = z.object({
   PORT: portSchema.default(4000),

@@ -6,7 +6,6 @@ import type { Logger } from '@linepack/lib/logger';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
-
 /** A credential the gateway has verified: who, in which tenant, with what, at which tier. */
 export interface VerifiedCredential {
   subject: string;

@@ -85,7 +85,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     gateway,
     allowBatchedHttpRequests: false,
     validationRules: armor.validationRules,
-    plugins: [...armor.plugins, ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }), scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes)],
+    plugins: [
+      ...armor.plugins,
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
+      scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes),
+    ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
@@ -121,7 +125,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const blocked = await rateLimiter.authFailureBlock(address);
     if (blocked !== null) {
       res.setHeader('Retry-After', String(blocked));
-      res.status(429).json(graphqlErrorBody('RATE_LIMITED', `too many failed authentications from this address; retry in ${blocked} s`, { retryAfterSeconds: blocked }));
+      res
+        .status(429)
+        .json(graphqlErrorBody('RATE_LIMITED', `too many failed authentications from this address; retry in ${blocked} s`, { retryAfterSeconds: blocked }));
       return;
     }
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
@@ -156,7 +162,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     res.set(decision.headers);
     if (decision.allowed) return next();
     const retryAfter = decision.headers['Retry-After'];
-    res.status(429).json(graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, { retryAfterSeconds: Number(retryAfter) }));
+    res
+      .status(429)
+      .json(
+        graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, {
+          retryAfterSeconds: Number(retryAfter),
+        }),
+      );
   };
 
   app.use(
@@ -188,7 +200,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     if (req.path.startsWith('/graphql')) {
       res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message, { reason: code }));
     } else {
-      res.status(status).type('application/problem+json').json(problem(status, code, message));
+      res
+        .status(status)
+        .type('application/problem+json')
+        .json(problem(status, code, message));
     }
   });
 

@@ -39,8 +39,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
   override async errorFromResponse(response: FetcherResponse): Promise<GraphQLError> {
     const error = await super.errorFromResponse(response);
     const body = (error.extensions['response'] as { body?: unknown } | undefined)?.body as
-      | { errors?: { message?: unknown; extensions?: { code?: unknown; field?: unknown } }[] }
-      | undefined;
+      { errors?: { message?: unknown; extensions?: { code?: unknown; field?: unknown } }[] } | undefined;
     const first = body?.errors?.[0];
     const code = first?.extensions?.code;
     if (response.status >= 400 && response.status < 500 && typeof first?.message === 'string' && typeof code === 'string' && relayedCodes.has(code)) {

@@ -33,9 +33,7 @@ function readDirectives(directives: readonly ConstDirectiveNode[] | undefined): 
     if (d.name.value === 'requiresScopes') {
       const arg = d.arguments?.find((a) => a.name.value === 'scopes');
       if (arg?.value.kind === Kind.LIST) {
-        scopes = arg.value.values.map((inner) =>
-          inner.kind === Kind.LIST ? inner.values.flatMap((v) => (v.kind === Kind.STRING ? [v.value] : [])) : [],
-        );
+        scopes = arg.value.values.map((inner) => (inner.kind === Kind.LIST ? inner.values.flatMap((v) => (v.kind === Kind.STRING ? [v.value] : [])) : []));
       }
     }
   }

@@ -169,7 +169,15 @@ export class StreamConsumer {
     await this.deadLetters.updateOne(
       { _id: `${stream}:${entryId}` },
       {
-        $set: { tenantId: event?.tenantId ?? fields['tenantId'] ?? null, stream, entryId, type: event?.type ?? fields['type'] ?? null, error: message.slice(0, 2_000), fields, failedAt: new Date() },
+        $set: {
+          tenantId: event?.tenantId ?? fields['tenantId'] ?? null,
+          stream,
+          entryId,
+          type: event?.type ?? fields['type'] ?? null,
+          error: message.slice(0, 2_000),
+          fields,
+          failedAt: new Date(),
+        },
       },
       { upsert: true },
     );

@@ -7,7 +7,12 @@ import { z } from 'zod';
  * ignore unknown ones); renaming or removing one is a breaking change for every consumer.
  */
 const isoDate = z.coerce.date();
-const num = z.number().finite().nullable().optional().transform((v) => v ?? null);
+const num = z
+  .number()
+  .finite()
+  .nullable()
+  .optional()
+  .transform((v) => v ?? null);
 
 export const ASSET_UPSERTED = 'asset.upserted';
 export const MEASUREMENT_RECORDED = 'measurement.recorded';
@@ -16,23 +21,65 @@ export const assetUpsertedData = z.object({
   id: z.string().min(1),
   type: z.string(),
   name: z.string(),
-  parentId: z.string().nullable().optional().transform((v) => v ?? null),
+  parentId: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   status: z.string(),
-  product: z.string().nullable().optional().transform((v) => v ?? null),
-  regulation: z.enum(['CFR_192', 'CFR_195']).nullable().optional().transform((v) => v ?? null),
+  product: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  regulation: z
+    .enum(['CFR_192', 'CFR_195'])
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   beginStationM: num,
   endStationM: num,
   outsideDiameterMm: num,
   wallThicknessMm: num,
   smysMpa: num,
   maopKpa: num,
-  classLocation: z.number().int().min(1).max(4).nullable().optional().transform((v) => v ?? null),
-  inHca: z.boolean().nullable().optional().transform((v) => v ?? false),
-  couldAffectHca: z.boolean().nullable().optional().transform((v) => v ?? null),
-  cathodicallyProtected: z.boolean().nullable().optional().transform((v) => v ?? null),
-  atmosphericExposure: z.boolean().nullable().optional().transform((v) => v ?? null),
-  crossing: z.enum(['HIGHWAY', 'RAILROAD']).nullable().optional().transform((v) => v ?? null),
-  installedAt: isoDate.nullable().optional().transform((v) => v ?? null),
+  classLocation: z
+    .number()
+    .int()
+    .min(1)
+    .max(4)
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  inHca: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? false),
+  couldAffectHca: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  cathodicallyProtected: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  atmosphericExposure: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  crossing: z
+    .enum(['HIGHWAY', 'RAILROAD'])
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  installedAt: isoDate
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   version: z.number().int().min(1),
 });
 export type AssetUpsertedData = z.output<typeof assetUpsertedData>;
@@ -44,16 +91,39 @@ export const measurementRecordedData = z.object({
   observedAt: isoDate,
   stationM: num,
   value: num,
-  unit: z.string().nullable().optional().transform((v) => v ?? null),
-  source: z.string().nullable().optional().transform((v) => v ?? null),
-  runId: z.string().nullable().optional().transform((v) => v ?? null),
-  featureType: z.string().nullable().optional().transform((v) => v ?? null),
-  surface: z.string().nullable().optional().transform((v) => v ?? null),
+  unit: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  source: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  runId: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  featureType: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  surface: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   odometerM: num,
   clockDeg: num,
   depthPctWt: num,
   lengthMm: num,
   widthMm: num,
-  recordedAt: isoDate.nullable().optional().transform((v) => v ?? null),
+  recordedAt: isoDate
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
 });
 export type MeasurementRecordedData = z.output<typeof measurementRecordedData>;

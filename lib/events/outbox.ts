@@ -82,9 +82,7 @@ export class OutboxRelay<D extends OutboxDocument> {
   /** Publishes one batch; returns how many events went out. */
   async drainOnce(): Promise<number> {
     const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000 } = this.options;
-    const pending = (await collection
-      .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize })
-      .toArray()) as unknown as D[];
+    const pending = (await collection.find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize }).toArray()) as unknown as D[];
     if (pending.length === 0) return 0;
     const pipeline = redis.pipeline();
     let count = 0;

@@ -7,7 +7,10 @@ import { isDuplicateKeyError } from '../mongo';
  * and transaction-free (the embedded server has no transactions).
  * Returns true when the stored copy changed.
  */
-export async function upsertIfNewer<D extends Document & { _id: string; tenantId: string; version: number }>(collection: Collection<D>, doc: D): Promise<boolean> {
+export async function upsertIfNewer<D extends Document & { _id: string; tenantId: string; version: number }>(
+  collection: Collection<D>,
+  doc: D,
+): Promise<boolean> {
   const filter = { _id: doc._id, tenantId: doc.tenantId, version: { $lt: doc.version } } as unknown as Filter<D>;
   try {
     const { _id: _ignored, ...fields } = doc;

@@ -75,7 +75,12 @@ function run(command: string, args: string[], cwd: string): Promise<RunResult> {
 }
 
 function tail(text: string, lines = 25): string {
-  return text.replace(/\x1b\[[0-9;]*m/g, '').trimEnd().split('\n').slice(-lines).join('\n');
+  return text
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .trimEnd()
+    .split('\n')
+    .slice(-lines)
+    .join('\n');
 }
 
 let javaPromise: Promise<string> | null = null;
@@ -227,7 +232,16 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
   const { log } = opts;
   await prepareEmbeddedMongo(log);
   const java = await findJava();
-  const args = [...JVM_ARGS, '-cp', `${classesDir}${path.delimiter}${path.join(libDir, '*')}`, MAIN_CLASS, '--host', '127.0.0.1', '--port', String(opts.port ?? 0)];
+  const args = [
+    ...JVM_ARGS,
+    '-cp',
+    `${classesDir}${path.delimiter}${path.join(libDir, '*')}`,
+    MAIN_CLASS,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(opts.port ?? 0),
+  ];
   if (opts.dataFile) args.push('--h2', path.resolve(opts.dataFile));
 
   const started = Date.now();
@@ -257,9 +271,7 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
     });
     child.once('exit', (code, signal) => {
       // Let the last stderr lines arrive before reporting.
-      setImmediate(() =>
-        fail(new Error(`Embedded MongoDB exited before it was ready (exit ${code ?? signal}). stderr:\n${tail(stderrTail) || '(empty)'}`)),
-      );
+      setImmediate(() => fail(new Error(`Embedded MongoDB exited before it was ready (exit ${code ?? signal}). stderr:\n${tail(stderrTail) || '(empty)'}`)));
     });
     createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /^LISTENING (\d+)$/.exec(line.trim());
@@ -272,7 +284,9 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
     });
   });
 
-  log?.(`Embedded MongoDB (${opts.dataFile ? path.resolve(opts.dataFile) : 'in memory'}) listening on 127.0.0.1:${port} after ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+  log?.(
+    `Embedded MongoDB (${opts.dataFile ? path.resolve(opts.dataFile) : 'in memory'}) listening on 127.0.0.1:${port} after ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+  );
 
   // Neither the JVM nor its pipes keep this process alive; the stdin pipe still ties the JVM's life to ours.
   child.unref();

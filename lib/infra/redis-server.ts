@@ -56,15 +56,24 @@ export async function startRedisServer(opts: { port?: number; dataDir?: string }
   const port = opts.port ?? (await freePort());
 
   const redisArgs = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--save', '',
-    '--appendonly', opts.dataDir ? 'yes' : 'no',
-    '--appendfsync', 'everysec',
-    '--daemonize', 'no',
-    '--dir', opts.dataDir ?? os.tmpdir(),
-    '--logfile', '',
-    '--loglevel', 'warning',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    opts.dataDir ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
+    '--daemonize',
+    'no',
+    '--dir',
+    opts.dataDir ?? os.tmpdir(),
+    '--logfile',
+    '',
+    '--loglevel',
+    'warning',
   ];
   // On Linux, setpriv(1) makes the kernel SIGTERM redis-server if this process dies without stopping it.
   const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
@@ -98,7 +107,8 @@ export async function startRedisServer(opts: { port?: number; dataDir?: string }
     const poll = async () => {
       while (!settled) {
         if (await ping(port)) return settle();
-        if (Date.now() > deadline) return settle(new Error(`redis-server on port ${port} did not answer PING within ${READY_TIMEOUT_MS / 1000} s:\n${output.trimEnd()}`));
+        if (Date.now() > deadline)
+          return settle(new Error(`redis-server on port ${port} did not answer PING within ${READY_TIMEOUT_MS / 1000} s:\n${output.trimEnd()}`));
         await new Promise((r) => setTimeout(r, 25));
       }
     };

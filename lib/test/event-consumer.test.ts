@@ -48,7 +48,15 @@ it('hands a dead consumer’s unacknowledged entries to another one', async () =
   await publish('t1', 5);
   // Simulate a crash after reading, before acknowledging: read without the consumer's apply step.
   const seen: DomainEvent[] = [];
-  const survivor = new StreamConsumer({ redis, db, logger, streams: [stream], group: 'g', handle: async (events) => void seen.push(...events), claimIdleMs: 50 });
+  const survivor = new StreamConsumer({
+    redis,
+    db,
+    logger,
+    streams: [stream],
+    group: 'g',
+    handle: async (events) => void seen.push(...events),
+    claimIdleMs: 50,
+  });
   await survivor.ensureGroups();
   await redis.xreadgroup('GROUP', 'g', 'dead-consumer', 'COUNT', 10, 'STREAMS', stream, '>');
   await new Promise((r) => setTimeout(r, 80));

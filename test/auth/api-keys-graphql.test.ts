@@ -12,7 +12,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const admin = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: adminKey, variables });
+const admin = (query: string, variables: Record<string, unknown> = {}) =>
+  graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: adminKey, variables });
 
 it('creates a key whose secret works once shown, lists it without the secret, and revokes it', async () => {
   const created = await admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { secret apiKey { id prefix scopes tier expiresAt } } }', {

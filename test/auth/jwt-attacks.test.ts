@@ -71,7 +71,15 @@ it('rejects HS256 signed with the public key as the HMAC secret', async () => {
 describe('tokens signed with a key that is not the auth service’s', () => {
   const otherKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const sign = (kid: string, overrides: jwt.SignOptions = {}) =>
-    jwt.sign(claims(), otherKey, { algorithm: 'ES256', keyid: kid, issuer: 'linepack-auth', audience: 'linepack-api', subject: 'attacker', expiresIn: 60, ...overrides });
+    jwt.sign(claims(), otherKey, {
+      algorithm: 'ES256',
+      keyid: kid,
+      issuer: 'linepack-auth',
+      audience: 'linepack-api',
+      subject: 'attacker',
+      expiresIn: 60,
+      ...overrides,
+    });
 
   it('rejects a token naming an unknown kid (another environment’s key)', async () => {
     expect(await accepted(sign('another-environment-key'))).toBe(401);
@@ -102,7 +110,15 @@ describe('tokens properly signed by the auth key but with the wrong claims', () 
     const pem = SigningKeys.generatePem();
     const keys = new SigningKeys(pem);
     signWithAuthKey = (overrides, payload = claims()) =>
-      jwt.sign(payload, keys.privateKey, { algorithm: 'ES256', keyid: keys.kid, issuer: 'linepack-auth', audience: 'linepack-api', subject: 'u1', expiresIn: 60, ...overrides });
+      jwt.sign(payload, keys.privateKey, {
+        algorithm: 'ES256',
+        keyid: keys.kid,
+        issuer: 'linepack-auth',
+        audience: 'linepack-api',
+        subject: 'u1',
+        expiresIn: 60,
+        ...overrides,
+      });
     return restartWithKey(pem);
   });
 

@@ -28,11 +28,12 @@ const rootOperations: Record<string, string> = {
   'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
 };
 
-
 const security = securityMapFromSdl(parse(readFileSync(supergraphPath, 'utf8')));
 const supergraph = parse(readFileSync(supergraphPath, 'utf8'));
 const rootFields = supergraph.definitions.flatMap((d) =>
-  d.kind === 'ObjectTypeDefinition' && (d.name.value === 'Query' || d.name.value === 'Mutation') ? (d.fields ?? []).map((f) => `${d.name.value}.${f.name.value}`) : [],
+  d.kind === 'ObjectTypeDefinition' && (d.name.value === 'Query' || d.name.value === 'Mutation')
+    ? (d.fields ?? []).map((f) => `${d.name.value}.${f.name.value}`)
+    : [],
 );
 const matrix = rootFields.map((field) => ({ field, required: security.get(field)?.scopes[0] ?? [] }));
 
@@ -99,7 +100,9 @@ describe('nested fields carry their own scopes', () => {
 
   it('refuses PipelineSummary.measurementCount inside a fragment', async () => {
     const key = await stack.keyFor(tenantId, ['assets:read']);
-    const res = await graphql(stack.gatewayUrl, '{ pipelineSummary { ...Counts } } fragment Counts on PipelineSummary { totalAssets measurementCount }', { apiKey: key });
+    const res = await graphql(stack.gatewayUrl, '{ pipelineSummary { ...Counts } } fragment Counts on PipelineSummary { totalAssets measurementCount }', {
+      apiKey: key,
+    });
     expect(res.status).toBe(403);
     expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['measurements:read']);
   });
@@ -108,7 +111,11 @@ describe('nested fields carry their own scopes', () => {
 describe('every path to an Asset needs assets:read beyond its id', () => {
   it('refuses Measurement.asset details to a measurements-only key but allows the reference', async () => {
     const full = await stack.keyFor(tenantId, ['assets:write', 'assets:read']);
-    const created = await graphql<{ createAsset: { id: string } }>(stack.gatewayUrl, 'mutation { createAsset(input: { type: PIPELINE, name: "Path line" }) { id } }', { apiKey: full });
+    const created = await graphql<{ createAsset: { id: string } }>(
+      stack.gatewayUrl,
+      'mutation { createAsset(input: { type: PIPELINE, name: "Path line" }) { id } }',
+      { apiKey: full },
+    );
     const assetId = created.body.data!.createAsset.id;
     const narrow = await stack.keyFor(tenantId, ['measurements:read', 'measurements:write']);
     const recorded = await graphql<{ recordMeasurement: { ids: string[] } }>(
@@ -120,7 +127,9 @@ describe('every path to an Asset needs assets:read beyond its id', () => {
     const details = await graphql(stack.gatewayUrl, `{ measurement(id: "${measurementId}") { asset { name maopKpa } } }`, { apiKey: narrow });
     expect(details.status).toBe(403);
     expect(details.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['assets:read']);
-    const reference = await graphql<{ measurement: { asset: { id: string } } }>(stack.gatewayUrl, `{ measurement(id: "${measurementId}") { asset { id } } }`, { apiKey: narrow });
+    const reference = await graphql<{ measurement: { asset: { id: string } } }>(stack.gatewayUrl, `{ measurement(id: "${measurementId}") { asset { id } } }`, {
+      apiKey: narrow,
+    });
     expect(reference.body.data?.measurement.asset.id).toBe(assetId);
   });
 
@@ -133,7 +142,11 @@ describe('every path to an Asset needs assets:read beyond its id', () => {
 
 describe('subgraphs enforce scopes themselves (defence in depth)', () => {
   it('refuses an identity without the scope even when the token is genuine', async () => {
-    const token = mintInternalToken({ subject: 's', kind: 'api_key', tenantId, scopes: ['measurements:read'], requestId: 'r' }, 'assets', stack.internalKeys.privateKeyPem);
+    const token = mintInternalToken(
+      { subject: 's', kind: 'api_key', tenantId, scopes: ['measurements:read'], requestId: 'r' },
+      'assets',
+      stack.internalKeys.privateKeyPem,
+    );
     const res = await fetch(stack.subgraphs.assets.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },

@@ -25,7 +25,9 @@ afterAll(async () => {
 });
 
 it('lists: B sees none of A’s assets', async () => {
-  const res = await graphql<{ assets: { totalCount: number; edges: unknown[] } }>(stack.gatewayUrl, '{ assets { totalCount edges { node { id } } } }', { apiKey: b.apiKey });
+  const res = await graphql<{ assets: { totalCount: number; edges: unknown[] } }>(stack.gatewayUrl, '{ assets { totalCount edges { node { id } } } }', {
+    apiKey: b.apiKey,
+  });
   expect(res.body.data?.assets).toEqual({ totalCount: 0, edges: [] });
 });
 
@@ -38,7 +40,9 @@ it('lookups by id: A’s asset does not exist for B', async () => {
 });
 
 it('search: B finds nothing by A’s asset name', async () => {
-  const res = await graphql<{ assets: { totalCount: number } }>(stack.gatewayUrl, '{ assets(filter: { nameContains: "secret" }) { totalCount } }', { apiKey: b.apiKey });
+  const res = await graphql<{ assets: { totalCount: number } }>(stack.gatewayUrl, '{ assets(filter: { nameContains: "secret" }) { totalCount } }', {
+    apiKey: b.apiKey,
+  });
   expect(res.body.data?.assets.totalCount).toBe(0);
 });
 
@@ -48,15 +52,23 @@ it('writes: B cannot update A’s asset', async () => {
 });
 
 it('summaries: B’s counts exclude A’s data', async () => {
-  const res = await graphql<{ pipelineSummary: { totalAssets: number; measurementCount: number } }>(stack.gatewayUrl, '{ pipelineSummary { totalAssets measurementCount } }', {
-    apiKey: b.apiKey,
-  });
+  const res = await graphql<{ pipelineSummary: { totalAssets: number; measurementCount: number } }>(
+    stack.gatewayUrl,
+    '{ pipelineSummary { totalAssets measurementCount } }',
+    {
+      apiKey: b.apiKey,
+    },
+  );
   expect(res.body.data?.pipelineSummary).toEqual({ totalAssets: 0, measurementCount: 0 });
 });
 
 describe('_entities sent straight to a subgraph with a genuine identity for tenant B', () => {
   const entities = async (subgraph: 'assets' | 'measurements', representations: object[], selection: string) => {
-    const token = mintInternalToken({ subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' }, subgraph, stack.internalKeys.privateKeyPem);
+    const token = mintInternalToken(
+      { subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' },
+      subgraph,
+      stack.internalKeys.privateKeyPem,
+    );
     const res = await fetch(stack.subgraphs[subgraph].url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },

@@ -50,9 +50,13 @@ describe('POST /auth/login', () => {
     expect(tokens.expires_in).toBe(60);
     expect(tokens.access_token.split('.')).toHaveLength(3);
     expect(tokens.refresh_token.split('.')).toHaveLength(3);
-    const me = await graphql<{ me: { kind: string; email: string; tenantId: string; scopes: string[] } }>(stack.gatewayUrl, '{ me { kind email tenantId scopes } }', {
-      apiKey: tokens.access_token,
-    });
+    const me = await graphql<{ me: { kind: string; email: string; tenantId: string; scopes: string[] } }>(
+      stack.gatewayUrl,
+      '{ me { kind email tenantId scopes } }',
+      {
+        apiKey: tokens.access_token,
+      },
+    );
     expect(me.body.data?.me).toEqual({
       kind: 'USER',
       email,
@@ -121,15 +125,20 @@ describe('the /auth proxy', () => {
   const rawGet = (path: string) =>
     new Promise<number>((resolve, reject) => {
       const { hostname, port } = new URL(stack.gatewayOrigin);
-      http.get({ hostname, port, path }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      }).on('error', reject);
+      http
+        .get({ hostname, port, path }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
     });
 
-  it.each(['/auth/../readyz', '/auth/%2e%2e/healthz', '/auth/%2E%2E/graphql', '/auth/..%2Fgraphql', '/auth/%zz'])('does not let %s escape to other routes', async (path) => {
-    expect(await rawGet(path)).toBe(404);
-  });
+  it.each(['/auth/../readyz', '/auth/%2e%2e/healthz', '/auth/%2E%2E/graphql', '/auth/..%2Fgraphql', '/auth/%zz'])(
+    'does not let %s escape to other routes',
+    async (path) => {
+      expect(await rawGet(path)).toBe(404);
+    },
+  );
 
   it('still serves the auth routes (control case)', async () => {
     expect(await rawGet('/auth/.well-known/jwks.json')).toBe(200);
@@ -147,7 +156,11 @@ describe('the per-IP login limit', () => {
 
   it('stops one client guessing across many emails', async () => {
     const attempt = (i: number) =>
-      fetch(`${small.gatewayOrigin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `user${i}@example.com`, password: 'guess' }) });
+      fetch(`${small.gatewayOrigin}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `user${i}@example.com`, password: 'guess' }),
+      });
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await attempt(i)).status);
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
@@ -200,7 +213,13 @@ describe('GET /auth/introspect', () => {
   };
 
   it('describes an active key', async () => {
-    const { secret, apiKey } = await stack.authStore.createApiKey({ tenantId, name: 'introspected', scopes: ['read:assets', 'admin'], tier: 'FREE', expiresInDays: 30 });
+    const { secret, apiKey } = await stack.authStore.createApiKey({
+      tenantId,
+      name: 'introspected',
+      scopes: ['read:assets', 'admin'],
+      tier: 'FREE',
+      expiresInDays: 30,
+    });
     const res = await introspect(secret);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ active: true, scopes: ['admin:*', 'assets:read'], tenant_id: tenantId, expires_at: apiKey.expiresAt!.toISOString() });

@@ -61,14 +61,17 @@ afterAll(async () => {
 });
 
 const totalAssets = async (s: DevState, key = s.apiKey) =>
-  (await graphql<{ pipelineSummary: { totalAssets: number } }>(s.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey: key })).body.data?.pipelineSummary.totalAssets;
+  (await graphql<{ pipelineSummary: { totalAssets: number } }>(s.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey: key })).body.data?.pipelineSummary
+    .totalAssets;
 
 it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a restart', async () => {
   const first = await start();
   expect(Object.keys(first).sort()).toEqual(['apiKey', 'authUrl', 'gatewayUrl', 'mongodbUri', 'redisUrl', 'tenantId', 'user']);
   expect(first.tenantId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(await totalAssets(first)).toBe(8);
-  const created = await graphql(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Compressor Station 3" }) { id } }', { apiKey: first.apiKey });
+  const created = await graphql(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Compressor Station 3" }) { id } }', {
+    apiKey: first.apiKey,
+  });
   expect(created.body.errors).toBeUndefined();
   const login = await fetch(`${first.authUrl}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first.user) });
   expect(login.status).toBe(200);
@@ -95,7 +98,19 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
   expect(Date.parse(created.expiresAt)).toBeGreaterThan(Date.now() + 6 * 86_400_000);
   expect(await totalAssets(state, created.apiKey)).toBe(0);
 
-  const user = cli(['users', 'create', '--tenant', tenantId, '--email', 'cli@example.com', '--password', 'a long enough password', '--role', 'viewer', '--json']);
+  const user = cli([
+    'users',
+    'create',
+    '--tenant',
+    tenantId,
+    '--email',
+    'cli@example.com',
+    '--password',
+    'a long enough password',
+    '--role',
+    'viewer',
+    '--json',
+  ]);
   expect(user.status).toBe(0);
   expect(cli(['keys', 'list', '--tenant', tenantId, '--json']).stdout).not.toContain(created.apiKey);
 

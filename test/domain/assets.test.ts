@@ -18,7 +18,11 @@ type Err = { message: string; extensions?: Record<string, unknown> };
 const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
 const create = (input: Record<string, unknown>) => call('mutation($i: CreateAssetInput!) { createAsset(input: $i) { id version status } }', { i: input });
 const update = (id: string, version: number, input: Record<string, unknown>) =>
-  call('mutation($id: ID!, $v: Int!, $i: UpdateAssetInput!) { updateAsset(id: $id, version: $v, input: $i) { id version status name } }', { id, v: version, i: input });
+  call('mutation($id: ID!, $v: Int!, $i: UpdateAssetInput!) { updateAsset(id: $id, version: $v, input: $i) { id version status name } }', {
+    id,
+    v: version,
+    i: input,
+  });
 const firstError = (res: { body: { errors?: Err[] } }) => res.body.errors?.[0];
 
 describe('createAsset', () => {
@@ -39,7 +43,13 @@ describe('createAsset', () => {
       maopKpa: 8_500,
       classLocation: 2,
       inHca: true,
-      location: { type: 'LineString', coordinates: [[-101.1, 35.2], [-101.4, 35.5]] },
+      location: {
+        type: 'LineString',
+        coordinates: [
+          [-101.1, 35.2],
+          [-101.4, 35.5],
+        ],
+      },
       installedAt: '1994-05-01T00:00:00Z',
     };
     const created = await create(input);
@@ -133,7 +143,14 @@ describe('assets query', () => {
     const t = await stack.tenantWithKey();
     key = t.apiKey;
     const system = await createAsset(stack.gatewayUrl, key, { type: 'SYSTEM', name: 'Paging system', status: 'ACTIVE' });
-    const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Paging line', parentId: system.id, status: 'ACTIVE', beginStationM: 0, endStationM: 1_000 });
+    const line = await createAsset(stack.gatewayUrl, key, {
+      type: 'PIPELINE',
+      name: 'Paging line',
+      parentId: system.id,
+      status: 'ACTIVE',
+      beginStationM: 0,
+      endStationM: 1_000,
+    });
     parentId = line.id;
     for (let i = 0; i < 7; i++) {
       await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: `Segment ${i % 2 ? 'odd' : 'even'} (${i})`, parentId, inHca: i < 3, status: 'ACTIVE' });
@@ -145,7 +162,10 @@ describe('assets query', () => {
     let after: string | null = null;
     let pages = 0;
     do {
-      const res: Awaited<ReturnType<typeof call>> = await call('query($after: String) { assets(first: 3, after: $after) { totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', { after });
+      const res: Awaited<ReturnType<typeof call>> = await call(
+        'query($after: String) { assets(first: 3, after: $after) { totalCount edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',
+        { after },
+      );
       const page = res.body.data!['assets'];
       expect(page.totalCount).toBe(9);
       seen.push(...page.edges.map((e: { node: { id: string } }) => e.node.id));
@@ -196,7 +216,11 @@ describe('Asset entity resolution', () => {
       if (e.commandName === 'find') finds.push(e);
     };
     stack.subgraphs.assets.mongo!.on('commandStarted', listener);
-    const token = mintInternalToken({ subject: 's', kind: 'api_key', tenantId: t.tenantId, scopes: ['assets:read'], requestId: 'r' }, 'assets', stack.internalKeys.privateKeyPem);
+    const token = mintInternalToken(
+      { subject: 's', kind: 'api_key', tenantId: t.tenantId, scopes: ['assets:read'], requestId: 'r' },
+      'assets',
+      stack.internalKeys.privateKeyPem,
+    );
     const res = await fetch(stack.subgraphs.assets.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },

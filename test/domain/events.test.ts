@@ -26,7 +26,14 @@ async function eventsOf(stream: string, tenantId: string): Promise<Event[]> {
     .map(([streamId, fields]) => {
       const f: Record<string, string> = {};
       for (let i = 0; i < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-      return { streamId, id: f['id']!, type: f['type']!, tenantId: f['tenantId']!, occurredAt: f['occurredAt']!, data: JSON.parse(f['data']!) as Record<string, unknown> };
+      return {
+        streamId,
+        id: f['id']!,
+        type: f['type']!,
+        tenantId: f['tenantId']!,
+        occurredAt: f['occurredAt']!,
+        data: JSON.parse(f['data']!) as Record<string, unknown>,
+      };
     })
     .filter((e) => e.tenantId === tenantId);
 }
@@ -55,7 +62,10 @@ describe('with the relay running', () => {
   it('publishes asset.upserted for every create and update, carrying the version', async () => {
     const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Evented line', maopKpa: 7_000 });
     await graphql(stack.gatewayUrl, `mutation { updateAsset(id: "${asset.id}", version: 1, input: { status: ACTIVE }) { version } }`, { apiKey });
-    const events = await eventually(() => eventsOf(eventStreams.assets, tenantId), (e) => e.length >= 2);
+    const events = await eventually(
+      () => eventsOf(eventStreams.assets, tenantId),
+      (e) => e.length >= 2,
+    );
     expect(events.map((e) => [e.type, e.data['id'], e.data['version'], e.data['status']])).toEqual([
       ['asset.upserted', asset.id, 1, 'PLANNED'],
       ['asset.upserted', asset.id, 2, 'ACTIVE'],
@@ -63,17 +73,35 @@ describe('with the relay running', () => {
     expect(events[0]!.data['maopKpa']).toBe(7_000);
     expect(new Set(events.map((e) => e.id)).size).toBe(2);
     // Published events leave the outbox.
-    const stored = await stack.mongo.db(`${stack.dbPrefix}_assets`).collection('assets').findOne({ _id: asset.id as never });
+    const stored = await stack.mongo
+      .db(`${stack.dbPrefix}_assets`)
+      .collection('assets')
+      .findOne({ _id: asset.id as never });
     expect(stored?.['outbox']).toEqual([]);
   });
 
   it('publishes measurement.recorded once per stored measurement, never for a replayed one', async () => {
-    const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'SEGMENT', name: 'Evented segment', parentId: (await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'P' })).id });
-    const batch = [0, 1, 2].map((i) => ({ idempotencyKey: `ev-${i}`, assetId: asset.id, type: 'PRESSURE', value: 6_000 + i, unit: 'KPA', observedAt: `2026-03-0${i + 1}T00:00:00Z`, source: 'SCADA' }));
+    const asset = await createAsset(stack.gatewayUrl, apiKey, {
+      type: 'SEGMENT',
+      name: 'Evented segment',
+      parentId: (await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'P' })).id,
+    });
+    const batch = [0, 1, 2].map((i) => ({
+      idempotencyKey: `ev-${i}`,
+      assetId: asset.id,
+      type: 'PRESSURE',
+      value: 6_000 + i,
+      unit: 'KPA',
+      observedAt: `2026-03-0${i + 1}T00:00:00Z`,
+      source: 'SCADA',
+    }));
     const mutation = 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }';
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
-    const events = await eventually(() => eventsOf(eventStreams.measurements, tenantId), (e) => e.length >= 3);
+    const events = await eventually(
+      () => eventsOf(eventStreams.measurements, tenantId),
+      (e) => e.length >= 3,
+    );
     await new Promise((r) => setTimeout(r, 500)); // give a wrongly published duplicate time to show up
     const after = await eventsOf(eventStreams.measurements, tenantId);
     expect(after).toHaveLength(3);
@@ -89,14 +117,20 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   const asset = await createAsset(first.gatewayUrl, apiKey, { type: 'SYSTEM', name: 'Written before the crash' });
   await new Promise((r) => setTimeout(r, 500));
   expect(await eventsOf(eventStreams.assets, tenantId)).toEqual([]);
-  const pending = await first.mongo.db(`${first.dbPrefix}_assets`).collection('assets').findOne({ _id: asset.id as never });
+  const pending = await first.mongo
+    .db(`${first.dbPrefix}_assets`)
+    .collection('assets')
+    .findOne({ _id: asset.id as never });
   expect(pending?.['outbox']).toHaveLength(1);
   await first.stop();
 
   // Second life on the same database: the relay finds the outbox entry and publishes it.
   const second = await startTestStack({ redisUrl: process.env['REDIS_URL'], dbPrefix: first.dbPrefix });
   try {
-    const events = await eventually(() => eventsOf(eventStreams.assets, tenantId), (e) => e.length > 0);
+    const events = await eventually(
+      () => eventsOf(eventStreams.assets, tenantId),
+      (e) => e.length > 0,
+    );
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'asset.upserted', id: pending!['outbox'][0].id, data: { id: asset.id, name: 'Written before the crash' } });
   } finally {

@@ -6,7 +6,8 @@ let segmentId: string;
 
 type Err = { message: string; extensions?: Record<string, unknown> };
 const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
-const record = (input: unknown[]) => call('mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }', { i: input });
+const record = (input: unknown[]) =>
+  call('mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }', { i: input });
 const countOf = async () => (await call('{ pipelineSummary { measurementCount } }')).body.data!['pipelineSummary'].measurementCount as number;
 
 const RUN_START = Date.parse('2026-02-01T00:00:00Z');
@@ -79,11 +80,14 @@ describe('a 5,000-anomaly ILI batch', () => {
   it('answers a time-range query', async () => {
     const from = new Date(RUN_START + 100 * 60_000).toISOString();
     const to = new Date(RUN_START + 200 * 60_000).toISOString();
-    const res = await call('query($id: ID!, $from: DateTime, $to: DateTime) { asset(id: $id) { measurements(from: $from, to: $to, first: 5) { totalCount edges { node { observedAt } } } } }', {
-      id: segmentId,
-      from,
-      to,
-    });
+    const res = await call(
+      'query($id: ID!, $from: DateTime, $to: DateTime) { asset(id: $id) { measurements(from: $from, to: $to, first: 5) { totalCount edges { node { observedAt } } } } }',
+      {
+        id: segmentId,
+        from,
+        to,
+      },
+    );
     const m = res.body.data!['asset'].measurements;
     expect(m.totalCount).toBe(100); // [from, to): minutes 100…199
     expect(m.edges[0].node.observedAt).toBe(new Date(RUN_START + 199 * 60_000).toISOString());
@@ -132,7 +136,15 @@ describe('validation', () => {
   });
 
   it('refuses more than 10,000 items', async () => {
-    const res = await record(Array.from({ length: 10_001 }, (_, i) => ({ idempotencyKey: `x${i}`, assetId: segmentId, type: 'PATROL', observedAt: '2026-01-01T00:00:00Z', source: 'FIELD' })));
+    const res = await record(
+      Array.from({ length: 10_001 }, (_, i) => ({
+        idempotencyKey: `x${i}`,
+        assetId: segmentId,
+        type: 'PATROL',
+        observedAt: '2026-01-01T00:00:00Z',
+        source: 'FIELD',
+      })),
+    );
     expect((res.body.errors?.[0] as Err).message).toContain('at most 10000');
   }, 60_000);
 

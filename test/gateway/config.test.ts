@@ -32,7 +32,7 @@ it('requires MONGODB_URI only of subgraphs that own a database', () => {
   const env = { INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem };
   expect(() => parseConfig('assets subgraph', subgraphConfigSchema({ defaultPort: 4001, ownsDatabase: true }), env)).toThrow('MONGODB_URI: is required');
   expect(parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), env).PORT).toBe(4003);
-  expect(() => parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem })).toThrow(
-    'INTERNAL_TOKEN_PUBLIC_KEY: must be an EC P-256 public key',
-  );
+  expect(() =>
+    parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem }),
+  ).toThrow('INTERNAL_TOKEN_PUBLIC_KEY: must be an EC P-256 public key');
 });

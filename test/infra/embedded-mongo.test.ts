@@ -78,7 +78,14 @@ describe.each([
     expect((updateErr as MongoServerError).code).toBe(11000);
 
     const bulkErr = await coll
-      .insertMany([{ tenantId: 't3', code: 'X' }, { tenantId: 't1', code: 'A' }, { tenantId: 't3', code: 'Y' }], { ordered: false })
+      .insertMany(
+        [
+          { tenantId: 't3', code: 'X' },
+          { tenantId: 't1', code: 'A' },
+          { tenantId: 't3', code: 'Y' },
+        ],
+        { ordered: false },
+      )
       .catch((e: unknown) => e);
     expect(bulkErr).toBeInstanceOf(MongoBulkWriteError);
     expect((bulkErr as MongoBulkWriteError).code).toBe(11000);
@@ -89,9 +96,18 @@ describe.each([
   it('finds with filter, projection, sort, skip and limit', async () => {
     const coll = db.collection('paging');
     await coll.insertMany(Array.from({ length: 20 }, (_, n) => ({ n, group: n % 2 === 0 ? 'even' : 'odd', payload: 'x'.repeat(10) })));
-    const page = await coll.find({ group: 'even' }, { projection: { _id: 0, n: 1 } }).sort({ n: -1 }).skip(2).limit(3).toArray();
+    const page = await coll
+      .find({ group: 'even' }, { projection: { _id: 0, n: 1 } })
+      .sort({ n: -1 })
+      .skip(2)
+      .limit(3)
+      .toArray();
     expect(page).toEqual([{ n: 14 }, { n: 12 }, { n: 10 }]);
-    const compound = await coll.find({ n: { $gte: 15 } }).sort({ group: 1, n: -1 }).limit(4).toArray();
+    const compound = await coll
+      .find({ n: { $gte: 15 } })
+      .sort({ group: 1, n: -1 })
+      .limit(4)
+      .toArray();
     // 'even' sorts before 'odd'; within a group, n descending.
     expect(compound.map((d) => d['n'])).toEqual([18, 16, 19, 17]);
   });
@@ -273,7 +289,10 @@ describe('embedded MongoDB lifecycle', () => {
     client = new MongoClient(second.uri, clientOptions);
     try {
       const coll = client.db('persist').collection('assets');
-      const docs = await coll.find({}, { projection: { _id: 0 } }).sort({ code: 1 }).toArray();
+      const docs = await coll
+        .find({}, { projection: { _id: 0 } })
+        .sort({ code: 1 })
+        .toArray();
       expect(docs).toEqual([
         { code: 'P-1', at: new Date('2024-05-01T00:00:00.123Z') },
         { code: 'P-2', at: new Date('2024-05-02T00:00:00.456Z') },

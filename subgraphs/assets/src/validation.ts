@@ -3,10 +3,9 @@ import { invalidInput, type Violation } from '@linepack/lib/validation';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
 
 const finite = z.number().finite();
-const position = z.union([z.tuple([finite, finite]), z.tuple([finite, finite, finite])]).refine(
-  ([lon, lat]) => lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90,
-  'coordinates must be [longitude, latitude] within ±180, ±90',
-);
+const position = z
+  .union([z.tuple([finite, finite]), z.tuple([finite, finite, finite])])
+  .refine(([lon, lat]) => lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90, 'coordinates must be [longitude, latitude] within ±180, ±90');
 
 export const geoJsonSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('Point'), coordinates: position }).strict(),

@@ -16,7 +16,8 @@ const create = `mutation($input: CreateAssetInput!) { createAsset(input: $input)
 it('creates a hierarchy and resolves it through _entities', async () => {
   const line = (await harness.request(create, { variables: { input: { type: 'PIPELINE', name: 'Line 9' } } })).data!['createAsset'];
   expect(line).toMatchObject({ status: 'PLANNED', version: 1, parent: null });
-  const seg = (await harness.request(create, { variables: { input: { type: 'SEGMENT', name: 'Line 9 · MP 0–2', parentId: line.id, classLocation: 3 } } })).data!['createAsset'];
+  const seg = (await harness.request(create, { variables: { input: { type: 'SEGMENT', name: 'Line 9 · MP 0–2', parentId: line.id, classLocation: 3 } } }))
+    .data!['createAsset'];
   const res = await harness.request(`query($r: [_Any!]!) { _entities(representations: $r) { ... on Asset { id name classLocation parent { name } } } }`, {
     variables: { r: [{ __typename: 'Asset', id: seg.id }] },
   });

@@ -21,10 +21,7 @@ export class LoginThrottle {
   private readonly byEmail: RateLimiterAbstract;
   private readonly byIp: RateLimiterAbstract;
 
-  constructor(
-    redis: Redis | null,
-    windows: { perEmail: ThrottleWindow; perIp: ThrottleWindow } = defaultLoginThrottle,
-  ) {
+  constructor(redis: Redis | null, windows: { perEmail: ThrottleWindow; perIp: ThrottleWindow } = defaultLoginThrottle) {
     const build = (name: string, w: ThrottleWindow): RateLimiterAbstract => {
       const options = { points: w.failures, duration: w.seconds, keyPrefix: `linepack:login:${name}` };
       return redis

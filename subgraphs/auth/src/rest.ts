@@ -12,7 +12,10 @@ import { ARGON2_OPTIONS, type AuthStore } from './store';
 import type { TokenService } from './tokens';
 
 function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
-  res.status(status).type('application/problem+json').json(problem(status, code, title, detail, extra));
+  res
+    .status(status)
+    .type('application/problem+json')
+    .json(problem(status, code, title, detail, extra));
 }
 
 const loginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).strict();

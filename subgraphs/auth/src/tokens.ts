@@ -35,9 +35,7 @@ export interface TokenPair {
   expires_in: number;
 }
 
-export type RefreshOutcome =
-  | { ok: true; userId: string; familyId: string }
-  | { ok: false; reason: 'invalid' | 'expired' | 'revoked' | 'reused' };
+export type RefreshOutcome = { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' | 'reused' };
 
 const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
 

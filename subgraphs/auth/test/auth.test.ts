@@ -10,7 +10,8 @@ import { AuthStore } from '../src/store';
 
 const auth: SubgraphModule = {
   descriptor,
-  start: (options) => startAuthSubgraph({ ...options, auth: { ...defaultTokenLifetimes, signingKeyPem: SigningKeys.generatePem(), verifyOnlyPublicKeyPems: [] } }),
+  start: (options) =>
+    startAuthSubgraph({ ...options, auth: { ...defaultTokenLifetimes, signingKeyPem: SigningKeys.generatePem(), verifyOnlyPublicKeyPems: [] } }),
 };
 
 let harness: SubgraphHarness;
@@ -26,7 +27,10 @@ const restUrl = (path: string) => harness.url.replace(/\/graphql$/, path);
 it('creates a key over GraphQL, shows the secret once, and lists it without the secret', async () => {
   const tenant = await store.createTenant({ name: 'Acme', tier: 'PRO' });
   const admin = harness.identity(['admin:*'], tenant._id);
-  const created = await harness.request(`mutation { createApiKey(input: { name: "ci", scopes: ["read:assets"], tier: FREE }) { secret apiKey { id scopes tier } } }`, { identity: admin });
+  const created = await harness.request(
+    `mutation { createApiKey(input: { name: "ci", scopes: ["read:assets"], tier: FREE }) { secret apiKey { id scopes tier } } }`,
+    { identity: admin },
+  );
   expect(created.errors).toBeUndefined();
   expect(created.data?.['createApiKey'].secret).toMatch(/^lpk_/);
   expect(created.data?.['createApiKey'].apiKey).toMatchObject({ scopes: ['assets:read'], tier: 'FREE' });
@@ -44,7 +48,11 @@ it('answers a failed login with one problem body whether or not the email exists
   const tenant = await store.createTenant({ name: 'Beta', tier: 'FREE' });
   await store.createUser({ tenantId: tenant._id, email: 'eng@beta.example', password: 'correct horse battery staple', role: 'ENGINEER' });
   const login = (email: string) =>
-    fetch(restUrl('/auth/login'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'wrong password!' }) });
+    fetch(restUrl('/auth/login'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'wrong password!' }),
+    });
   const [known, unknown] = await Promise.all([login('eng@beta.example'), login('nobody@beta.example')]);
   expect(known.status).toBe(401);
   expect(known.headers.get('content-type')).toMatch(/application\/problem\+json/);

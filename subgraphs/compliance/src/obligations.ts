@@ -3,13 +3,7 @@
  * day count of the longest allowed gap; `interval` states the rule as the regulation words it.
  */
 export type Obligation =
-  | 'GAS_HCA_REASSESSMENT'
-  | 'LIQUID_HCA_REASSESSMENT'
-  | 'CP_SURVEY'
-  | 'RECTIFIER_CHECK'
-  | 'VALVE_INSPECTION'
-  | 'PATROL'
-  | 'ATMOSPHERIC_CORROSION';
+  'GAS_HCA_REASSESSMENT' | 'LIQUID_HCA_REASSESSMENT' | 'CP_SURVEY' | 'RECTIFIER_CHECK' | 'VALVE_INSPECTION' | 'PATROL' | 'ATMOSPHERIC_CORROSION';
 
 export interface ObligationRule {
   obligation: Obligation;

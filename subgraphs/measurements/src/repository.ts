@@ -82,10 +82,7 @@ export class MeasurementRepository {
   }
 
   async latestInspectionAt(): Promise<Date | null> {
-    const latest = await this.measurements.findOne(
-      { type: { $in: [...inspectionRecordTypes] } },
-      { sort: { observedAt: -1 }, projection: { observedAt: 1 } },
-    );
+    const latest = await this.measurements.findOne({ type: { $in: [...inspectionRecordTypes] } }, { sort: { observedAt: -1 }, projection: { observedAt: 1 } });
     return latest?.observedAt ?? null;
   }
 
@@ -127,9 +124,7 @@ export class MeasurementRepository {
     const ids: (string | undefined)[] = items.map((_, index) => result.upsertedIds[index] as string | undefined);
     const duplicateKeys = items.filter((_, index) => ids[index] === undefined).map((i) => i.idempotencyKey);
     if (duplicateKeys.length > 0) {
-      const stored = await this.measurements
-        .find({ idempotencyKey: { $in: duplicateKeys } }, { projection: { _id: 1, idempotencyKey: 1 } })
-        .toArray();
+      const stored = await this.measurements.find({ idempotencyKey: { $in: duplicateKeys } }, { projection: { _id: 1, idempotencyKey: 1 } }).toArray();
       const idByKey = new Map(stored.map((m) => [m.idempotencyKey, m._id]));
       items.forEach((item, index) => (ids[index] ??= idByKey.get(item.idempotencyKey)));
     }

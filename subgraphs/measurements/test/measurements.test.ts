@@ -41,7 +41,9 @@ it('records a batch once and resolves it through Asset entities', async () => {
 });
 
 it('rejects an invalid batch whole, naming the item and field', async () => {
-  const res = await harness.request(record, { variables: { i: [reading('b-1', 'asset-2', '2026-01-01T00:00:00Z'), { ...reading('b-2', 'asset-2', '2026-01-01T00:00:00Z'), unit: 'KPA' }] } });
+  const res = await harness.request(record, {
+    variables: { i: [reading('b-1', 'asset-2', '2026-01-01T00:00:00Z'), { ...reading('b-2', 'asset-2', '2026-01-01T00:00:00Z'), unit: 'KPA' }] },
+  });
   expect(res.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
   expect(JSON.stringify(res.errors?.[0]?.extensions?.['violations'])).toContain('input[1]');
   const stored = await harness.request(entities, { variables: { r: [{ __typename: 'Asset', id: 'asset-2' }] } });

@@ -19,7 +19,11 @@ const inputSchema = z
       ctx.addIssue({ code: 'custom', path: ['wallThicknessMm'], message: 'must be less than half the outside diameter' });
     }
     if (v.defectDepthMm >= v.wallThicknessMm) {
-      ctx.addIssue({ code: 'custom', path: ['defectDepthMm'], message: 'must be less than the wall thickness (a through-wall defect has no remaining strength)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defectDepthMm'],
+        message: 'must be less than the wall thickness (a through-wall defect has no remaining strength)',
+      });
     }
   });
 

@@ -5,14 +5,7 @@ import type { SubgraphContext } from '../context';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { ASSET_UPSERTED, assetEventData, type AssetDocument, type AssetType } from '../documents';
 import type { MutationResolvers } from '../generated/resolvers-types';
-import {
-  allowedParentTypes,
-  checkAssetConsistency,
-  checkStatusTransition,
-  createAssetSchema,
-  updateAssetSchema,
-  type UpdateAssetValues,
-} from '../validation';
+import { allowedParentTypes, checkAssetConsistency, checkStatusTransition, createAssetSchema, updateAssetSchema, type UpdateAssetValues } from '../validation';
 
 /**
  * A parent must exist in the tenant and be of a type allowed above this one. Types only allow parents
@@ -25,7 +18,10 @@ async function checkParent(context: SubgraphContext, type: AssetType, parentId: 
   if (!parent) throw invalidInput([{ field: 'input.parentId', message: `no asset ${parentId} in this tenant` }]);
   if (!allowed.includes(parent.type)) {
     throw invalidInput([
-      { field: 'input.parentId', message: `a ${type} cannot belong to a ${parent.type}${allowed.length ? ` (allowed parents: ${allowed.join(', ')})` : ` (a ${type} has no parent)`}` },
+      {
+        field: 'input.parentId',
+        message: `a ${type} cannot belong to a ${parent.type}${allowed.length ? ` (allowed parents: ${allowed.join(', ')})` : ` (a ${type} has no parent)`}`,
+      },
     ]);
   }
 }

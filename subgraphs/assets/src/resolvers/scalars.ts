@@ -7,9 +7,12 @@ function parseGeoJson(value: unknown): GeoJsonGeometry {
   const result = geoJsonSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new GraphQLError(`GeoJSON: ${issue ? `${issue.path.join('.') || 'geometry'}: ${issue.message}` : 'invalid geometry'} (Point or LineString expected)`, {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+    throw new GraphQLError(
+      `GeoJSON: ${issue ? `${issue.path.join('.') || 'geometry'}: ${issue.message}` : 'invalid geometry'} (Point or LineString expected)`,
+      {
+        extensions: { code: 'BAD_USER_INPUT' },
+      },
+    );
   }
   return result.data as GeoJsonGeometry;
 }
