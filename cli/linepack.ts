@@ -61,7 +61,7 @@ async function rebuild(name: string, tenantId: string | null): Promise<{ events:
   const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
   const redis = createRedisClient(redisUrl(), logger);
   try {
-    return await mod.subgraph.rebuild({ db: client.db(databaseName(dbPrefix(), name)), redis, tenantId, logger });
+    return await mod.subgraph.rebuild({ db: client.db(databaseName(dbPrefix(), name)), dbPrefix: dbPrefix(), redis, tenantId, logger });
   } finally {
     redis.disconnect();
     await client.close();

@@ -56,6 +56,8 @@ export interface SubgraphModule {
 export interface RebuildContext {
   /** The subgraph's own database. */
   db: Db;
+  /** The deployment's database prefix; event streams are named under it. */
+  dbPrefix: string;
   redis: Redis;
   /** Null: every tenant. */
   tenantId: string | null;

@@ -183,14 +183,19 @@ export class StreamConsumer {
     );
   }
 
+  /** Starts the loop; it creates the groups once Redis answers, and retries whatever fails. */
   async start(): Promise<void> {
     if (this.running) return;
-    await this.ensureGroups();
     this.running = true;
     const { logger, group } = this.options;
+    let grouped = false;
     this.loop = (async () => {
       while (this.running) {
         try {
+          if (!grouped) {
+            await this.ensureGroups();
+            grouped = true;
+          }
           await this.pollOnce();
           if (this.failing) logger.warn({ group }, 'event consumer recovered');
           this.failing = false;
@@ -198,8 +203,9 @@ export class StreamConsumer {
           if (!this.running) break;
           if (!this.failing) logger.error({ err: (err as Error).message, group }, 'event consumer failing; retrying');
           this.failing = true;
-          await new Promise((r) => setTimeout(r, 1_000));
-          await this.ensureGroups().catch(() => undefined);
+          // A group deleted under us (e.g. a stream trimmed away) is created again on the next round.
+          if (String((err as Error).message).includes('NOGROUP')) grouped = false;
+          await new Promise((r) => setTimeout(r, 500));
         }
       }
     })();

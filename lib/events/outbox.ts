@@ -28,14 +28,15 @@ export function outboxEntry(type: string, data?: Record<string, unknown>): Outbo
 }
 
 /**
- * One Redis stream per producing subgraph. Consumer groups read them and can replay what the stream
- * still holds for a rebuild; streams are capped (maxLen, about a million entries each) so Redis memory
- * stays bounded, which means a consumer must not fall further behind than that.
+ * One Redis stream per producing subgraph, named under the deployment's database prefix
+ * (`linepack:events:assets` by default) so stacks sharing one Redis — parallel developers, tests —
+ * never read each other's events. Consumer groups read them and can replay what the stream still
+ * holds for a rebuild; streams are capped (maxLen, about a million entries each) so Redis memory stays
+ * bounded, which means a consumer must not fall further behind than that.
  */
-export const eventStreams = {
-  assets: 'linepack:events:assets',
-  measurements: 'linepack:events:measurements',
-} as const;
+export function eventStream(prefix: string, producer: string): string {
+  return `${prefix}:events:${producer}`;
+}
 
 /** Redis stream entry fields; `data` is JSON. */
 export interface StreamEvent {

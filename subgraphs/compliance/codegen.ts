@@ -1,3 +1,6 @@
 import { subgraphCodegenConfig } from '@linepack/schema/codegen-config';
 
-export default subgraphCodegenConfig('compliance', __dirname);
+export default subgraphCodegenConfig('compliance', __dirname, {
+  mappers: { Asset: '../documents#AssetReference', ComplianceStatusRow: '../repository#StatusNode', PipelineSummary: '../documents#SummaryParent' },
+  scalars: { DateTime: 'Date' },
+});

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { eventStreams } from '@linepack/lib/events/outbox';
+import { eventStream } from '@linepack/lib/events/outbox';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Domain events on Redis Streams, delivered at least once even when the relay dies before publishing. */
@@ -63,7 +63,7 @@ describe('with the relay running', () => {
     const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Evented line', maopKpa: 7_000 });
     await graphql(stack.gatewayUrl, `mutation { updateAsset(id: "${asset.id}", version: 1, input: { status: ACTIVE }) { version } }`, { apiKey });
     const events = await eventually(
-      () => eventsOf(eventStreams.assets, tenantId),
+      () => eventsOf(eventStream(stack.dbPrefix, 'assets'), tenantId),
       (e) => e.length >= 2,
     );
     expect(events.map((e) => [e.type, e.data['id'], e.data['version'], e.data['status']])).toEqual([
@@ -99,11 +99,11 @@ describe('with the relay running', () => {
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     const events = await eventually(
-      () => eventsOf(eventStreams.measurements, tenantId),
+      () => eventsOf(eventStream(stack.dbPrefix, 'measurements'), tenantId),
       (e) => e.length >= 3,
     );
     await new Promise((r) => setTimeout(r, 500)); // give a wrongly published duplicate time to show up
-    const after = await eventsOf(eventStreams.measurements, tenantId);
+    const after = await eventsOf(eventStream(stack.dbPrefix, 'measurements'), tenantId);
     expect(after).toHaveLength(3);
     expect(events.map((e) => e.data['value']).sort()).toEqual([6_000, 6_001, 6_002]);
     expect(events.every((e) => e.type === 'measurement.recorded' && e.data['assetId'] === asset.id)).toBe(true);
@@ -116,7 +116,7 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   const { tenantId, apiKey } = await first.tenantWithKey();
   const asset = await createAsset(first.gatewayUrl, apiKey, { type: 'SYSTEM', name: 'Written before the crash' });
   await new Promise((r) => setTimeout(r, 500));
-  expect(await eventsOf(eventStreams.assets, tenantId)).toEqual([]);
+  expect(await eventsOf(eventStream(first.dbPrefix, 'assets'), tenantId)).toEqual([]);
   const pending = await first.mongo
     .db(`${first.dbPrefix}_assets`)
     .collection('assets')
@@ -128,7 +128,7 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   const second = await startTestStack({ redisUrl: process.env['REDIS_URL'], dbPrefix: first.dbPrefix });
   try {
     const events = await eventually(
-      () => eventsOf(eventStreams.assets, tenantId),
+      () => eventsOf(eventStream(first.dbPrefix, 'assets'), tenantId),
       (e) => e.length > 0,
     );
     expect(events).toHaveLength(1);

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { eventStreams } from '@linepack/lib/events/outbox';
+import { eventStream } from '@linepack/lib/events/outbox';
 import { startOutboxRelay } from '@linepack/lib/events/relay-process';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
@@ -19,7 +19,7 @@ export function startAssetsSubgraph(options: SubgraphStartOptions): Promise<Runn
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAssetIndexes(db);
-      const relay = startOutboxRelay(options, db.collection<AssetDocument>(ASSETS_COLLECTION), eventStreams.assets, (_asset, entry) => entry.data ?? {});
+      const relay = startOutboxRelay(options, db.collection<AssetDocument>(ASSETS_COLLECTION), eventStream(options.dbPrefix, 'assets'), (_asset, entry) => entry.data ?? {});
       return {
         buildContext: (base) => {
           const assets = new AssetRepository(db, base.identity.tenantId);

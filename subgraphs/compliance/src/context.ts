@@ -1,4 +1,7 @@
 import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
+import type { ComplianceRepository } from './repository';
 
-/** The obligation catalogue needs no storage; per-asset status arrives with the event consumers. */
-export type SubgraphContext = BaseSubgraphContext;
+export interface SubgraphContext extends BaseSubgraphContext {
+  /** The caller's tenant's compliance (tenant from the verified identity only). */
+  compliance: ComplianceRepository;
+}

@@ -1,5 +1,5 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { eventStreams } from '@linepack/lib/events/outbox';
+import { eventStream } from '@linepack/lib/events/outbox';
 import { startOutboxRelay } from '@linepack/lib/events/relay-process';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
@@ -18,7 +18,7 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureMeasurementIndexes(db);
-      const relay = startOutboxRelay(options, db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION), eventStreams.measurements, measurementEventData);
+      const relay = startOutboxRelay(options, db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION), eventStream(options.dbPrefix, 'measurements'), measurementEventData);
       return {
         buildContext: (base) => ({ ...base, measurements: new MeasurementRepository(db, base.identity.tenantId) }),
         stop: () => relay.stop(),

@@ -1,4 +1,8 @@
+import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
+import { Asset } from './Asset';
+import { ComplianceStatusRow } from './ComplianceStatusRow';
+import { PipelineSummary } from './PipelineSummary';
 import { Query } from './Query';
 
-export const resolvers: Resolvers = { Query };
+export const resolvers: Resolvers = { Query, Asset, PipelineSummary, ComplianceStatusRow, DateTime: DateTimeScalar };

@@ -1,0 +1,23 @@
+import type { AssetResolvers } from '../generated/resolvers-types';
+import { dueSoonDaysOf } from './Query';
+
+export const Asset: AssetResolvers = {
+  __resolveReference: (reference) => ({ id: reference.id }),
+  compliance: async (asset, { asOf, dueSoonDays }, { compliance }) => {
+    const result = await compliance.assetCompliance(asset.id, asOf ?? new Date(), dueSoonDaysOf(dueSoonDays));
+    return {
+      asOf: result.asOf,
+      state: result.state,
+      obligations: result.obligations.map((o) => ({
+        obligation: o.obligation.obligation,
+        state: o.state,
+        regulationRef: o.obligation.regulationRef,
+        rule: o.obligation.rule,
+        lastCompletedAt: o.lastCompletedAt,
+        dueAt: o.dueAt,
+        evidence: o.evidence.map((e) => ({ id: e._id, observedAt: e.observedAt, type: e.type, assetId: e.assetId })),
+        violations: o.violations,
+      })),
+    };
+  },
+};

@@ -1,0 +1,5 @@
+import type { ComplianceStatusRowResolvers } from '../generated/resolvers-types';
+
+export const ComplianceStatusRow: ComplianceStatusRowResolvers = {
+  asset: (row) => ({ id: row.assetId }),
+};

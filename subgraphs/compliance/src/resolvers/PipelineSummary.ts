@@ -1,0 +1,11 @@
+import { fieldError } from '@linepack/lib/errors';
+import type { PipelineSummaryResolvers } from '../generated/resolvers-types';
+
+export const PipelineSummary: PipelineSummaryResolvers = {
+  __resolveReference: (reference, { identity }) => {
+    if (reference.tenantId !== identity.tenantId) throw fieldError('FORBIDDEN', 'pipeline summary of another tenant');
+    return { tenantId: reference.tenantId };
+  },
+  complianceByState: (_summary, _args, { compliance }) => compliance.countsByState(new Date(), 30),
+  nextComplianceDueAt: (_summary, _args, { compliance }) => compliance.nextDueAt(new Date()),
+};

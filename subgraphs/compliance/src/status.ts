@@ -1,0 +1,111 @@
+import type { Collection, Db } from 'mongodb';
+import { COMPLIANCE_COLLECTIONS, type AssetProjection, type ComplianceState, type EvidenceProjection, type StatusRow } from './documents';
+import { obligationsFor, worstState, type ApplicableObligation, type ObligationEvaluation } from './rules';
+
+const MAX_HIERARCHY_DEPTH = 12;
+const EVIDENCE_SHOWN = 20;
+
+export interface ObligationStatus extends ObligationEvaluation {
+  obligation: ApplicableObligation;
+  evidence: EvidenceProjection[];
+}
+
+export interface AssetComplianceResult {
+  asOf: Date;
+  state: ComplianceState;
+  obligations: ObligationStatus[];
+}
+
+/**
+ * Evaluates obligations from the projections: for one asset at any instant (Asset.compliance), and
+ * materialised as status rows when evidence or the asset changes (complianceStatus, the summary).
+ */
+export class StatusComputer {
+  private readonly assets: Collection<AssetProjection>;
+  private readonly evidence: Collection<EvidenceProjection>;
+  private readonly rows: Collection<StatusRow>;
+
+  constructor(db: Db) {
+    this.assets = db.collection(COMPLIANCE_COLLECTIONS.assets);
+    this.evidence = db.collection(COMPLIANCE_COLLECTIONS.evidence);
+    this.rows = db.collection(COMPLIANCE_COLLECTIONS.status);
+  }
+
+  /** The asset and its ancestors, nearest first (cycles and runaway chains are cut off). */
+  private async lineage(tenantId: string, assetId: string): Promise<AssetProjection[]> {
+    const chain: AssetProjection[] = [];
+    let next: string | null = assetId;
+    while (next && chain.length < MAX_HIERARCHY_DEPTH && !chain.some((a) => a._id === next)) {
+      const asset: AssetProjection | null = await this.assets.findOne({ _id: next, tenantId });
+      if (!asset) break;
+      chain.push(asset);
+      next = asset.parentId;
+    }
+    return chain;
+  }
+
+  /** Evidence that counts for each obligation of the asset: its own, and its ancestors' where the rule allows. */
+  private async evaluateLineage(lineage: AssetProjection[], asOf: Date, dueSoonDays: number): Promise<ObligationStatus[]> {
+    const [asset] = lineage;
+    if (!asset) return [];
+    const obligations = obligationsFor(lineage);
+    if (obligations.length === 0) return [];
+    const types = [...new Set(obligations.flatMap((o) => o.evidenceTypes))];
+    const records = await this.evidence
+      .find({ tenantId: asset.tenantId, assetId: { $in: lineage.map((a) => a._id) }, type: { $in: types }, observedAt: { $lte: asOf } })
+      .sort({ observedAt: -1 })
+      .toArray();
+    return obligations.map((obligation) => {
+      const counted = records.filter((r) => obligation.evidenceTypes.includes(r.type) && (r.assetId === asset._id || obligation.evidenceFromAncestors));
+      const evaluation = obligation.evaluate(
+        counted.map((r) => r.observedAt),
+        asOf,
+        dueSoonDays,
+      );
+      return { ...evaluation, obligation, evidence: counted.slice(0, EVIDENCE_SHOWN) };
+    });
+  }
+
+  async assetCompliance(tenantId: string, assetId: string, asOf: Date, dueSoonDays: number): Promise<AssetComplianceResult> {
+    const obligations = await this.evaluateLineage(await this.lineage(tenantId, assetId), asOf, dueSoonDays);
+    obligations.sort((a, b) => (a.dueAt?.getTime() ?? Infinity) - (b.dueAt?.getTime() ?? Infinity));
+    return { asOf, state: worstState(obligations.map((o) => o.state)), obligations };
+  }
+
+  /** Re-evaluates the rows of these assets and of their descendants (evidence on a pipeline counts for its segments). */
+  async refresh(tenantId: string, assetIds: readonly string[], now = new Date()): Promise<void> {
+    const all = new Set(assetIds);
+    let frontier = [...assetIds];
+    for (let depth = 0; frontier.length > 0 && depth < MAX_HIERARCHY_DEPTH; depth++) {
+      const children = await this.assets.find({ tenantId, parentId: { $in: frontier } }, { projection: { _id: 1 } }).toArray();
+      frontier = children.map((c) => c._id).filter((id) => !all.has(id));
+      for (const id of frontier) all.add(id);
+    }
+    for (const assetId of all) {
+      const lineage = await this.lineage(tenantId, assetId);
+      const statuses = await this.evaluateLineage(lineage, now, 0);
+      const keep = statuses.map((s) => `${assetId}:${s.obligation.obligation}`);
+      await this.rows.deleteMany({ tenantId, assetId, _id: { $nin: keep } });
+      if (statuses.length === 0) continue;
+      await this.rows.bulkWrite(
+        statuses.map((s) => ({
+          replaceOne: {
+            filter: { _id: `${assetId}:${s.obligation.obligation}`, tenantId },
+            replacement: {
+              tenantId,
+              assetId,
+              obligation: s.obligation.obligation,
+              regulation: s.obligation.regulation,
+              lastCompletedAt: s.lastCompletedAt,
+              dueAt: s.dueAt,
+              lastEvidenceAt: s.evidence[0]?.observedAt ?? null,
+              computedAt: now,
+            },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The compliance subgraph alone: its event consumer reads the real Redis streams (events are added
+ * here the way the assets and measurements relays add them), projects into its own database, and
+ * answers through GraphQL with identities minted as the gateway mints them.
+ */
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { createLogger } from '@linepack/lib/logger';
+import { eventStream } from '@linepack/lib/events/outbox';
+import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
+import { subgraph } from '../src';
+
+let harness: SubgraphHarness;
+let redis: Redis;
+const tenantId: string = randomUUID();
+let version = 0;
+
+beforeAll(async () => {
+  harness = await startSubgraphHarness(subgraph, { defaultScopes: ['compliance:read'] });
+  redis = new Redis(process.env['REDIS_URL']!);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await harness?.stop();
+});
+
+const me = () => harness.identity(['compliance:read'], tenantId);
+const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
+  redis.xadd(eventStream(harness.dbPrefix, producer), '*', 'id', randomUUID(), 'type', type, 'tenantId', tenant, 'occurredAt', new Date().toISOString(), 'data', JSON.stringify(data));
+const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) =>
+  publish('assets', 'asset.upserted', { id, name: id, parentId: null, status: 'ACTIVE', inHca: false, version: ++version, ...fields }, tenant);
+const record = (assetId: string, type: string, observedAt: string, tenant = tenantId) => {
+  const id = randomUUID();
+  return publish('measurements', 'measurement.recorded', { id, assetId, type, observedAt, source: 'FIELD' }, tenant).then(() => id);
+};
+
+const complianceQuery = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { id compliance(asOf: $asOf) {
+  state obligations { obligation state regulationRef rule lastCompletedAt dueAt evidence { id type observedAt } violations { rule brokenAt } } } } } }`;
+const compliance = async (assetId: string, asOf: string, identity = me()) => {
+  const res = await harness.request(complianceQuery, { identity, variables: { r: [{ __typename: 'Asset', id: assetId }], asOf } });
+  if (res.errors) throw new Error(JSON.stringify(res.errors));
+  return res.data!['_entities'][0].compliance;
+};
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+it('follows a Part 192 valve inspected on 2025-02-01: DUE_SOON on 2026-04-20, OVERDUE on 2026-05-02, with its evidence', async () => {
+  const valve = randomUUID();
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  const evidenceId = await record(valve, 'VALVE_INSPECTION', '2025-02-01T09:30:00.000Z');
+  const soon = await eventually(
+    () => compliance(valve, '2026-04-20T00:00:00Z'),
+    (c) => c.obligations[0]?.lastCompletedAt != null,
+  );
+  expect(soon.state).toBe('DUE_SOON');
+  expect(soon.obligations).toEqual([
+    {
+      obligation: 'VALVE_INSPECTION',
+      state: 'DUE_SOON',
+      regulationRef: '§192.745(a)',
+      rule: 'at intervals not exceeding 15 months, at least once each calendar year',
+      lastCompletedAt: '2025-02-01T09:30:00.000Z',
+      dueAt: '2026-05-01T00:00:00.000Z',
+      evidence: [{ id: evidenceId, type: 'VALVE_INSPECTION', observedAt: '2025-02-01T09:30:00.000Z' }],
+      violations: [],
+    },
+  ]);
+  expect((await compliance(valve, '2026-05-02T00:00:00Z')).state).toBe('OVERDUE');
+  expect((await compliance(valve, '2025-01-31T00:00:00Z')).state).toBe('NO_RECORD');
+
+  const overdue = await harness.request(
+    `{ complianceStatus(filter: { state: OVERDUE }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id } obligation state dueAt } } } }`,
+    { identity: me() },
+  );
+  expect(overdue.data?.['complianceStatus'].edges).toContainEqual({ node: { asset: { id: valve }, obligation: 'VALVE_INSPECTION', state: 'OVERDUE', dueAt: '2026-05-01T00:00:00.000Z' } });
+});
+
+it('counts a patrol of the pipeline for its segments, and a new class location changes the rule', async () => {
+  const line = randomUUID();
+  const segment = randomUUID();
+  await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 1 });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false });
+  await record(line, 'PATROL', '2026-01-10T00:00:00.000Z');
+  const patrol = async () => (await compliance(segment, '2026-09-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'PATROL');
+  const first = await eventually(patrol, (p) => p?.lastCompletedAt != null);
+  expect(first).toMatchObject({ state: 'OK', dueAt: '2027-04-10T00:00:00.000Z' });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false, classLocation: 3 });
+  const tighter = await eventually(patrol, (p) => p?.dueAt !== first.dueAt);
+  expect(tighter).toMatchObject({ state: 'OVERDUE', dueAt: '2026-08-25T00:00:00.000Z', rule: 'at intervals not exceeding 7½ months, at least 2 times each calendar year' });
+});
+
+it("shows another tenant nothing of this tenant's compliance", async () => {
+  const valve = randomUUID();
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  await record(valve, 'VALVE_INSPECTION', '2026-01-05T00:00:00.000Z');
+  await eventually(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  const stranger = harness.identity(['compliance:read']);
+  expect(await compliance(valve, '2026-02-01T00:00:00Z', stranger)).toEqual({ state: 'OK', obligations: [] });
+  const list = await harness.request('{ complianceStatus { totalCount } }', { identity: stranger });
+  expect(list.data?.['complianceStatus'].totalCount).toBe(0);
+  // Evidence published under another tenant for this tenant's asset id never counts for it.
+  await record(valve, 'VALVE_INSPECTION', '2026-06-01T00:00:00.000Z', stranger.tenantId);
+  await new Promise((r) => setTimeout(r, 500));
+  expect((await compliance(valve, '2026-07-01T00:00:00Z')).obligations[0].lastCompletedAt).toBe('2026-01-05T00:00:00.000Z');
+});
+
+it('rebuilds from the streams to the same state, however often it is replayed', async () => {
+  const snapshot = async () => {
+    const rows = await harness.db.collection('status').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray();
+    const evidence = await harness.db.collection('evidence').countDocuments({ tenantId });
+    return { rows, evidence };
+  };
+  await new Promise((r) => setTimeout(r, 300));
+  const before = await snapshot();
+  expect(before.rows.length).toBeGreaterThan(0);
+  const context = { db: harness.db, dbPrefix: harness.dbPrefix, redis, tenantId, logger: createLogger('test', 'silent') };
+  await subgraph.rebuild!(context);
+  await subgraph.rebuild!(context);
+  expect(await snapshot()).toEqual(before);
+});
+
+it('dead-letters an event it cannot apply and keeps going', async () => {
+  await publish('assets', 'asset.upserted', { id: 'broken', name: 'no version' });
+  const valve = randomUUID();
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  await eventually(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  const dead = await harness.db.collection('dead_letters').find({ tenantId }).toArray();
+  expect(dead.map((d) => d['type'])).toEqual(['asset.upserted']);
+  expect(dead[0]?.['error']).toMatch(/version/);
+});
