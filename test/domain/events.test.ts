@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { eventStream } from '@linepack/lib/events/outbox';
+import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Domain events on Redis Streams, delivered at least once even when the relay dies before publishing. */
@@ -38,14 +39,6 @@ async function eventsOf(stream: string, tenantId: string): Promise<Event[]> {
     .filter((e) => e.tenantId === tenantId);
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('with the relay running', () => {
   let stack: TestStack;
@@ -62,7 +55,7 @@ describe('with the relay running', () => {
   it('publishes asset.upserted for every create and update, carrying the version', async () => {
     const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Evented line', maopKpa: 7_000 });
     await graphql(stack.gatewayUrl, `mutation { updateAsset(id: "${asset.id}", version: 1, input: { status: ACTIVE }) { version } }`, { apiKey });
-    const events = await eventually(
+    const events = await until(
       () => eventsOf(eventStream(stack.dbPrefix, 'assets'), tenantId),
       (e) => e.length >= 2,
     );
@@ -98,7 +91,7 @@ describe('with the relay running', () => {
     const mutation = 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }';
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
-    const events = await eventually(
+    const events = await until(
       () => eventsOf(eventStream(stack.dbPrefix, 'measurements'), tenantId),
       (e) => e.length >= 3,
     );
@@ -127,7 +120,7 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   // Second life on the same database: the relay finds the outbox entry and publishes it.
   const second = await startTestStack({ redisUrl: process.env['REDIS_URL'], dbPrefix: first.dbPrefix });
   try {
-    const events = await eventually(
+    const events = await until(
       () => eventsOf(eventStream(first.dbPrefix, 'assets'), tenantId),
       (e) => e.length > 0,
     );

@@ -29,6 +29,16 @@ export interface AssetDocument extends TenantDocument {
   maopKpa: number | null;
   classLocation: number | null;
   inHca: boolean;
+  /** Part 195: the segment could affect a high consequence area (§195.452(a)); null = not assessed. */
+  couldAffectHca?: boolean | null;
+  /** Under cathodic protection (§192.463 / §195.571); null = not recorded. */
+  cathodicallyProtected?: boolean | null;
+  /** Onshore pipe exposed to the atmosphere (§192.479 / §195.581); null = not recorded. */
+  atmosphericExposure?: boolean | null;
+  /** At a highway or railroad crossing (§192.705(b)); null = none. */
+  crossing?: 'HIGHWAY' | 'RAILROAD' | null;
+  /** Specified minimum tensile strength; needed for the (SMYS + SMTS)/2 flow stress. */
+  smtsMpa?: number | null;
   location: GeoJsonGeometry | null;
   installedAt: Date | null;
   version: number;

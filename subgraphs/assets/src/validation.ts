@@ -26,6 +26,11 @@ const fields = {
   maopKpa: finite.gt(0, 'must be > 0').max(50_000, 'must be ≤ 50000 kPa').nullable(),
   classLocation: z.number().int('must be an integer').min(1, 'must be 1, 2, 3 or 4').max(4, 'must be 1, 2, 3 or 4').nullable(),
   inHca: z.boolean(),
+  couldAffectHca: z.boolean().nullable(),
+  cathodicallyProtected: z.boolean().nullable(),
+  atmosphericExposure: z.boolean().nullable(),
+  crossing: z.enum(['HIGHWAY', 'RAILROAD']).nullable(),
+  smtsMpa: finite.min(100, 'must be from 100 to 1200 MPa').max(1200, 'must be from 100 to 1200 MPa').nullable(),
   location: geoJsonSchema.nullable(),
   installedAt: z.date().nullable(),
   status: z.enum(['PLANNED', 'ACTIVE', 'IDLE', 'ABANDONED']),
@@ -46,6 +51,11 @@ export const createAssetSchema = z.object({
   maopKpa: fields.maopKpa.optional().default(null),
   classLocation: fields.classLocation.optional().default(null),
   inHca: fields.inHca.optional().default(false),
+  couldAffectHca: fields.couldAffectHca.optional().default(null),
+  cathodicallyProtected: fields.cathodicallyProtected.optional().default(null),
+  atmosphericExposure: fields.atmosphericExposure.optional().default(null),
+  crossing: fields.crossing.optional().default(null),
+  smtsMpa: fields.smtsMpa.optional().default(null),
   location: fields.location.optional().default(null),
   installedAt: fields.installedAt.optional().default(null),
 });
@@ -66,6 +76,11 @@ export const updateAssetSchema = z
     maopKpa: fields.maopKpa,
     classLocation: fields.classLocation,
     inHca: fields.inHca,
+    couldAffectHca: fields.couldAffectHca,
+    cathodicallyProtected: fields.cathodicallyProtected,
+    atmosphericExposure: fields.atmosphericExposure,
+    crossing: fields.crossing,
+    smtsMpa: fields.smtsMpa,
     location: fields.location,
     installedAt: fields.installedAt,
   })
@@ -106,13 +121,16 @@ export function checkStatusTransition(from: AssetStatus, to: AssetStatus): void 
 }
 
 /** Rules that involve more than one field, on the asset as it would be stored. */
-export function checkAssetConsistency(asset: Pick<AssetDocument, 'outsideDiameterMm' | 'wallThicknessMm' | 'beginStationM' | 'endStationM'>): void {
+export function checkAssetConsistency(asset: Pick<AssetDocument, 'outsideDiameterMm' | 'wallThicknessMm' | 'beginStationM' | 'endStationM' | 'smysMpa' | 'smtsMpa'>): void {
   const violations: Violation[] = [];
   if (asset.wallThicknessMm != null && asset.outsideDiameterMm != null && asset.wallThicknessMm >= asset.outsideDiameterMm / 2) {
     violations.push({ field: 'input.wallThicknessMm', message: `must be less than half the outside diameter (${asset.outsideDiameterMm / 2} mm)` });
   }
   if (asset.beginStationM != null && asset.endStationM != null && asset.endStationM < asset.beginStationM) {
     violations.push({ field: 'input.endStationM', message: 'must not be less than beginStationM' });
+  }
+  if (asset.smysMpa != null && asset.smtsMpa != null && asset.smtsMpa < asset.smysMpa) {
+    violations.push({ field: 'input.smtsMpa', message: `must not be less than smysMpa (${asset.smysMpa} MPa)` });
   }
   if (violations.length > 0) throw invalidInput(violations);
 }

@@ -8,6 +8,7 @@ import Redis from 'ioredis';
 import { createLogger } from '@linepack/lib/logger';
 import { eventStream } from '@linepack/lib/events/outbox';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
+import { until } from '@linepack/lib/testing/until';
 import { subgraph } from '../src';
 
 let harness: SubgraphHarness;
@@ -41,20 +42,12 @@ const compliance = async (assetId: string, asOf: string, identity = me()) => {
   if (res.errors) throw new Error(JSON.stringify(res.errors));
   return res.data!['_entities'][0].compliance;
 };
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 it('follows a Part 192 valve inspected on 2025-02-01: DUE_SOON on 2026-04-20, OVERDUE on 2026-05-02, with its evidence', async () => {
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
   const evidenceId = await record(valve, 'VALVE_INSPECTION', '2025-02-01T09:30:00.000Z');
-  const soon = await eventually(
+  const soon = await until(
     () => compliance(valve, '2026-04-20T00:00:00Z'),
     (c) => c.obligations[0]?.lastCompletedAt != null,
   );
@@ -88,10 +81,10 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false });
   await record(line, 'PATROL', '2026-01-10T00:00:00.000Z');
   const patrol = async () => (await compliance(segment, '2026-09-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'PATROL');
-  const first = await eventually(patrol, (p) => p?.lastCompletedAt != null);
+  const first = await until(patrol, (p) => p?.lastCompletedAt != null);
   expect(first).toMatchObject({ state: 'OK', dueAt: '2027-04-10T00:00:00.000Z' });
   await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false, classLocation: 3 });
-  const tighter = await eventually(patrol, (p) => p?.dueAt !== first.dueAt);
+  const tighter = await until(patrol, (p) => p?.dueAt !== first.dueAt);
   expect(tighter).toMatchObject({ state: 'OVERDUE', dueAt: '2026-08-25T00:00:00.000Z', rule: 'at intervals not exceeding 7½ months, at least 2 times each calendar year' });
 });
 
@@ -99,7 +92,7 @@ it("shows another tenant nothing of this tenant's compliance", async () => {
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
   await record(valve, 'VALVE_INSPECTION', '2026-01-05T00:00:00.000Z');
-  await eventually(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  await until(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
   const stranger = harness.identity(['compliance:read']);
   expect(await compliance(valve, '2026-02-01T00:00:00Z', stranger)).toEqual({ state: 'OK', obligations: [] });
   const list = await harness.request('{ complianceStatus { totalCount } }', { identity: stranger });
@@ -129,7 +122,7 @@ it('dead-letters an event it cannot apply and keeps going', async () => {
   await publish('assets', 'asset.upserted', { id: 'broken', name: 'no version' });
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
-  await eventually(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  await until(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
   const dead = await harness.db.collection('dead_letters').find({ tenantId }).toArray();
   expect(dead.map((d) => d['type'])).toEqual(['asset.upserted']);
   expect(dead[0]?.['error']).toMatch(/version/);

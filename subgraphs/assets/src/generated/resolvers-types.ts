@@ -36,11 +36,25 @@ export type Scalars = {
  */
 export type Asset = {
   __typename?: 'Asset';
+  /** Whether the pipe is exposed to the atmosphere onshore (§192.481, §195.583 atmospheric corrosion inspections). Null: not recorded. */
+  atmosphericExposure: Maybe<Scalars['Boolean']['output']>;
   /** Station (chainage) where the asset begins, metres along its pipeline. */
   beginStationM: Maybe<Scalars['Float']['output']>;
+  /**
+   * Whether the asset is under cathodic protection (§192.463, §195.571). Null: not recorded; compliance
+   * then treats steel pipe as protected, since the rules require it.
+   */
+  cathodicallyProtected: Maybe<Scalars['Boolean']['output']>;
   /** Class location 1–4 (49 CFR 192.5). */
   classLocation: Maybe<Scalars['Int']['output']>;
+  /**
+   * Part 195: whether a release could affect a high consequence area (§195.452(a) covers such segments, not
+   * only those in one). Null: not assessed, and `inHca` stands in for it.
+   */
+  couldAffectHca: Maybe<Scalars['Boolean']['output']>;
   createdAt: Scalars['DateTime']['output'];
+  /** A highway or railroad crossing on this asset, which tightens the patrol interval (§192.705(b)). Null: none. */
+  crossing: Maybe<Crossing>;
   /** Station (chainage) where the asset ends, metres along its pipeline. */
   endStationM: Maybe<Scalars['Float']['output']>;
   id: Scalars['ID']['output'];
@@ -58,6 +72,8 @@ export type Asset = {
   parent: Maybe<Asset>;
   product: Maybe<Product>;
   regulation: Maybe<Regulation>;
+  /** Specified minimum tensile strength of the pipe material (needed for the (SMYS + SMTS)/2 flow stress). */
+  smtsMpa: Maybe<Scalars['Float']['output']>;
   /** Specified minimum yield strength of the pipe material. */
   smysMpa: Maybe<Scalars['Float']['output']>;
   status: AssetStatus;
@@ -122,8 +138,16 @@ export type CountByAssetType = {
 };
 
 export type CreateAssetInput = {
+  /** Whether the pipe is exposed to the atmosphere onshore. */
+  atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Whether the asset is under cathodic protection. */
+  cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
   classLocation?: InputMaybe<Scalars['Int']['input']>;
+  /** Part 195: whether a release could affect a high consequence area. */
+  couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A highway or railroad crossing on this asset. */
+  crossing?: InputMaybe<Crossing>;
   endStationM?: InputMaybe<Scalars['Float']['input']>;
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   installedAt?: InputMaybe<Scalars['DateTime']['input']>;
@@ -134,11 +158,20 @@ export type CreateAssetInput = {
   parentId?: InputMaybe<Scalars['ID']['input']>;
   product?: InputMaybe<Product>;
   regulation?: InputMaybe<Regulation>;
+  /** Specified minimum tensile strength, 100–1200 MPa, at least smysMpa. */
+  smtsMpa?: InputMaybe<Scalars['Float']['input']>;
   smysMpa?: InputMaybe<Scalars['Float']['input']>;
   status?: InputMaybe<AssetStatus>;
   type: AssetType;
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
 };
+
+/** A crossing that tightens the patrol interval under §192.705(b). */
+export type Crossing =
+  /** A highway crossing. */
+  | 'HIGHWAY'
+  /** A railroad crossing. */
+  | 'RAILROAD';
 
 export type Mutation = {
   __typename?: 'Mutation';
@@ -233,8 +266,16 @@ export type Regulation =
 
 /** Fields to change; omitted fields keep their value. */
 export type UpdateAssetInput = {
+  /** Whether the pipe is exposed to the atmosphere onshore; null clears it. */
+  atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Whether the asset is under cathodic protection; null clears it. */
+  cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
   classLocation?: InputMaybe<Scalars['Int']['input']>;
+  /** Part 195: whether a release could affect a high consequence area; null clears it. */
+  couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A highway or railroad crossing on this asset; null clears it. */
+  crossing?: InputMaybe<Crossing>;
   endStationM?: InputMaybe<Scalars['Float']['input']>;
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   installedAt?: InputMaybe<Scalars['DateTime']['input']>;
@@ -245,6 +286,8 @@ export type UpdateAssetInput = {
   parentId?: InputMaybe<Scalars['ID']['input']>;
   product?: InputMaybe<Product>;
   regulation?: InputMaybe<Regulation>;
+  /** Specified minimum tensile strength, 100–1200 MPa, at least smysMpa; null clears it. */
+  smtsMpa?: InputMaybe<Scalars['Float']['input']>;
   smysMpa?: InputMaybe<Scalars['Float']['input']>;
   status?: InputMaybe<AssetStatus>;
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
@@ -350,10 +393,10 @@ export type FederationReferenceTypes = ResolversObject<{
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
   Asset: ResolverTypeWrapper<AssetDocument>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   AssetConnection: ResolverTypeWrapper<Omit<AssetConnection, 'edges'> & { edges: Array<ResolversTypes['AssetEdge']> }>;
   AssetEdge: ResolverTypeWrapper<Omit<AssetEdge, 'node'> & { node: ResolversTypes['Asset'] }>;
   AssetFilter: AssetFilter;
@@ -362,6 +405,7 @@ export type ResolversTypes = ResolversObject<{
   CountByAssetStatus: ResolverTypeWrapper<CountByAssetStatus>;
   CountByAssetType: ResolverTypeWrapper<CountByAssetType>;
   CreateAssetInput: CreateAssetInput;
+  Crossing: Crossing;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   GeoJSON: ResolverTypeWrapper<Scalars['GeoJSON']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -377,10 +421,10 @@ export type ResolversTypes = ResolversObject<{
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
   Asset: AssetDocument;
+  Boolean: Scalars['Boolean']['output'];
   Float: Scalars['Float']['output'];
   Int: Scalars['Int']['output'];
   ID: Scalars['ID']['output'];
-  Boolean: Scalars['Boolean']['output'];
   AssetConnection: Omit<AssetConnection, 'edges'> & { edges: Array<ResolversParentTypes['AssetEdge']> };
   AssetEdge: Omit<AssetEdge, 'node'> & { node: ResolversParentTypes['Asset'] };
   AssetFilter: AssetFilter;
@@ -414,9 +458,13 @@ export type ScopeDirectiveResolver<Result, Parent, ContextType = SubgraphContext
 
 export type AssetResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Asset'] = ResolversParentTypes['Asset'], FederationReferenceType extends FederationReferenceTypes['Asset'] = FederationReferenceTypes['Asset']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Asset']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  atmosphericExposure?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   beginStationM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  cathodicallyProtected?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   classLocation?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  couldAffectHca?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  crossing?: Resolver<Maybe<ResolversTypes['Crossing']>, ParentType, ContextType>;
   endStationM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   inHca?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -429,6 +477,7 @@ export type AssetResolvers<ContextType = SubgraphContext, ParentType extends Res
   parent?: Resolver<Maybe<ResolversTypes['Asset']>, ParentType, ContextType>;
   product?: Resolver<Maybe<ResolversTypes['Product']>, ParentType, ContextType>;
   regulation?: Resolver<Maybe<ResolversTypes['Regulation']>, ParentType, ContextType>;
+  smtsMpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   smysMpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['AssetStatus'], ParentType, ContextType>;
   type?: Resolver<ResolversTypes['AssetType'], ParentType, ContextType>;
