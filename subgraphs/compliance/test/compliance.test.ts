@@ -57,7 +57,7 @@ it('follows a Part 192 valve inspected on 2025-02-01: DUE_SOON on 2026-04-20, OV
       obligation: 'VALVE_INSPECTION',
       state: 'DUE_SOON',
       regulationRef: '§192.745(a)',
-      rule: 'at intervals not exceeding 15 months, at least once each calendar year',
+      rule: 'at intervals not exceeding 15 months, but at least once each calendar year',
       lastCompletedAt: '2025-02-01T09:30:00.000Z',
       dueAt: '2026-05-01T00:00:00.000Z',
       evidence: [{ id: evidenceId, type: 'VALVE_INSPECTION', observedAt: '2025-02-01T09:30:00.000Z' }],
@@ -85,7 +85,7 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   expect(first).toMatchObject({ state: 'OK', dueAt: '2027-04-10T00:00:00.000Z' });
   await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false, classLocation: 3 });
   const tighter = await until(patrol, (p) => p?.dueAt !== first.dueAt);
-  expect(tighter).toMatchObject({ state: 'OVERDUE', dueAt: '2026-08-25T00:00:00.000Z', rule: 'at intervals not exceeding 7½ months, at least 2 times each calendar year' });
+  expect(tighter).toMatchObject({ state: 'OVERDUE', dueAt: '2026-08-25T00:00:00.000Z', rule: 'intervals between patrols not longer than 7½ months, but at least twice each calendar year' });
 });
 
 it("shows another tenant nothing of this tenant's compliance", async () => {

@@ -75,6 +75,8 @@ export function formatCalendarDay(d: Date): string {
   return utcDay(d).toISOString().slice(0, 10);
 }
 
+const MONTH_LENGTHS: readonly number[] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 export function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
@@ -86,8 +88,6 @@ export function daysInMonth(year: number, month: number): number {
   if (days === undefined) throw new RangeError(`month must be 1–12, got ${month}`);
   return days;
 }
-
-const MONTH_LENGTHS: readonly number[] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** The calendar year (UTC) of an instant. */
 export function calendarYearOf(d: Date): number {
