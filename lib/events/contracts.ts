@@ -42,6 +42,7 @@ export const assetUpsertedData = z.object({
   outsideDiameterMm: num,
   wallThicknessMm: num,
   smysMpa: num,
+  smtsMpa: num,
   maopKpa: num,
   classLocation: z
     .number()

@@ -1,3 +1,13 @@
 import { subgraphCodegenConfig } from '@linepack/schema/codegen-config';
 
-export default subgraphCodegenConfig('analytics', __dirname);
+export default subgraphCodegenConfig('analytics', __dirname, {
+  mappers: {
+    Asset: '../documents#AssetReference',
+    Measurement: '../documents#MeasurementReference',
+    PipelineSummary: '../documents#SummaryParent',
+    AnomalyAssessment: '../documents#AssessmentDocument',
+    SegmentRisk: '../documents#RiskDocument',
+    RiskRegisterEntry: '../documents#RiskDocument',
+  },
+  scalars: { DateTime: 'Date' },
+});

@@ -1,4 +1,7 @@
 import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
+import type { AnalyticsRepository } from './repository';
 
-/** Analytics answers from its inputs alone today; its own database arrives with the event consumers. */
-export type SubgraphContext = BaseSubgraphContext;
+export interface SubgraphContext extends BaseSubgraphContext {
+  /** The caller's tenant's results (tenant from the verified identity only). */
+  analytics: AnalyticsRepository;
+}

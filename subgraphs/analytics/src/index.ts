@@ -1,19 +1,43 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
-import { startSubgraphServer } from '@linepack/lib/subgraph-server';
+import { replayStreams } from '@linepack/lib/events/consumer';
+import { startEventConsumer } from '@linepack/lib/events/consumer-process';
+import { eventStream } from '@linepack/lib/events/outbox';
+import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
+import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes } from './projections';
+import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
 
-export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: false };
+export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: true };
+
+export const ANALYTICS_CONSUMER_GROUP = 'analytics';
+/** Analytics follows both producers: assets (segment geometry, material, MAOP) and measurements (ILI anomalies, CP readings). */
+const streamsOf = (prefix: string) => [eventStream(prefix, 'assets'), eventStream(prefix, 'measurements')];
 
 export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<RunningService> {
-  return startSubgraphServer<SubgraphContext>(options, {
+  return startDatabaseSubgraph<SubgraphContext>(options, {
     name: 'analytics',
     sdl: readSubgraphSdl('analytics'),
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
-    buildContext: (base) => base,
+    async prepare(db) {
+      await ensureAnalyticsIndexes(db);
+      const consumer = startEventConsumer(options, db, { group: ANALYTICS_CONSUMER_GROUP, streams: streamsOf(options.dbPrefix), handle: analyticsEventHandler(db) });
+      return {
+        buildContext: (base) => ({ ...base, analytics: new AnalyticsRepository(db, base.identity.tenantId) }),
+        stop: () => consumer.stop(),
+      };
+    },
   });
 }
 
-export const subgraph: SubgraphModule = { descriptor, start: startAnalyticsSubgraph };
+export const subgraph: SubgraphModule = {
+  descriptor,
+  start: startAnalyticsSubgraph,
+  async rebuild({ db, dbPrefix, redis, tenantId, logger }) {
+    await ensureAnalyticsIndexes(db);
+    await dropAnalyticsProjections(db, tenantId);
+    return replayStreams(redis, streamsOf(dbPrefix), analyticsEventHandler(db), { ...(tenantId ? { tenantId } : {}), logger });
+  },
+};

@@ -1,4 +1,10 @@
+import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
+import { AnomalyAssessment } from './AnomalyAssessment';
+import { Asset } from './Asset';
+import { Measurement } from './Measurement';
+import { PipelineSummary } from './PipelineSummary';
 import { Query } from './Query';
+import { RiskRegisterEntry } from './RiskRegisterEntry';
 
-export const resolvers: Resolvers = { Query };
+export const resolvers: Resolvers = { Query, Asset, Measurement, PipelineSummary, AnomalyAssessment, RiskRegisterEntry, DateTime: DateTimeScalar };

@@ -1,0 +1,263 @@
+import type { Collection, Db } from 'mongodb';
+import { modelVersionOf, modifiedB31G, type FlowStressMethod } from './model/b31g';
+import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
+import { repairDueAt, responseCategory, type ResponseCategory } from './model/response-category';
+import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
+import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
+import {
+  ANALYTICS_COLLECTIONS,
+  type AnomalyProjection,
+  type AssessmentDocument,
+  type AssetProjection,
+  type CpReadingProjection,
+  type RiskDocument,
+  type SettingsDocument,
+} from './documents';
+
+/** Most urgent first; the order the anomaly lists use. */
+export const CATEGORY_URGENCY: Record<ResponseCategory, number> = { IMMEDIATE: 0, ONE_HUNDRED_EIGHTY_DAY: 1, ONE_YEAR: 2, TWO_YEAR: 3, MONITORED: 4, OTHER: 4 };
+const NOT_ASSESSABLE_URGENCY = 9;
+export const NO_DUE_DATE = new Date('9999-12-31T00:00:00.000Z');
+const PIPE_TYPES = new Set(['PIPELINE', 'SEGMENT']);
+const ASSESSED_FEATURES = new Set(['METAL_LOSS', 'GOUGE']);
+
+export interface TenantSettings {
+  toolTolerancePctWt: number;
+  odometerToleranceM: number;
+  clockToleranceDeg: number;
+  floorRateMmPerYear: number;
+  flowStress: FlowStressMethod;
+}
+
+export function settingsOf(doc: SettingsDocument | null): TenantSettings {
+  return {
+    toolTolerancePctWt: doc?.toolTolerancePctWt ?? DEFAULT_TOOL_TOLERANCE_PCT_WT,
+    odometerToleranceM: doc?.odometerToleranceM ?? DEFAULT_GROWTH_SETTINGS.odometerToleranceM,
+    clockToleranceDeg: doc?.clockToleranceDeg ?? DEFAULT_GROWTH_SETTINGS.clockToleranceDeg,
+    floorRateMmPerYear: doc?.floorRateMmPerYear ?? DEFAULT_GROWTH_SETTINGS.floorRateMmPerYear,
+    flowStress: doc?.flowStress ?? 'SMYS_PLUS_69_MPA',
+  };
+}
+
+/** Why an anomaly cannot be assessed on this asset, or null when it can. */
+function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | null {
+  if (a.featureType && !ASSESSED_FEATURES.has(a.featureType)) {
+    if (a.featureType === 'DENT') return 'a dent is assessed by its depth as % of diameter and its interaction with metal loss or welds, which Linepack does not record';
+    if (a.featureType === 'CRACK') return 'a crack needs a fracture-mechanics assessment (§192.712(d)), not Modified B31G';
+    return `a ${a.featureType.toLowerCase().replace('_', ' ')} is not a metal-loss feature; Modified B31G does not apply`;
+  }
+  const missing = [
+    ['regulation', asset.regulation],
+    ['outsideDiameterMm', asset.outsideDiameterMm],
+    ['wallThicknessMm', asset.wallThicknessMm],
+    ['smysMpa', asset.smysMpa],
+    ['maopKpa', asset.maopKpa],
+  ]
+    .filter(([, v]) => v == null)
+    .map(([k]) => k);
+  if (asset.regulation === 'CFR_192' && asset.classLocation == null) missing.push('classLocation');
+  if (missing.length > 0) return `the asset has no ${missing.join(', ')}`;
+  if (a.depthPctWt == null || a.lengthMm == null) return `the anomaly has no ${[a.depthPctWt == null ? 'depthPctWt' : null, a.lengthMm == null ? 'lengthMm' : null].filter(Boolean).join(', ')}`;
+  return null;
+}
+
+/**
+ * Recomputes assessments and risk from the projections. Anomalies are assessed when they arrive (with
+ * the previous ILI run of their segment for growth) and all of a segment's anomalies again when the
+ * segment itself changes; the segment's risk is recomputed from its assessments by one aggregation.
+ */
+export class Analyzer {
+  private readonly assets: Collection<AssetProjection>;
+  private readonly anomalies: Collection<AnomalyProjection>;
+  private readonly cp: Collection<CpReadingProjection>;
+  private readonly assessments: Collection<AssessmentDocument>;
+  private readonly risks: Collection<RiskDocument>;
+  private readonly settings: Collection<SettingsDocument>;
+
+  constructor(db: Db) {
+    this.assets = db.collection(ANALYTICS_COLLECTIONS.assets);
+    this.anomalies = db.collection(ANALYTICS_COLLECTIONS.anomalies);
+    this.cp = db.collection(ANALYTICS_COLLECTIONS.cpReadings);
+    this.assessments = db.collection(ANALYTICS_COLLECTIONS.assessments);
+    this.risks = db.collection(ANALYTICS_COLLECTIONS.risks);
+    this.settings = db.collection(ANALYTICS_COLLECTIONS.settings);
+  }
+
+  async tenantSettings(tenantId: string): Promise<TenantSettings> {
+    return settingsOf(await this.settings.findOne({ _id: tenantId }));
+  }
+
+  /** The features of the run before `before` on this asset (the latest earlier run), in depth mm. */
+  private async previousRun(asset: AssetProjection, before: Date, runId: string | null): Promise<RunFeature[]> {
+    const latest = await this.anomalies.findOne(
+      { tenantId: asset.tenantId, assetId: asset._id, observedAt: { $lt: before }, ...(runId ? { runId: { $ne: runId } } : {}) },
+      { sort: { observedAt: -1 }, projection: { runId: 1 } },
+    );
+    if (!latest) return [];
+    const filter = latest.runId ? { runId: latest.runId } : { observedAt: { $lt: before } };
+    const rows = await this.anomalies.find({ tenantId: asset.tenantId, assetId: asset._id, ...filter }).toArray();
+    return rows.filter((r) => r.depthPctWt != null).map((r) => this.feature(asset, r));
+  }
+
+  private feature(asset: AssetProjection, a: AnomalyProjection): RunFeature {
+    return { id: a._id, odometerM: a.odometerM ?? a.stationM, clockDeg: a.clockDeg, depthMm: ((a.depthPctWt ?? 0) / 100) * (asset.wallThicknessMm ?? 0), observedAt: a.observedAt };
+  }
+
+  assess(asset: AssetProjection, a: AnomalyProjection, previous: readonly RunFeature[], settings: TenantSettings, now: Date): AssessmentDocument {
+    const base = {
+      _id: a._id,
+      tenantId: a.tenantId,
+      assetId: a.assetId,
+      depthPctWt: a.depthPctWt,
+      discoveredAt: a.observedAt,
+      computedAt: now,
+      sourceEventId: a.sourceEventId,
+    };
+    const reason = notAssessable(asset, a);
+    const empty = {
+      depthWithTolerancePctWt: null,
+      failurePressureKpa: null,
+      nominalFailurePressureKpa: null,
+      safePressureKpa: null,
+      failurePressureRatio: null,
+      erf: null,
+      responseCategory: null,
+      ruleRef: null,
+      categoryReason: null,
+      repairDueAt: null,
+      dueSort: NO_DUE_DATE,
+      growthRateMmPerYear: null,
+      growthBasis: null,
+      matchedMeasurementId: null,
+      remainingLifeYears: null,
+      remainingLifeLimit: null,
+    };
+    if (reason) return { ...base, ...empty, assessable: false, notAssessableReason: reason, urgency: NOT_ASSESSABLE_URGENCY, modelVersion: modelVersionOf(settings.flowStress) };
+    const t = asset.wallThicknessMm!;
+    const pipe = {
+      outsideDiameterMm: asset.outsideDiameterMm!,
+      wallThicknessMm: t,
+      smysMpa: asset.smysMpa!,
+      smtsMpa: asset.smtsMpa,
+      defectLengthMm: a.lengthMm!,
+      regulation: asset.regulation!,
+      classLocation: asset.classLocation,
+      maopKpa: asset.maopKpa,
+      flowStress: settings.flowStress,
+    };
+    const tolerant = depthWithTolerance(a.depthPctWt!, settings.toolTolerancePctWt);
+    const withTolerance = modifiedB31G({ ...pipe, defectDepthMm: (tolerant / 100) * t });
+    const nominal = modifiedB31G({ ...pipe, defectDepthMm: (a.depthPctWt! / 100) * t });
+    if (!withTolerance.applicable && withTolerance.reason === 'FLOW_STRESS_NOT_DEFINED') {
+      return { ...base, ...empty, assessable: false, notAssessableReason: withTolerance.message, urgency: NOT_ASSESSABLE_URGENCY, modelVersion: withTolerance.modelVersion };
+    }
+    const figures = withTolerance.applicable ? withTolerance : null;
+    const decision = responseCategory({
+      regulation: asset.regulation!,
+      inHca: asset.inHca,
+      classLocation: asset.classLocation,
+      depthPctWt: tolerant,
+      failurePressureKpa: figures?.failurePressureKpa ?? null,
+      safePressureKpa: figures?.safePressureKpa ?? null,
+      maopKpa: asset.maopKpa,
+    });
+    const feature = this.feature(asset, a);
+    const rate = growthRate(feature, matchFeature(feature, previous, settings), settings);
+    const life = remainingLife(pipe, (tolerant / 100) * t, rate.rateMmPerYear);
+    const due = repairDueAt(decision.category, a.observedAt);
+    return {
+      ...base,
+      assessable: true,
+      notAssessableReason: null,
+      depthWithTolerancePctWt: tolerant,
+      failurePressureKpa: figures?.failurePressureKpa ?? null,
+      nominalFailurePressureKpa: nominal.applicable ? nominal.failurePressureKpa : null,
+      safePressureKpa: figures?.safePressureKpa ?? null,
+      failurePressureRatio: figures?.failurePressureRatio ?? null,
+      erf: figures?.erf ?? null,
+      responseCategory: decision.category,
+      urgency: CATEGORY_URGENCY[decision.category],
+      ruleRef: decision.ruleRef,
+      categoryReason: decision.reason,
+      repairDueAt: due,
+      dueSort: due ?? NO_DUE_DATE,
+      growthRateMmPerYear: rate.rateMmPerYear,
+      growthBasis: rate.basis,
+      matchedMeasurementId: rate.matchedMeasurementId,
+      remainingLifeYears: life.years,
+      remainingLifeLimit: life.limit,
+      modelVersion: `${withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
+    };
+  }
+
+  /**
+   * New anomalies of a batch, grouped by asset: each is assessed against the previous ILI run of its
+   * asset. Anomalies of an asset analytics has not heard of wait for its asset.upserted.
+   */
+  async assessNew(tenantId: string, assetId: string, anomalyIds: readonly string[], now = new Date()): Promise<void> {
+    const asset = await this.assets.findOne({ _id: assetId, tenantId });
+    if (!asset) return;
+    const settings = await this.tenantSettings(tenantId);
+    const rows = await this.anomalies.find({ tenantId, assetId, _id: { $in: [...anomalyIds] } }).toArray();
+    const previousByRun = new Map<string, RunFeature[]>();
+    const docs: AssessmentDocument[] = [];
+    for (const row of rows) {
+      const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
+      if (!previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
+      docs.push(this.assess(asset, row, previousByRun.get(key)!, settings, now));
+    }
+    await this.write(docs);
+  }
+
+  /** Every anomaly of the asset again (its geometry, MAOP or class changed, or a rebuild). */
+  async assessAll(tenantId: string, assetId: string, now = new Date()): Promise<void> {
+    const ids = (await this.anomalies.find({ tenantId, assetId }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
+    for (let i = 0; i < ids.length; i += 1000) await this.assessNew(tenantId, assetId, ids.slice(i, i + 1000), now);
+  }
+
+  private async write(docs: readonly AssessmentDocument[]): Promise<void> {
+    if (docs.length === 0) return;
+    await this.assessments.bulkWrite(
+      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, tenantId: doc.tenantId }, replacement: doc, upsert: true } })),
+      { ordered: false },
+    );
+  }
+
+  /** The segment's risk from its assessments (one aggregation) and latest CP reading. */
+  async refreshRisk(tenantId: string, assetId: string, now = new Date()): Promise<void> {
+    const asset = await this.assets.findOne({ _id: assetId, tenantId });
+    if (!asset || !PIPE_TYPES.has(asset.type) || asset.status === 'ABANDONED') {
+      await this.risks.deleteOne({ _id: assetId, tenantId });
+      return;
+    }
+    const groups = await this.assessments
+      .aggregate<{ _id: string | null; count: number; minLife: number | null; minFpr: number | null }>([
+        { $match: { tenantId, assetId, assessable: true } },
+        { $group: { _id: '$responseCategory', count: { $sum: 1 }, minLife: { $min: '$remainingLifeYears' }, minFpr: { $min: '$failurePressureRatio' } } },
+      ])
+      .toArray();
+    const counts: Partial<Record<ResponseCategory, number>> = {};
+    let minLife: number | null = null;
+    let minFpr: number | null = null;
+    for (const g of groups) {
+      if (g._id) counts[g._id as ResponseCategory] = g.count;
+      if (g.minLife != null) minLife = minLife == null ? g.minLife : Math.min(minLife, g.minLife);
+      if (g.minFpr != null) minFpr = minFpr == null ? g.minFpr : Math.min(minFpr, g.minFpr);
+    }
+    const cp = await this.cp.findOne({ _id: assetId, tenantId });
+    const risk = segmentRisk({
+      regulation: asset.regulation,
+      product: asset.product,
+      classLocation: asset.classLocation,
+      inHca: asset.inHca,
+      couldAffectHca: asset.couldAffectHca,
+      outsideDiameterMm: asset.outsideDiameterMm,
+      maopKpa: asset.maopKpa,
+      categoryCounts: counts,
+      minRemainingLifeYears: minLife,
+      worstFailurePressureRatio: minFpr,
+      latestPipeToSoilMv: cp?.potentialMv ?? null,
+    });
+    await this.risks.replaceOne({ _id: assetId, tenantId }, { tenantId, regulation: asset.regulation, ...risk, computedAt: now }, { upsert: true });
+  }
+}

@@ -1,0 +1,121 @@
+import type { AnyBulkWriteOperation, Db } from 'mongodb';
+import type { DomainEvent } from '@linepack/lib/events/consumer';
+import { ASSET_UPSERTED, assetUpsertedData, MEASUREMENT_RECORDED, measurementRecordedData } from '@linepack/lib/events/contracts';
+import { upsertIfNewer } from '@linepack/lib/events/projection';
+import { Analyzer } from './compute';
+import { ANALYTICS_COLLECTIONS, type AnomalyProjection, type AssetProjection, type CpReadingProjection } from './documents';
+
+/** Every index starts with tenantId. */
+export async function ensureAnalyticsIndexes(db: Db): Promise<void> {
+  await db.collection(ANALYTICS_COLLECTIONS.anomalies).createIndexes([
+    { key: { tenantId: 1, assetId: 1, observedAt: -1 }, name: 'tenant_asset_time' },
+    { key: { tenantId: 1, assetId: 1, runId: 1 }, name: 'tenant_asset_run' },
+  ]);
+  await db.collection(ANALYTICS_COLLECTIONS.assessments).createIndexes([
+    { key: { tenantId: 1, assetId: 1, urgency: 1, dueSort: 1, _id: 1 }, name: 'tenant_asset_urgency' },
+    { key: { tenantId: 1, responseCategory: 1 }, name: 'tenant_category' },
+  ]);
+  await db.collection(ANALYTICS_COLLECTIONS.risks).createIndexes([{ key: { tenantId: 1, score: -1, _id: 1 }, name: 'tenant_score' }]);
+}
+
+/**
+ * Applies a batch of domain events: projects assets (by version), ILI anomalies and the latest
+ * pipe-to-soil potential (each measurement once, by id), then assesses the batch's new anomalies per
+ * asset, reassesses every anomaly of an asset whose own record changed, and recomputes the risk of every
+ * asset the batch touched — once each.
+ */
+export function analyticsEventHandler(db: Db) {
+  const assets = db.collection<AssetProjection>(ANALYTICS_COLLECTIONS.assets);
+  const anomalies = db.collection<AnomalyProjection>(ANALYTICS_COLLECTIONS.anomalies);
+  const cp = db.collection<CpReadingProjection>(ANALYTICS_COLLECTIONS.cpReadings);
+  const analyzer = new Analyzer(db);
+  return async (events: readonly DomainEvent[]): Promise<void> => {
+    const changedAssets = new Map<string, Set<string>>();
+    const newAnomalies = new Map<string, Map<string, string[]>>();
+    const riskTouched = new Map<string, Set<string>>();
+    const add = (m: Map<string, Set<string>>, tenant: string, id: string) => (m.get(tenant) ?? m.set(tenant, new Set()).get(tenant)!).add(id);
+    const anomalyInsertOps: AnyBulkWriteOperation<AnomalyProjection>[] = [];
+    for (const event of events) {
+      if (event.type === ASSET_UPSERTED) {
+        const a = assetUpsertedData.parse(event.data);
+        const changed = await upsertIfNewer(assets, {
+          _id: a.id,
+          tenantId: event.tenantId,
+          version: a.version,
+          type: a.type,
+          name: a.name,
+          parentId: a.parentId,
+          status: a.status,
+          product: a.product,
+          regulation: a.regulation,
+          outsideDiameterMm: a.outsideDiameterMm,
+          wallThicknessMm: a.wallThicknessMm,
+          smysMpa: a.smysMpa,
+          smtsMpa: a.smtsMpa,
+          maopKpa: a.maopKpa,
+          classLocation: a.classLocation,
+          inHca: a.inHca,
+          couldAffectHca: a.couldAffectHca,
+          sourceEventId: event.id,
+        });
+        if (changed) {
+          add(changedAssets, event.tenantId, a.id);
+          add(riskTouched, event.tenantId, a.id);
+        }
+      } else if (event.type === MEASUREMENT_RECORDED) {
+        const m = measurementRecordedData.parse(event.data);
+        if (m.type === 'ILI_ANOMALY') {
+          anomalyInsertOps.push({
+            updateOne: {
+              filter: { _id: m.id, tenantId: event.tenantId },
+              update: {
+                $setOnInsert: {
+                  assetId: m.assetId,
+                  runId: m.runId,
+                  observedAt: m.observedAt,
+                  featureType: m.featureType,
+                  surface: m.surface,
+                  odometerM: m.odometerM,
+                  stationM: m.stationM,
+                  clockDeg: m.clockDeg,
+                  depthPctWt: m.depthPctWt,
+                  lengthMm: m.lengthMm,
+                  widthMm: m.widthMm,
+                  sourceEventId: event.id,
+                },
+              },
+              upsert: true,
+            },
+          });
+          const byAsset = newAnomalies.get(event.tenantId) ?? newAnomalies.set(event.tenantId, new Map()).get(event.tenantId)!;
+          (byAsset.get(m.assetId) ?? byAsset.set(m.assetId, []).get(m.assetId)!).push(m.id);
+          add(riskTouched, event.tenantId, m.assetId);
+        } else if (m.type === 'CP_PIPE_TO_SOIL' && m.value != null) {
+          // Only a newer reading replaces the stored one, so replays and late arrivals change nothing.
+          await cp.updateOne(
+            { _id: m.assetId, tenantId: event.tenantId, $or: [{ observedAt: { $lt: m.observedAt } }, { observedAt: { $exists: false } }] } as never,
+            { $set: { assetId: m.assetId, observedAt: m.observedAt, potentialMv: m.value, sourceEventId: event.id } },
+            { upsert: true },
+          ).catch((err: unknown) => {
+            if ((err as { code?: number }).code !== 11000) throw err;
+          });
+          add(riskTouched, event.tenantId, m.assetId);
+        }
+      }
+    }
+    if (anomalyInsertOps.length > 0) await anomalies.bulkWrite(anomalyInsertOps, { ordered: false });
+    for (const [tenantId, ids] of changedAssets) for (const id of ids) await analyzer.assessAll(tenantId, id);
+    for (const [tenantId, byAsset] of newAnomalies) {
+      for (const [assetId, ids] of byAsset) if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(tenantId, assetId, ids);
+    }
+    for (const [tenantId, ids] of riskTouched) for (const id of ids) await analyzer.refreshRisk(tenantId, id);
+  };
+}
+
+/** Drops a tenant's (or every tenant's) projections and results before a replay rebuilds them; settings stay. */
+export async function dropAnalyticsProjections(db: Db, tenantId: string | null): Promise<void> {
+  const filter = tenantId ? { tenantId } : {};
+  for (const name of [ANALYTICS_COLLECTIONS.assets, ANALYTICS_COLLECTIONS.anomalies, ANALYTICS_COLLECTIONS.cpReadings, ANALYTICS_COLLECTIONS.assessments, ANALYTICS_COLLECTIONS.risks]) {
+    await db.collection(name).deleteMany(filter);
+  }
+}

@@ -1,0 +1,104 @@
+import type { Db, Filter } from 'mongodb';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
+import { TenantCollection } from '@linepack/lib/tenant-collection';
+import { ANALYTICS_COLLECTIONS, type AssessmentDocument, type RiskDocument } from './documents';
+import { RISK_BANDS, type RiskBand } from './model/risk';
+import type { ResponseCategory } from './model/response-category';
+
+const assessmentCursor = z.tuple([z.number().int(), z.string().datetime(), z.string()]);
+const riskCursor = z.tuple([z.number().int(), z.string()]);
+
+export interface AssessmentFilter {
+  responseCategory?: ResponseCategory | null;
+  assessable?: boolean | null;
+}
+
+export interface RiskFilter {
+  band?: RiskBand | null;
+  minScore?: number | null;
+  regulation?: 'CFR_192' | 'CFR_195' | null;
+}
+
+/** One tenant's analytics results (tenant from the verified identity only). */
+export class AnalyticsRepository {
+  private readonly assessments: TenantCollection<AssessmentDocument>;
+  private readonly risks: TenantCollection<RiskDocument>;
+
+  constructor(db: Db, tenantId: string) {
+    this.assessments = new TenantCollection(db.collection<AssessmentDocument>(ANALYTICS_COLLECTIONS.assessments), tenantId);
+    this.risks = new TenantCollection(db.collection<RiskDocument>(ANALYTICS_COLLECTIONS.risks), tenantId);
+  }
+
+  assessment(measurementId: string): Promise<AssessmentDocument | null> {
+    return this.assessments.findOne({ _id: measurementId });
+  }
+
+  risk(assetId: string): Promise<RiskDocument | null> {
+    return this.risks.findOne({ _id: assetId });
+  }
+
+  /** Most urgent first, then by repair due date (none last), then id; read page by page from tenant_asset_urgency. */
+  async assessmentsOf(assetId: string, filter: AssessmentFilter, size: number, after: string | null | undefined): Promise<Connection<AssessmentDocument>> {
+    const base: Filter<AssessmentDocument> = { assetId };
+    if (filter.responseCategory) base.responseCategory = filter.responseCategory;
+    if (filter.assessable != null) base.assessable = filter.assessable;
+    const cursor = decodeCursor(after, assessmentCursor);
+    const page: Filter<AssessmentDocument> = cursor
+      ? {
+          $or: [
+            { urgency: { $gt: cursor[0] } },
+            { urgency: cursor[0], dueSort: { $gt: new Date(cursor[1]) } },
+            { urgency: cursor[0], dueSort: new Date(cursor[1]), _id: { $gt: cursor[2] } },
+          ],
+        }
+      : {};
+    const [rows, totalCount] = await Promise.all([
+      this.assessments.find({ $and: [base, page] } as Filter<AssessmentDocument>, { sort: { urgency: 1, dueSort: 1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.assessments.countDocuments(base),
+    ]);
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.urgency, r.dueSort.toISOString(), r._id]));
+  }
+
+  /** Highest score first, then asset id; read page by page from the tenant_score index. */
+  async register(filter: RiskFilter, size: number, after: string | null | undefined): Promise<Connection<RiskDocument>> {
+    const base: Filter<RiskDocument> = {};
+    const band = filter.band ? RISK_BANDS.find((b) => b.band === filter.band)! : null;
+    const min = Math.max(filter.minScore ?? 1, band?.minScore ?? 1);
+    const max = band?.maxScore ?? 25;
+    base.score = { $gte: min, $lte: max };
+    if (filter.regulation) base.regulation = filter.regulation;
+    const cursor = decodeCursor(after, riskCursor);
+    const page: Filter<RiskDocument> = cursor ? { $or: [{ score: { $lt: cursor[0] } }, { score: cursor[0], _id: { $gt: cursor[1] } }] } : {};
+    const [rows, totalCount] = await Promise.all([
+      this.risks.find({ $and: [base, page] } as Filter<RiskDocument>, { sort: { score: -1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.risks.countDocuments(base),
+    ]);
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.score, r._id]));
+  }
+
+  async countsByCategory(): Promise<{ responseCategory: ResponseCategory; count: number }[]> {
+    const groups = await this.assessments.aggregate<{ _id: ResponseCategory | null; count: number }>([{ $match: { assessable: true } }, { $group: { _id: '$responseCategory', count: { $sum: 1 } } }]).toArray();
+    const all: ResponseCategory[] = ['IMMEDIATE', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR', 'MONITORED', 'OTHER'];
+    return all.map((c) => ({ responseCategory: c, count: groups.find((g) => g._id === c)?.count ?? 0 }));
+  }
+
+  async countsByBand(): Promise<{ band: RiskBand; count: number }[]> {
+    const groups = await this.risks.aggregate<{ _id: RiskBand; count: number }>([{ $group: { _id: '$band', count: { $sum: 1 } } }]).toArray();
+    return RISK_BANDS.map(({ band }) => ({ band, count: groups.find((g) => g._id === band)?.count ?? 0 }));
+  }
+
+  async maxErf(): Promise<number | null> {
+    const top = await this.assessments.findOne({ erf: { $ne: null } }, { sort: { erf: -1 }, projection: { erf: 1 } });
+    return top?.erf ?? null;
+  }
+
+  async oldestComputedAt(): Promise<Date | null> {
+    const [a, r] = await Promise.all([
+      this.assessments.findOne({}, { sort: { computedAt: 1 }, projection: { computedAt: 1 } }),
+      this.risks.findOne({}, { sort: { computedAt: 1 }, projection: { computedAt: 1 } }),
+    ]);
+    const dates = [a?.computedAt, r?.computedAt].filter((d): d is Date => d instanceof Date);
+    return dates.length ? new Date(Math.min(...dates.map((d) => d.getTime()))) : null;
+  }
+}

@@ -1,0 +1,6 @@
+import type { AnomalyAssessmentResolvers } from '../generated/resolvers-types';
+
+export const AnomalyAssessment: AnomalyAssessmentResolvers = {
+  measurement: (a) => ({ id: a._id }),
+  asset: (a) => ({ id: a.assetId }),
+};

@@ -1,0 +1,135 @@
+/**
+ * The analytics subgraph alone: its event consumer reads the real Redis streams (events are added here
+ * the way the assets and measurements relays add them), projects into its own database, assesses, and
+ * answers through GraphQL with identities minted as the gateway mints them.
+ */
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { createLogger } from '@linepack/lib/logger';
+import { eventStream } from '@linepack/lib/events/outbox';
+import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
+import { until } from '@linepack/lib/testing/until';
+import { subgraph } from '../src';
+
+let harness: SubgraphHarness;
+let redis: Redis;
+const tenantId: string = randomUUID();
+let version = 0;
+
+beforeAll(async () => {
+  harness = await startSubgraphHarness(subgraph, { defaultScopes: ['analytics:read'] });
+  redis = new Redis(process.env['REDIS_URL']!);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await harness?.stop();
+});
+
+const me = () => harness.identity(['analytics:read'], tenantId);
+const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
+  redis.xadd(eventStream(harness.dbPrefix, producer), '*', 'id', randomUUID(), 'type', type, 'tenantId', tenant, 'occurredAt', new Date().toISOString(), 'data', JSON.stringify(data));
+/** A 20-inch gas segment: 508 mm × 7.9 mm, X52 (SMYS 359 MPa), MAOP 6,200 kPa. */
+const gasSegment = { type: 'SEGMENT', regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE', outsideDiameterMm: 508, wallThicknessMm: 7.9, smysMpa: 359, maopKpa: 6200 };
+const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) => publish('assets', 'asset.upserted', { id, name: id, parentId: null, inHca: false, version: ++version, ...fields }, tenant);
+const anomaly = (assetId: string, fields: Record<string, unknown>, tenant = tenantId) => {
+  const id = randomUUID();
+  return publish('measurements', 'measurement.recorded', { id, assetId, type: 'ILI_ANOMALY', source: 'ILI', featureType: 'METAL_LOSS', surface: 'EXTERNAL', ...fields }, tenant).then(() => id);
+};
+
+const assessmentsQuery = `query($r: [_Any!]!, $filter: AnomalyAssessmentFilter) { _entities(representations: $r) { ... on Asset { id
+  anomalyAssessments(filter: $filter) { totalCount edges { node { measurement { id } assessable notAssessableReason depthPctWt depthWithTolerancePctWt failurePressureKpa
+    safePressureKpa failurePressureRatio erf responseCategory ruleRef categoryReason discoveredAt repairDueAt growthRateMmPerYear growthBasis matchedMeasurementId
+    remainingLifeYears remainingLifeLimit modelVersion computedAt sourceEventId } } }
+  risk { likelihood consequence score band drivers potentialImpactRadiusM modelVersion } } } }`;
+const assessments = async (assetId: string, filter: Record<string, unknown> | null = null, identity = me()) => {
+  const res = await harness.request(assessmentsQuery, { identity, variables: { r: [{ __typename: 'Asset', id: assetId }], filter } });
+  if (res.errors) throw new Error(JSON.stringify(res.errors));
+  return res.data!['_entities'][0];
+};
+
+it('answers IMMEDIATE for metal loss deeper than 80 % of wall on a gas segment in an HCA, with the rule and the segment risk', async () => {
+  const seg = randomUUID();
+  await upsertAsset(seg, { ...gasSegment, inHca: true, classLocation: 3 });
+  const id = await anomaly(seg, { runId: 'r1', observedAt: '2026-03-02T00:00:00.000Z', odometerM: 120, clockDeg: 90, depthPctWt: 82, lengthMm: 60, widthMm: 40 });
+  const result = await until(
+    () => assessments(seg),
+    (a) => a.anomalyAssessments.totalCount === 1 && a.risk != null,
+  );
+  const node = result.anomalyAssessments.edges[0].node;
+  expect(node).toMatchObject({
+    measurement: { id },
+    assessable: true,
+    depthPctWt: 82,
+    depthWithTolerancePctWt: 92,
+    failurePressureKpa: null,
+    responseCategory: 'IMMEDIATE',
+    ruleRef: '§192.933(d)(1)(i)',
+    repairDueAt: '2026-03-02T00:00:00.000Z',
+    remainingLifeYears: 0,
+  });
+  expect(node.modelVersion).toContain('modified-b31g-0.85dL/2.0.0+SMYS_PLUS_69_MPA');
+  expect(node.sourceEventId).toMatch(/[0-9a-f-]{36}/);
+  expect(result.risk).toMatchObject({ likelihood: 5, band: 'VERY_HIGH' });
+  expect(result.risk.drivers.join(' | ')).toContain('1 IMMEDIATE anomaly');
+});
+
+it('assesses a shallow feature with tolerance, grows it from the matching feature of the previous run, and reassesses when the segment changes', async () => {
+  const seg = randomUUID();
+  await upsertAsset(seg, { ...gasSegment, classLocation: 1 });
+  const older = await anomaly(seg, { runId: 'r2021', observedAt: '2021-03-01T00:00:00.000Z', odometerM: 500.0, clockDeg: 350, depthPctWt: 20, lengthMm: 80 });
+  const newer = await anomaly(seg, { runId: 'r2026', observedAt: '2026-03-01T00:00:00.000Z', odometerM: 500.4, clockDeg: 10, depthPctWt: 50, lengthMm: 80 });
+  const read = () => assessments(seg);
+  const result = await until(read, (a) => a.anomalyAssessments.totalCount === 2);
+  const byId = Object.fromEntries(result.anomalyAssessments.edges.map((e: { node: { measurement: { id: string } } }) => [e.node.measurement.id, e.node]));
+  // Matched across 0.4 m and 20° (clock wraps at 360°): 30 % of 7.9 mm = 2.37 mm in 1,826 days = 0.474 mm/year,
+  // above the 0.3 mm/year floor. At 50 % + 10 % tolerance the failure-pressure ratio is 1.65 > 1.39 (class 1): monitored.
+  expect(byId[newer]).toMatchObject({ growthBasis: 'MATCHED', matchedMeasurementId: older, responseCategory: 'MONITORED', ruleRef: '§192.714(d)(3)', depthWithTolerancePctWt: 60 });
+  expect(byId[newer].growthRateMmPerYear).toBeCloseTo(2.37 / (1826 / 365.25), 6);
+  expect(byId[newer].failurePressureRatio).toBeCloseTo(1.647, 3);
+  expect(byId[older]).toMatchObject({ growthBasis: 'FLOOR', matchedMeasurementId: null });
+  expect(byId[newer].remainingLifeYears).toBeGreaterThan(0);
+
+  // MAOP raised so the same feature's failure-pressure ratio falls to ≤ 1.39 (class 1): TWO_YEAR outside an HCA.
+  const pf = byId[newer].failurePressureKpa as number;
+  await upsertAsset(seg, { ...gasSegment, classLocation: 1, maopKpa: Math.round(pf / 1.3) });
+  const raised = await until(read, (a) => a.anomalyAssessments.edges.some((e: { node: { responseCategory: string } }) => e.node.responseCategory === 'TWO_YEAR'));
+  const two = raised.anomalyAssessments.edges.find((e: { node: { measurement: { id: string } } }) => e.node.measurement.id === newer).node;
+  expect(two).toMatchObject({ responseCategory: 'TWO_YEAR', ruleRef: '§192.714(d)(2)', repairDueAt: '2028-03-01T00:00:00.000Z' });
+});
+
+it('says why an anomaly cannot be assessed', async () => {
+  const seg = randomUUID();
+  await upsertAsset(seg, { ...gasSegment, wallThicknessMm: null, classLocation: 2 });
+  await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 30, lengthMm: 40 });
+  await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 3, featureType: 'DENT' });
+  const result = await until(() => assessments(seg, { assessable: false }), (a) => a.anomalyAssessments.totalCount === 2);
+  const reasons = result.anomalyAssessments.edges.map((e: { node: { notAssessableReason: string } }) => e.node.notAssessableReason).sort();
+  expect(reasons[0]).toMatch(/^a dent is assessed by its depth as % of diameter/);
+  expect(reasons[1]).toBe('the asset has no wallThicknessMm');
+});
+
+it('lists the risk register highest score first, and a second tenant sees none of it', async () => {
+  const register = (identity = me()) => harness.request(`{ riskRegister(first: 50) { totalCount edges { node { asset { id } risk { score band } } } } }`, { identity });
+  const res = await until(register, (r) => (r.data?.['riskRegister'].totalCount ?? 0) >= 3);
+  const scores = res.data!['riskRegister'].edges.map((e: { node: { risk: { score: number } } }) => e.node.risk.score);
+  expect(scores).toEqual([...scores].sort((a: number, b: number) => b - a));
+  expect(res.data!['riskRegister'].edges[0].node.risk.band).toBe('VERY_HIGH');
+  const stranger = harness.identity(['analytics:read']);
+  expect((await register(stranger)).data!['riskRegister']).toEqual({ totalCount: 0, edges: [] });
+  const seg = res.data!['riskRegister'].edges[0].node.asset.id;
+  expect(await assessments(seg, null, stranger)).toEqual({ id: seg, anomalyAssessments: { totalCount: 0, edges: [] }, risk: null });
+});
+
+it('rebuilds from the streams to the same results, however often it is replayed', async () => {
+  const snapshot = async () => ({
+    assessments: await harness.db.collection('assessments').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray(),
+    risks: await harness.db.collection('risks').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray(),
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const before = await snapshot();
+  expect(before.assessments.length).toBeGreaterThanOrEqual(5);
+  const context = { db: harness.db, dbPrefix: harness.dbPrefix, redis, tenantId, logger: createLogger('test', 'silent') };
+  await subgraph.rebuild!(context);
+  await subgraph.rebuild!(context);
+  expect(await snapshot()).toEqual(before);
+});
