@@ -1,0 +1,143 @@
+/**
+ * Response-category boundaries (the repair criteria's own thresholds, cited per case) and the risk
+ * model recomputed by hand.
+ */
+import { modifiedB31G } from '../../src/model/b31g';
+import { remainingLife } from '../../src/model/growth';
+import { repairDueAt, responseCategory } from '../../src/model/response-category';
+import { potentialImpactRadiusFt, segmentRisk } from '../../src/model/risk';
+import { depthWithTolerance } from '../../src/model/tool-tolerance';
+
+const gas = { regulation: 'CFR_192' as const, inHca: true, classLocation: 1 };
+
+describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % of wall is immediate', () => {
+  it('80 % is assessed by its failure pressure; 80.01 % is immediate whatever its length', () => {
+    const pipe = { outsideDiameterMm: 508, wallThicknessMm: 10, smysMpa: 359, defectLengthMm: 10, regulation: 'CFR_192' as const, classLocation: 1, maopKpa: 5000 };
+    const at80 = modifiedB31G({ ...pipe, defectDepthMm: 8 });
+    expect(at80.applicable).toBe(true);
+    const above = modifiedB31G({ ...pipe, defectDepthMm: 8.001 });
+    expect(above).toMatchObject({ applicable: false, reason: 'DEPTH_ABOVE_80_PCT_WALL' });
+    expect(responseCategory({ ...gas, depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(i)' });
+    expect(responseCategory({ ...gas, regulation: 'CFR_195', depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(A)' });
+  });
+});
+
+describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.933(d)(1)(ii), §192.714(d)(1)(ii))', () => {
+  it.each([
+    [5500, 'IMMEDIATE', '§192.933(d)(1)(ii)'], // exactly 1.1 × MAOP
+    [5501, 'ONE_YEAR', '§192.933(d)(2)'], // just above, and ≤ 1.25 × MAOP in class 1
+    [6250, 'ONE_YEAR', '§192.933(d)(2)'], // exactly 1.25
+    [6251, 'MONITORED', '§192.933(d)(3)'],
+  ])('in an HCA, class 1, MAOP 5000 kPa, Pf %s kPa → %s', (pf, category, ruleRef) => {
+    expect(responseCategory({ ...gas, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 })).toMatchObject({ category, ruleRef });
+  });
+
+  it.each([
+    [1, 6950, 'TWO_YEAR'],
+    [1, 6951, 'MONITORED'], // 1.39 × 5000 = 6950
+    [3, 10000, 'TWO_YEAR'],
+    [4, 12500, 'TWO_YEAR'],
+    [4, 12501, 'MONITORED'],
+  ])('outside an HCA (§192.714(d)(2)), class %s, Pf %s kPa → %s', (cls, pf, category) => {
+    expect(responseCategory({ regulation: 'CFR_192', inHca: false, classLocation: cls, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 }).category).toBe(category);
+  });
+});
+
+describe('liquid (§195.452(h)(4))', () => {
+  it('burst pressure below MOP is immediate; a safe pressure below MOP is a 180-day condition; otherwise other', () => {
+    const liquid = { regulation: 'CFR_195' as const, inHca: true, classLocation: null, depthPctWt: 50, maopKpa: 5000 };
+    expect(responseCategory({ ...liquid, failurePressureKpa: 4999, safePressureKpa: 3599 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(B)' });
+    expect(responseCategory({ ...liquid, failurePressureKpa: 5000, safePressureKpa: 3600 })).toMatchObject({ category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: '§195.452(h)(4)(iii)' });
+    expect(responseCategory({ ...liquid, failurePressureKpa: 7000, safePressureKpa: 5040 })).toMatchObject({ category: 'OTHER', ruleRef: '§195.452(h)(4)(iv)' });
+  });
+});
+
+it('dates the response from the discovery (the ILI observation): immediate at once, one year, two years, 180 days, none when monitored', () => {
+  const found = new Date('2024-02-29T00:00:00.000Z');
+  expect(repairDueAt('IMMEDIATE', found)).toEqual(found);
+  expect(repairDueAt('ONE_YEAR', found)?.toISOString()).toBe('2025-02-28T00:00:00.000Z');
+  expect(repairDueAt('TWO_YEAR', found)?.toISOString()).toBe('2026-02-28T00:00:00.000Z');
+  expect(repairDueAt('ONE_HUNDRED_EIGHTY_DAY', found)?.toISOString()).toBe('2024-08-27T00:00:00.000Z');
+  expect(repairDueAt('MONITORED', found)).toBeNull();
+});
+
+it('adds the ILI tool tolerance to the reported depth, capped at the wall', () => {
+  expect(depthWithTolerance(23)).toBe(33);
+  expect(depthWithTolerance(95)).toBe(100);
+  expect(depthWithTolerance(23, 7.8)).toBeCloseTo(30.8, 10);
+});
+
+describe('remaining life (§192.712(a))', () => {
+  const pipe = { outsideDiameterMm: 508, wallThicknessMm: 10, smysMpa: 359, defectLengthMm: 200, regulation: 'CFR_192' as const, classLocation: 1 };
+
+  it('without MAOP: years until 80 % of wall at the growth rate', () => {
+    expect(remainingLife({ ...pipe, maopKpa: null }, 4, 0.5)).toEqual({ years: 8, limit: 'DEPTH_80_PCT_WALL' });
+  });
+
+  it('with MAOP: the depth where the safe pressure equals MAOP, found on the B31G curve', () => {
+    const maop = 6000;
+    const life = remainingLife({ ...pipe, maopKpa: maop }, 2, 0.25);
+    expect(life.limit).toBe('SAFE_PRESSURE_AT_MAOP');
+    const depthAtLimit = 2 + life.years * 0.25;
+    const safe = modifiedB31G({ ...pipe, maopKpa: maop, defectDepthMm: depthAtLimit });
+    expect(safe.applicable && safe.safePressureKpa).toBeCloseTo(maop, 3);
+  });
+
+  it('is zero once the safe pressure is already at or below MAOP', () => {
+    expect(remainingLife({ ...pipe, maopKpa: 7000 }, 7, 0.3)).toEqual({ years: 0, limit: 'SAFE_PRESSURE_AT_MAOP' });
+  });
+});
+
+describe('risk on the 5 × 5 matrix', () => {
+  it('computes the §192.903 potential impact radius r = 0.69 · √(p · d²) (p psig, d inches)', () => {
+    // 30-inch pipe at 1,000 psig: 0.69 × √(1000 × 900) = 0.69 × 948.683 = 654.59 ft.
+    expect(potentialImpactRadiusFt(1000, 30)).toBeCloseTo(654.59, 2);
+  });
+
+  it('scores a segment a reviewer can recompute by hand', () => {
+    // 762 mm (30 in) at 6,894.757 kPa (1,000 psig): r = 654.6 ft → consequence 3; in an HCA +1 → 4; class 3 +1 → 5.
+    // Worst anomaly ONE_YEAR → likelihood 4; remaining life 7.5 years → 3 (lower, ignored); CP at −820 mV
+    // (less negative than −850 mV) → +1 → 5. Score 5 × 5 = 25, VERY_HIGH.
+    const risk = segmentRisk({
+      regulation: 'CFR_192',
+      product: 'NATURAL_GAS',
+      classLocation: 3,
+      inHca: true,
+      couldAffectHca: null,
+      outsideDiameterMm: 762,
+      maopKpa: 6894.757,
+      categoryCounts: { ONE_YEAR: 2, MONITORED: 7 },
+      minRemainingLifeYears: 7.5,
+      worstFailurePressureRatio: 1.2,
+      latestPipeToSoilMv: -820,
+    });
+    expect(risk).toMatchObject({ likelihood: 5, consequence: 5, score: 25, band: 'VERY_HIGH' });
+    expect(risk.potentialImpactRadiusM).toBeCloseTo(654.59 * 0.3048, 1);
+    expect(risk.drivers).toEqual([
+      '2 ONE_YEAR anomalies (worst failure-pressure ratio 1.20): likelihood 4',
+      'shortest remaining life 7.5 years: likelihood 3',
+      'latest pipe-to-soil potential -820 mV is less negative than -850 mV: likelihood +1 to 5',
+      'potential impact radius 655 ft (200 m, §192.903): consequence 3',
+      'in a high consequence area: consequence +1 to 4',
+      'class 3 location: consequence +1 to 5',
+    ]);
+  });
+
+  it('keeps a segment with nothing found LOW', () => {
+    const risk = segmentRisk({
+      regulation: 'CFR_192',
+      product: 'NATURAL_GAS',
+      classLocation: 1,
+      inHca: false,
+      couldAffectHca: null,
+      outsideDiameterMm: 168.3,
+      maopKpa: 2000,
+      categoryCounts: {},
+      minRemainingLifeYears: null,
+      worstFailurePressureRatio: null,
+      latestPipeToSoilMv: -950,
+    });
+    // r = 0.69 × √(290.08 × 6.626²) = 0.69 × 112.85 = 77.9 ft → consequence 1; likelihood 1.
+    expect(risk).toMatchObject({ likelihood: 1, consequence: 1, score: 1, band: 'LOW' });
+  });
+});
