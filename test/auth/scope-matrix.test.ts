@@ -13,8 +13,10 @@ const rootOperations: Record<string, string> = {
   'Query.pipelineSummary': '{ pipelineSummary { tenantId } }',
   'Query.measurement': '{ measurement(id: "00000000-0000-4000-8000-000000000000") { id } }',
   'Query.modifiedB31G':
-    '{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 3, defectLengthMm: 150 }) { failurePressureKpa } }',
+    '{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 3, defectLengthMm: 150, classLocation: 2 }) { failurePressureKpa } }',
   'Query.complianceObligations': '{ complianceObligations { obligation } }',
+  'Query.complianceStatus': '{ complianceStatus { totalCount } }',
+  'Query.riskRegister': '{ riskRegister { totalCount } }',
   'Query.me': '{ me { id } }',
   'Query.apiKeys': '{ apiKeys { id } }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
