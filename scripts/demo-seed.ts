@@ -82,8 +82,53 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
   ];
   const segmentIds: string[] = [];
   for (const s of segments) segmentIds.push(await create({ type: 'SEGMENT', parentId: line, ...gas, ...pipe, ...s }));
-  await create({ type: 'VALVE', name: 'MLV-12', parentId: segmentIds[1], status: 'ACTIVE', location: { type: 'Point', coordinates: [-95.2, 29.8] } });
-  await create({ type: 'RECTIFIER', name: 'RECT-07', parentId: segmentIds[0], status: 'ACTIVE' });
+  const valve = await create({ type: 'VALVE', name: 'MLV-12', parentId: segmentIds[1], status: 'ACTIVE', location: { type: 'Point', coordinates: [-95.2, 29.8] } });
+  const rectifier = await create({ type: 'RECTIFIER', name: 'RECT-07', parentId: segmentIds[0], status: 'ACTIVE' });
   await create({ type: 'CP_TEST_POINT', name: 'TP-12.4', parentId: segmentIds[1], status: 'ACTIVE', beginStationM: 12_400, endStationM: 12_400 });
+
+  // A little history, so analytics and compliance have something to show: two ILI runs of the HCA
+  // segment (one feature grew), inspection records on the line and the valve.
+  const hca = segmentIds[1]!;
+  const ili = (run: string, at: string, i: number, odometerM: number, clockDeg: number, depthPctWt: number, lengthMm: number) => ({
+    idempotencyKey: `demo-${run}-${i}`,
+    assetId: hca,
+    type: 'ILI_ANOMALY',
+    source: 'ILI',
+    observedAt: at,
+    runId: run,
+    featureType: 'METAL_LOSS',
+    surface: 'EXTERNAL',
+    odometerM,
+    clockDeg,
+    depthPctWt,
+    lengthMm,
+    value: depthPctWt,
+    unit: 'PERCENT_WT',
+  });
+  const inspection = (key: string, assetId: string, type: string, observedAt: string) => ({ idempotencyKey: `demo-${key}`, assetId, type, source: 'FIELD', observedAt });
+  await record(gatewayUrl, apiKey, [
+    ili('2019-run', '2019-05-14T00:00:00Z', 1, 14_212.3, 170, 22, 85),
+    ili('2019-run', '2019-05-14T00:00:00Z', 2, 21_880.0, 30, 12, 40),
+    ili('2025-run', '2025-04-22T00:00:00Z', 1, 14_212.6, 175, 41, 95),
+    ili('2025-run', '2025-04-22T00:00:00Z', 2, 21_880.4, 35, 14, 40),
+    ili('2025-run', '2025-04-22T00:00:00Z', 3, 26_004.1, 200, 63, 180),
+    inspection('ili-2019', hca, 'ILI_RUN', '2019-05-14T00:00:00Z'),
+    inspection('ili-2025', hca, 'ILI_RUN', '2025-04-22T00:00:00Z'),
+    inspection('cp-2025', line, 'CP_SURVEY', '2025-09-10T00:00:00Z'),
+    inspection('patrol-2025', line, 'PATROL', '2025-11-03T00:00:00Z'),
+    inspection('leak-2025', line, 'LEAK_SURVEY', '2025-06-18T00:00:00Z'),
+    inspection('valve-2025', valve, 'VALVE_INSPECTION', '2025-02-01T00:00:00Z'),
+    { ...inspection('rect-2025', rectifier, 'RECTIFIER_OUTPUT', '2025-10-01T00:00:00Z'), value: 12.4, unit: 'V' },
+  ]);
   return 2 + segments.length + 3;
+}
+
+async function record(gatewayUrl: string, apiKey: string, input: Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(gatewayUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ query: 'mutation Seed($input: [MeasurementInput!]!) { recordMeasurements(input: $input) { insertedCount } }', variables: { input } }),
+  });
+  const body = (await res.json()) as { errors?: { message: string }[] };
+  if (body.errors?.length) throw new Error(`seeding measurements failed (${res.status}): ${body.errors.map((e) => e.message).join('; ')}`);
 }

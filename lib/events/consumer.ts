@@ -192,6 +192,7 @@ export class StreamConsumer {
     this.loop = (async () => {
       while (this.running) {
         try {
+          await this.redisReady();
           if (!grouped) {
             await this.ensureGroups();
             grouped = true;
@@ -214,6 +215,21 @@ export class StreamConsumer {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+  }
+
+  /** The client fails fast while disconnected (no offline queue); wait for it rather than log a failure at start-up. */
+  private redisReady(timeoutMs = 2_000): Promise<void> {
+    const { redis } = this.options;
+    if (redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      redis.once('ready', done);
+    });
   }
 }
 
