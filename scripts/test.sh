@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm test`: everything CI checks. Static checks first (types, generated code, supergraph), then the
+# `npm test`: everything CI checks. Static checks first (types, generated code, supergraph, schema changes
+# against the published baseline and real client operations), then the
 # jest suites against real servers, then the MCP companion's pytest suite against the real stack.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ step() { echo; echo "== $*"; }
 step "typecheck" && npm run --silent typecheck || exit 1
 step "codegen:check" && npm run --silent codegen:check || exit 1
 step "compose:check" && npm run --silent compose:check || exit 1
+step "schema:check" && npm run --silent schema:check || exit 1
 
 step "jest"
 npx jest --json --outputFile=.linepack/jest-results.json "$@"
