@@ -10,5 +10,7 @@ module.exports = {
   globalSetup: './lib/testing/global-setup.ts',
   globalTeardown: './lib/testing/global-teardown.ts',
   maxWorkers: 1,
+  // A global option: jest reads testTimeout from the root config when projects are used.
+  testTimeout: 60000,
   projects: [linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }), '<rootDir>/lib', '<rootDir>/subgraphs/*'],
 };

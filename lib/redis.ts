@@ -17,3 +17,17 @@ export function createRedisClient(url: string, logger: Logger, options: { comman
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
   return redis;
 }
+
+/** Resolves once the client is connected, or after `timeoutMs` (callers then see the fast failure themselves). */
+export function redisReady(redis: Redis, timeoutMs = 2_000): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
+}

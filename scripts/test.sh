@@ -14,7 +14,8 @@ step "compose:check" && npm run --silent compose:check || exit 1
 step "schema:check" && npm run --silent schema:check || exit 1
 
 step "jest"
-npx jest --json --outputFile=.linepack/jest-results.json "$@"
+# --forceExit: a test that fails part-way can leave a client open; a failing run must still end (CI has a time limit).
+npx jest --forceExit --json --outputFile=.linepack/jest-results.json "$@"
 jest_status=$?
 read -r jest_passed jest_failed < <(node -e '
   try { const r = require("./.linepack/jest-results.json"); console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites); }

@@ -2,6 +2,7 @@ import os from 'node:os';
 import type Redis from 'ioredis';
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger';
+import { redisReady } from '../redis';
 import type { StreamEvent } from './outbox';
 
 /**
@@ -192,7 +193,8 @@ export class StreamConsumer {
     this.loop = (async () => {
       while (this.running) {
         try {
-          await this.redisReady();
+          // The client fails fast while disconnected; wait for it rather than log a failure at start-up.
+          await redisReady(this.options.redis);
           if (!grouped) {
             await this.ensureGroups();
             grouped = true;
@@ -215,21 +217,6 @@ export class StreamConsumer {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
-  }
-
-  /** The client fails fast while disconnected (no offline queue); wait for it rather than log a failure at start-up. */
-  private redisReady(timeoutMs = 2_000): Promise<void> {
-    const { redis } = this.options;
-    if (redis.status === 'ready') return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      redis.once('ready', done);
-    });
   }
 }
 

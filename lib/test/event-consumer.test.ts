@@ -4,7 +4,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { StreamConsumer, replayStreams, DEAD_LETTERS_COLLECTION, type DomainEvent } from '../events/consumer';
 import { createLogger } from '../logger';
 import { connectMongo } from '../mongo';
-import { createRedisClient } from '../redis';
+import { createRedisClient, redisReady } from '../redis';
 
 const logger = createLogger('test', 'silent');
 let redis: Redis;
@@ -14,6 +14,7 @@ let stream: string;
 
 beforeAll(async () => {
   redis = createRedisClient(process.env['REDIS_URL']!, logger);
+  await redisReady(redis, 10_000);
   mongo = await connectMongo(process.env['MONGODB_URI']!);
 });
 afterAll(async () => {

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from conftest import Stack, mcp_client
@@ -14,7 +16,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.stack]
 
 READ_TOOLS = {
     "pipeline_summary", "list_assets", "search_assets", "get_asset", "list_measurements", "assess_anomaly",
-    "list_compliance_obligations", "whoami", "graphql_query", "validate",
+    "list_compliance_obligations", "whoami", "graphql_query", "validate", "list_anomaly_assessments",
+    "get_segment_risk", "risk_register", "get_asset_compliance", "list_compliance_status",
 }
 WRITE_TOOLS = {"create_asset", "update_asset", "record_measurements"}
 
@@ -51,12 +54,9 @@ async def test_tools_are_typed_and_annotated(stack: Stack):
         assert ann.destructive_hint is not None, name
     assert tools["update_asset"].annotations.destructive_hint is True
     assert tools["record_measurements"].annotations.idempotent_hint is True
-    # Per-asset risk / compliance tools appear exactly when the API has such a field on Asset.
-    fields = {f["name"] for f in stack.graphql('{ __type(name: "Asset") { fields { name } } }')["__type"]["fields"]}
-    has_risk = bool(fields & {"riskScores", "riskScore", "risk", "riskAssessments", "riskAssessment"})
-    has_compliance = bool(fields & {"complianceStatus", "complianceStatuses", "compliance"})
-    assert ("get_asset_risk" in tools) is has_risk
-    assert ("get_asset_compliance" in tools) is has_compliance
+    # Every structured tool declares its whole result: nothing is an untyped bag of fields.
+    for name in READ_TOOLS - {"graphql_query"}:
+        assert tools[name].output_schema.get("properties"), name
 
 
 async def test_read_tools_return_real_data(stack: Stack, seeded: dict[str, Any]):
@@ -120,11 +120,15 @@ async def test_read_tools_return_real_data(stack: Stack, seeded: dict[str, Any])
         })
         assert q["data"]["asset"]["name"] == pipe["name"] and q["errors"] == []
 
-        # Schema-dependent per-asset tools, when the API offers them.
-        names = {t.name for t in (await client.list_tools()).tools}
-        for optional in {"get_asset_risk", "get_asset_compliance"} & names:
-            got = await call(client, optional, {"asset_id": pipe["id"]})
-            assert got["id"] == pipe["id"]
+        compliance = await call(client, "get_asset_compliance", {"asset_id": pipe["id"], "as_of": "2026-01-01T00:00:00Z"})
+        assert compliance["asset"]["id"] == pipe["id"] and compliance["asOf"].startswith("2026-01-01")
+        by_obligation = {o["obligation"]: o for o in compliance["obligations"]}
+        # A class 2 gas pipeline in an HCA with no patrol or leak survey recorded.
+        assert by_obligation["PATROL"]["state"] == "NO_RECORD" and "192.705" in by_obligation["PATROL"]["regulationRef"]
+        assert "GAS_HCA_REASSESSMENT" in by_obligation and compliance["state"] in {"NO_RECORD", "OVERDUE"}
+        rows = await call(client, "list_compliance_status", {"asset_id": pipe["id"], "state": "NO_RECORD", "first": 100})
+        assert rows["totalCount"] >= 1 and {r["asset"]["id"] for r in rows["items"]} == {pipe["id"]}
+        assert all(r["state"] == "NO_RECORD" for r in rows["items"])
 
         ok = await call(client, "validate", {"query": "{ pipelineSummary { totalAssets } }"})
         assert ok["valid"] is True and ok["readOnly"] is True
@@ -181,7 +185,7 @@ async def test_resources_and_prompts(stack: Stack, seeded: dict[str, Any]):
         assert {"integrity_review", "anomaly_triage"} <= set(prompts)
         got = await client.get_prompt("integrity_review", {"pipeline": "Main Line"})
         text = got.messages[0].content.text
-        assert "Main Line" in text and "assess_anomaly" in text
+        assert "Main Line" in text and "get_segment_risk" in text and "get_asset_compliance" in text
 
 
 async def test_bad_key_is_a_401_the_model_can_act_on(stack: Stack, tmp_path: Path):
@@ -221,3 +225,49 @@ async def test_large_results_are_capped(stack: Stack, seeded: dict[str, Any]):
             "query": "{ assets(first: 100) { edges { node { id name type status location parent { id name } } } } }"})
     assert big["truncated"] is True and big["data"] is None
     assert len(big["dataPreview"]) == 1000 and "cap" in big["note"]
+
+
+async def test_a_deep_anomaly_recorded_through_mcp_is_immediate_and_raises_the_segment_risk(stack: Stack):
+    """The issue's 'done when': metal loss deeper than 80 % of wall on a gas segment in an HCA."""
+    tag = f"MCP-DEEP-{int(time.time() * 1000) % 10_000_000}"
+    seg = stack.graphql(
+        "mutation($i: CreateAssetInput!) { createAsset(input: $i) { id } }",
+        {"i": {"type": "SEGMENT", "name": f"{tag} HCA segment", "status": "ACTIVE", "product": "NATURAL_GAS",
+               "regulation": "CFR_192", "outsideDiameterMm": 508, "wallThicknessMm": 7.9, "smysMpa": 359,
+               "maopKpa": 6200, "classLocation": 3, "inHca": True}},
+    )["createAsset"]
+    async with mcp_client(stack.env()) as client:
+        await call(client, "record_measurements", {"measurements": [
+            {"assetId": seg["id"], "type": "ILI_ANOMALY", "observedAt": "2026-03-02T00:00:00Z", "source": "ILI",
+             "runId": f"{tag}-R1", "featureType": "METAL_LOSS", "surface": "EXTERNAL", "odometerM": 120,
+             "clockDeg": 90, "depthPctWt": 82, "lengthMm": 60, "widthMm": 40},
+            {"assetId": seg["id"], "type": "ILI_ANOMALY", "observedAt": "2026-03-02T00:00:00Z", "source": "ILI",
+             "runId": f"{tag}-R1", "featureType": "METAL_LOSS", "surface": "EXTERNAL", "odometerM": 300,
+             "clockDeg": 180, "depthPctWt": 20, "lengthMm": 30, "widthMm": 20},
+        ]})
+        deadline = time.monotonic() + 20
+        while True:
+            page = await call(client, "list_anomaly_assessments", {"asset_id": seg["id"]})
+            risk = await call(client, "get_segment_risk", {"asset_id": seg["id"]})
+            drivers = " ".join((risk["risk"] or {}).get("drivers", []))
+            if page["totalCount"] == 2 and "IMMEDIATE" in drivers:
+                break
+            assert time.monotonic() < deadline, f"not assessed in time: {page} {risk}"
+            await anyio.sleep(0.3)
+        first, second = page["items"]
+        assert first["responseCategory"] == "IMMEDIATE" and "192.933(d)(1)" in first["ruleRef"]
+        assert first["depthPctWt"] == 82 and first["repairDueAt"].startswith("2026-03-02")
+        assert second["responseCategory"] != "IMMEDIATE"
+        immediate = await call(client, "list_anomaly_assessments", {"asset_id": seg["id"], "response_category": "IMMEDIATE"})
+        assert [a["measurementId"] for a in immediate["items"]] == [first["measurementId"]]
+        assert risk["risk"]["likelihood"] == 5 and risk["risk"]["band"] == "VERY_HIGH"
+
+        register = await call(client, "risk_register", {"band": "VERY_HIGH", "first": 100})
+        entry = next(e for e in register["items"] if e["asset"]["id"] == seg["id"])
+        assert entry["risk"]["score"] == risk["risk"]["score"]
+        scores = [e["risk"]["score"] for e in register["items"]]
+        assert scores == sorted(scores, reverse=True)
+
+        # The what-if calculator agrees that B31G does not apply past 80 % of wall.
+        what_if = await call(client, "assess_anomaly", {"asset_id": seg["id"], "defect_depth_pct_wt": 85, "defect_length_mm": 60})
+        assert what_if["assessment"]["applicable"] is False and "immediate" in what_if["verdict"].lower()

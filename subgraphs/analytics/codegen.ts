@@ -8,6 +8,7 @@ export default subgraphCodegenConfig('analytics', __dirname, {
     AnomalyAssessment: '../documents#AssessmentDocument',
     SegmentRisk: '../documents#RiskDocument',
     RiskRegisterEntry: '../documents#RiskDocument',
+    AnalyticsSettings: '../compute#TenantSettings',
   },
   scalars: { DateTime: 'Date' },
 });

@@ -17,6 +17,7 @@ const rootOperations: Record<string, string> = {
   'Query.complianceObligations': '{ complianceObligations { obligation } }',
   'Query.complianceStatus': '{ complianceStatus { totalCount } }',
   'Query.riskRegister': '{ riskRegister { totalCount } }',
+  'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
   'Query.me': '{ me { id } }',
   'Query.apiKeys': '{ apiKeys { id } }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
@@ -27,6 +28,7 @@ const rootOperations: Record<string, string> = {
   'Mutation.recordMeasurements':
     'mutation { recordMeasurements(input: [{ idempotencyKey: "sm-2", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }]) { insertedCount } }',
   'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
+  'Mutation.updateAnalyticsSettings': 'mutation { updateAnalyticsSettings(input: {}) { toolTolerancePctWt } }',
   'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
 };
 

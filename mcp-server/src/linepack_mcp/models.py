@@ -25,6 +25,15 @@ MeasurementUnit = Literal["MM", "PERCENT_WT", "MV", "A", "V", "KPA", "CELSIUS", 
 MeasurementSource = Literal["ILI", "FIELD", "SCADA", "LAB"]
 AnomalyFeatureType = Literal["METAL_LOSS", "DENT", "CRACK", "GOUGE", "LAMINATION", "WELD_ANOMALY"]
 AnomalySurface = Literal["EXTERNAL", "INTERNAL", "MID_WALL"]
+ResponseCategory = Literal["IMMEDIATE", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER"]
+RiskBand = Literal["LOW", "MEDIUM", "HIGH", "VERY_HIGH"]
+ComplianceState = Literal["OK", "DUE_SOON", "OVERDUE", "NO_RECORD"]
+Obligation = Literal[
+    "GAS_HCA_REASSESSMENT", "LIQUID_HCA_REASSESSMENT", "CP_SURVEY", "RECTIFIER_CHECK", "VALVE_INSPECTION", "PATROL",
+    "ATMOSPHERIC_CORROSION", "LEAK_SURVEY", "LIQUID_CP_SURVEY", "LIQUID_RECTIFIER_CHECK", "LIQUID_VALVE_INSPECTION",
+    "LIQUID_ROW_PATROL", "LIQUID_ATMOSPHERIC_CORROSION",
+]
+FlowStressMethod = Literal["SMYS_PLUS_69_MPA", "SMYS_TIMES_1_1", "MEAN_OF_SMYS_AND_SMTS"]
 
 
 class _Model(BaseModel):
@@ -133,14 +142,18 @@ class PipelineSummary(_Model):
 
 
 class B31GAssessment(_Model):
-    z: float
-    foliasFactor: float
-    flowStressMpa: float
-    failureStressMpa: float
-    failurePressureKpa: float
-    designFactor: float
-    safePressureKpa: float
-    erf: float | None = None
+    applicable: bool = Field(description="False when Modified B31G does not apply (metal loss deeper than 80 % of wall).")
+    notApplicableReason: str | None = None
+    z: float | None = None
+    foliasFactor: float | None = None
+    flowStressMethod: str
+    flowStressMpa: float | None = None
+    failureStressMpa: float | None = None
+    failurePressureKpa: float | None = None
+    designFactor: float | None = None
+    safePressureKpa: float | None = None
+    erf: float | None = Field(default=None, description="MAOP / safe pressure; above 1 the feature needs action.")
+    failurePressureRatio: float | None = Field(default=None, description="Failure pressure / MAOP.")
     modelVersion: str
 
 
@@ -150,7 +163,8 @@ class B31GInputs(_Model):
     smysMpa: float
     defectDepthMm: float
     defectLengthMm: float
-    classLocation: int
+    regulation: str
+    classLocation: int | None = None
     maopKpa: float | None = None
 
 
@@ -162,14 +176,78 @@ class AnomalyAssessment(_Model):
     verdict: str = Field(description="Plain-language reading of the ERF / safe pressure.")
 
 
+class StoredAssessment(_Model):
+    """One recorded ILI anomaly as the analytics subgraph assessed it."""
+
+    measurementId: str
+    assessable: bool
+    notAssessableReason: str | None = None
+    depthPctWt: float | None = None
+    depthWithTolerancePctWt: float | None = Field(default=None, description="Reported depth plus the ILI tool tolerance.")
+    failurePressureKpa: float | None = None
+    safePressureKpa: float | None = None
+    failurePressureRatio: float | None = None
+    erf: float | None = None
+    responseCategory: str | None = Field(
+        default=None, description="IMMEDIATE, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR, MONITORED or OTHER."
+    )
+    ruleRef: str | None = Field(default=None, description="The regulation paragraph that sets the category.")
+    categoryReason: str | None = None
+    discoveredAt: str | None = None
+    repairDueAt: str | None = None
+    growthRateMmPerYear: float | None = None
+    growthBasis: str | None = None
+    remainingLifeYears: float | None = None
+    remainingLifeLimit: str | None = None
+    modelVersion: str
+    computedAt: str
+
+
+class AnomalyAssessmentPage(_Model):
+    asset: AssetRef
+    items: list[StoredAssessment] = Field(description="Most urgent first.")
+    totalCount: int
+    pageInfo: PageInfo
+    next: str | None = None
+
+
+class SegmentRisk(_Model):
+    likelihood: int = Field(description="1-5.")
+    consequence: int = Field(description="1-5.")
+    score: int = Field(description="likelihood x consequence, 1-25.")
+    band: str = Field(description="LOW, MEDIUM, HIGH or VERY_HIGH.")
+    drivers: list[str] = Field(description="What set the likelihood and consequence, in words a reviewer can check.")
+    potentialImpactRadiusM: float | None = None
+    modelVersion: str
+    computedAt: str
+
+
+class AssetRisk(_Model):
+    asset: AssetRef
+    risk: SegmentRisk | None = None
+    note: str | None = None
+
+
+class RiskRegisterEntry(_Model):
+    asset: AssetRef
+    risk: SegmentRisk
+
+
+class RiskRegisterPage(_Model):
+    items: list[RiskRegisterEntry] = Field(description="Highest score first.")
+    totalCount: int
+    pageInfo: PageInfo
+    next: str | None = None
+
+
 class ComplianceObligation(_Model):
     obligation: str
     regulation: str
     regulationRef: str
     title: str
-    interval: str
-    maxIntervalDays: int
+    interval: str = Field(description="The rule as the regulation states it (calendar months and years).")
     appliesTo: str
+    evidenceTypes: list[str] = Field(default_factory=list, description="Measurement types that count as doing it.")
 
 
 class ComplianceObligations(_Model):
@@ -177,6 +255,44 @@ class ComplianceObligations(_Model):
     asset: AssetRef | None = None
     obligations: list[ComplianceObligation]
     note: str | None = None
+
+
+class ComplianceViolation(_Model):
+    rule: str
+    brokenAt: str
+
+
+class ObligationStatus(_Model):
+    obligation: str
+    state: str = Field(description="OK, DUE_SOON, OVERDUE or NO_RECORD.")
+    regulationRef: str
+    rule: str
+    lastCompletedAt: str | None = None
+    dueAt: str | None = None
+    violations: list[ComplianceViolation] = Field(default_factory=list)
+
+
+class AssetCompliance(_Model):
+    asset: AssetRef
+    asOf: str
+    state: str = Field(description="The worst state of the asset's obligations.")
+    obligations: list[ObligationStatus]
+
+
+class ComplianceStatusRow(_Model):
+    asset: AssetRef
+    obligation: str
+    regulation: str
+    state: str
+    lastCompletedAt: str | None = None
+    dueAt: str | None = None
+
+
+class ComplianceStatusPage(_Model):
+    items: list[ComplianceStatusRow] = Field(description="Soonest due first; rows with no record last.")
+    totalCount: int
+    pageInfo: PageInfo
+    next: str | None = None
 
 
 class TenantMembership(_Model):

@@ -9,7 +9,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
@@ -29,6 +29,21 @@ from .client import (
 )
 from .models import (
     AnomalyAssessment,
+    AnomalyAssessmentPage,
+    AssetCompliance,
+    AssetRisk,
+    ComplianceState,
+    ComplianceStatusPage,
+    ComplianceStatusRow,
+    FlowStressMethod,
+    Obligation,
+    ObligationStatus,
+    ResponseCategory,
+    RiskBand,
+    RiskRegisterEntry,
+    RiskRegisterPage,
+    SegmentRisk,
+    StoredAssessment,
     AnomalyFeatureType,
     AnomalySurface,
     Asset,
@@ -61,7 +76,6 @@ from .schema import (
     fetch_schema,
     inspect_document,
     leaf_selection,
-    object_field,
     schema_sdl,
     validate_document,
 )
@@ -97,10 +111,13 @@ RECORD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 INSTRUCTIONS = """\
 Linepack holds one tenant's pipeline-integrity data: assets (systems, pipelines, segments, valves, \
 test points...), their measurements and inspection records (ILI anomalies, UT wall thickness, CP \
-surveys...), fitness-for-service analytics (Modified B31G) and the regulatory obligations of \
-49 CFR 192/195. Units are SI and named in each field (wallThicknessMm, maopKpa).
+surveys...), fitness-for-service analytics (every ILI anomaly assessed with Modified B31G, its \
+response category and remaining life; a 5x5 risk score per segment) and compliance with the \
+recurring obligations of 49 CFR 192/195. Units are SI and named in each field (wallThicknessMm, maopKpa).
 Start with pipeline_summary, find assets with search_assets or list_assets, then get_asset and \
-list_measurements. Tools marked read-only never change data. create_asset, update_asset and \
+list_measurements. risk_register ranks segments by risk; get_segment_risk explains one; \
+list_anomaly_assessments lists a segment's anomalies most urgent first. get_asset_compliance and \
+list_compliance_status say what is due or overdue. Tools marked read-only never change data. create_asset, update_asset and \
 record_measurements change the tenant's data: confirm with the user first. update_asset needs the \
 asset's current `version` (from get_asset). graphql_query runs any read-only query; the schema is \
 the resource linepack://schema, and validate checks a query without running it. Lists are \
@@ -164,37 +181,6 @@ def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
             raise ResourceError(str(getattr(exc, "message", exc))) from exc
 
     return wrapper
-
-
-@dataclass
-class OptionalTool:
-    """A per-asset tool that appears only when the gateway's schema has the field it reads."""
-
-    name: str
-    title: str
-    description: str
-    candidates: tuple[str, ...]
-
-
-# Per-asset risk and compliance status are part of the design but not of today's API. These tools
-# are registered at start-up only if the gateway's schema offers one of the candidate fields on
-# Asset; the selection is built from the schema, so no shape is guessed here.
-OPTIONAL_ASSET_TOOLS = (
-    OptionalTool(
-        name="get_asset_risk",
-        title="Risk scores of an asset",
-        description="Risk scores of one asset (likelihood x consequence, risk level, model version) "
-        "as the analytics subgraph computes them.",
-        candidates=("riskScores", "riskScore", "risk", "riskAssessments", "riskAssessment"),
-    ),
-    OptionalTool(
-        name="get_asset_compliance",
-        title="Compliance status of an asset",
-        description="Compliance status of one asset per regulatory obligation: last completed, due "
-        "date, status (COMPLIANT, DUE_SOON, OVERDUE, ...) and days until due.",
-        candidates=("complianceStatus", "complianceStatuses", "compliance"),
-    ),
-)
 
 
 class AppState:
@@ -442,19 +428,23 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
     @tool(title="Assess a metal-loss anomaly (Modified B31G)", annotations=READ)
     async def assess_anomaly(
         asset_id: Annotated[str, Field(description="The pipe asset (pipeline or segment) the feature is on; its "
-                                                   "diameter, wall thickness, SMYS, MAOP and class location are used.")],
+                                                   "diameter, wall thickness, SMYS, MAOP, regulation and class location are used.")],
         measurement_id: Annotated[str | None, Field(description="An ILI_ANOMALY measurement whose depthPctWt and lengthMm "
                                                                 "give the feature's depth and length.")] = None,
         defect_depth_mm: Annotated[float | None, Field(gt=0, description="Maximum depth of the feature (instead of a measurement).")] = None,
         defect_depth_pct_wt: Annotated[float | None, Field(gt=0, lt=100, description="Depth as % of wall thickness (instead of mm).")] = None,
         defect_length_mm: Annotated[float | None, Field(gt=0, description="Axial length of the feature.")] = None,
+        flow_stress: Annotated[FlowStressMethod | None, Field(description="Flow stress convention; SMYS + 69 MPa "
+                                                                          "(Kiefner & Vieth) when omitted.")] = None,
     ) -> Annotated[CallToolResult, AnomalyAssessment]:
-        """Remaining strength of corroded pipe with one metal-loss feature, by Modified B31G (0.85dL):
-        failure pressure, safe pressure with the class-location design factor, and ERF = MAOP / safe
-        pressure (ERF above 1 means the feature needs action). Give either measurement_id or the
-        feature's depth and length."""
+        """What-if remaining strength of corroded pipe with one metal-loss feature, by Modified B31G (0.85dL):
+        failure pressure, safe pressure with the design factor (192.111 by class location for gas, 0.72 for
+        liquid), ERF = MAOP / safe pressure (above 1 the feature needs action) and failure pressure / MAOP.
+        Metal loss deeper than 80 % of wall is not assessable: an immediate repair condition. Give either
+        measurement_id or the feature's depth and length. For the stored assessments of recorded anomalies
+        (with response category and remaining life) use list_anomaly_assessments."""
         asset = await fetch_asset(
-            asset_id, "id name type outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation"
+            asset_id, "id name type regulation outsideDiameterMm wallThicknessMm smysMpa smtsMpa maopKpa classLocation"
         )
         depth_pct, length = defect_depth_pct_wt, defect_length_mm
         depth_mm = defect_depth_mm
@@ -474,29 +464,43 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                     f"an ILI_ANOMALY with both, or pass defect_depth_mm and defect_length_mm."
                 )
             depth_pct, length, depth_mm = m["depthPctWt"], m["lengthMm"], None
+        regulation = asset.get("regulation") or "CFR_192"
         missing = [f for f in ("outsideDiameterMm", "wallThicknessMm", "smysMpa") if asset.get(f) is None]
+        if regulation == "CFR_192" and asset.get("classLocation") is None:
+            missing.append("classLocation")
         if missing:
             raise ToolError(
                 f"Asset {asset['id']} ({asset['name']}) has no {', '.join(missing)}; Modified B31G needs the "
-                f"pipe's diameter, wall thickness and SMYS. Set them with update_asset first."
+                f"pipe's diameter, wall thickness and SMYS, and gas (CFR_192) pipe its class location for the "
+                f"design factor. Set them with update_asset first."
             )
         wt = float(asset["wallThicknessMm"])
         if depth_mm is None and depth_pct is not None:
             depth_mm = wt * float(depth_pct) / 100.0
         if depth_mm is None or length is None:
             raise ToolError("Give measurement_id, or defect_length_mm and one of defect_depth_mm / defect_depth_pct_wt.")
+        if depth_mm >= wt:
+            raise ToolError(f"A defect {depth_mm:.2f} mm deep goes through the {wt} mm wall: no remaining strength to assess.")
         inputs = B31GInputs(
             outsideDiameterMm=asset["outsideDiameterMm"], wallThicknessMm=wt, smysMpa=asset["smysMpa"],
-            defectDepthMm=round(depth_mm, 6), defectLengthMm=length,
-            classLocation=asset.get("classLocation") or 1, maopKpa=asset.get("maopKpa"),
+            defectDepthMm=round(depth_mm, 6), defectLengthMm=length, regulation=regulation,
+            classLocation=asset.get("classLocation"), maopKpa=asset.get("maopKpa"),
         )
+        variables = inputs.model_dump(exclude_none=True)
+        if flow_stress:
+            variables["flowStress"] = flow_stress
+            if asset.get("smtsMpa") is not None:
+                variables["smtsMpa"] = asset["smtsMpa"]
         data = await run_read(
-            "query LinepackB31G($input: ModifiedB31GInput!) { modifiedB31G(input: $input) { z foliasFactor "
-            "flowStressMpa failureStressMpa failurePressureKpa designFactor safePressureKpa erf modelVersion } }",
-            {"input": inputs.model_dump(exclude_none=True)},
+            "query LinepackB31G($input: ModifiedB31GInput!) { modifiedB31G(input: $input) { applicable notApplicableReason "
+            "z foliasFactor flowStressMethod flowStressMpa failureStressMpa failurePressureKpa designFactor safePressureKpa "
+            "erf failurePressureRatio modelVersion } }",
+            {"input": variables},
         )
         a = B31GAssessment.model_validate(data["modifiedB31G"])
-        if a.erf is None:
+        if not a.applicable:
+            verdict = f"Not assessable with Modified B31G: {a.notApplicableReason}"
+        elif a.erf is None:
             verdict = (f"Safe pressure {a.safePressureKpa:.0f} kPa (failure {a.failurePressureKpa:.0f} kPa); "
                        f"no MAOP on the asset, so no ERF.")
         elif a.erf > 1:
@@ -510,14 +514,103 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             measurementId=measurement_id, inputs=inputs, assessment=a, verdict=verdict,
         ))
 
+    @tool(title="Anomaly assessments of a segment", annotations=READ)
+    async def list_anomaly_assessments(
+        asset_id: Annotated[str, Field(description="The pipe asset (segment or pipeline) whose ILI anomalies to list.")],
+        response_category: Annotated[ResponseCategory | None, Field(description="Only anomalies in this response category.")] = None,
+        assessable: Annotated[bool | None, Field(description="Only assessable (true) or not assessable (false) anomalies.")] = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, AnomalyAssessmentPage]:
+        """Every recorded ILI anomaly of one pipe asset as analytics assessed it, most urgent first:
+        Modified B31G at the depth with the ILI tool tolerance, failure/safe pressure, ERF, response
+        category with its rule (192.933(d), 192.714(d), 195.452(h)(4)), repair due date, corrosion growth
+        and remaining life, and when it was computed. Anomalies that cannot be assessed say why."""
+        data = await run_read(
+            "query LinepackAssessments($id: ID!, $filter: AnomalyAssessmentFilter, $first: Int, $after: String) { "
+            "asset(id: $id) { id name type anomalyAssessments(filter: $filter, first: $first, after: $after) { "
+            "edges { node { measurement { id } assessable notAssessableReason depthPctWt depthWithTolerancePctWt "
+            "failurePressureKpa safePressureKpa failurePressureRatio erf responseCategory ruleRef categoryReason "
+            "discoveredAt repairDueAt growthRateMmPerYear growthBasis remainingLifeYears remainingLifeLimit "
+            "modelVersion computedAt } } pageInfo { hasNextPage endCursor } totalCount } } }",
+            {"id": asset_id, "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None,
+             "first": first, "after": after},
+        )
+        asset = data.get("asset")
+        if asset is None:
+            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        conn = asset["anomalyAssessments"]
+        page = AnomalyAssessmentPage(
+            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            items=[StoredAssessment.model_validate({**e["node"], "measurementId": e["node"]["measurement"]["id"]})
+                   for e in conn["edges"]],
+            totalCount=conn["totalCount"],
+            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+        )
+        page.next = _next_hint("list_anomaly_assessments", conn["pageInfo"], asset_id=asset_id,
+                               response_category=response_category, assessable=assessable, first=first)
+        return _result(page)
+
+    @tool(title="Risk of a segment", annotations=READ)
+    async def get_segment_risk(
+        asset_id: Annotated[str, Field(description="The pipe asset (segment or pipeline).")],
+    ) -> Annotated[CallToolResult, AssetRisk]:
+        """The 5x5 risk of one pipe segment: likelihood (from its assessed anomalies and CP readings),
+        consequence (potential impact radius, class location, HCA, product), score, band and the
+        drivers that explain both, with model version and when it was computed."""
+        data = await run_read(
+            "query LinepackRisk($id: ID!) { asset(id: $id) { id name type risk { likelihood consequence score band "
+            "drivers potentialImpactRadiusM modelVersion computedAt } } }",
+            {"id": asset_id},
+        )
+        asset = data.get("asset")
+        if asset is None:
+            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        risk = asset.get("risk")
+        return _result(AssetRisk(
+            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            risk=SegmentRisk.model_validate(risk) if risk else None,
+            note=None if risk else "No risk score: only active pipelines and segments are scored, once analytics has "
+                                   "received the asset.",
+        ), drop_nulls=False)
+
+    @tool(title="Risk register", annotations=READ)
+    async def risk_register(
+        band: Annotated[RiskBand | None, Field(description="Only segments in this risk band.")] = None,
+        min_score: Annotated[int | None, Field(ge=1, le=25, description="Only segments scoring at least this (1-25).")] = None,
+        regulation: Annotated[Regulation | None, Field(description="Only CFR_192 (gas) or CFR_195 (liquid) segments.")] = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, RiskRegisterPage]:
+        """The tenant's pipe segments ranked by risk score, highest first, each with its likelihood,
+        consequence, band and drivers."""
+        data = await run_read(
+            "query LinepackRiskRegister($filter: RiskRegisterFilter, $first: Int, $after: String) { "
+            "riskRegister(filter: $filter, first: $first, after: $after) { edges { node { asset { id name type } "
+            "risk { likelihood consequence score band drivers potentialImpactRadiusM modelVersion computedAt } } } "
+            "pageInfo { hasNextPage endCursor } totalCount } }",
+            {"filter": _drop_none({"band": band, "minScore": min_score, "regulation": regulation}) or None,
+             "first": first, "after": after},
+        )
+        conn = data["riskRegister"]
+        page = RiskRegisterPage(
+            items=[RiskRegisterEntry.model_validate(e["node"]) for e in conn["edges"]],
+            totalCount=conn["totalCount"],
+            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+        )
+        page.next = _next_hint("risk_register", conn["pageInfo"], band=band, min_score=min_score,
+                               regulation=regulation, first=first)
+        return _result(page)
+
     @tool(title="Compliance obligations", annotations=READ)
     async def list_compliance_obligations(
         regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (liquids); all when omitted.")] = None,
         asset_id: Annotated[str | None, Field(description="Use this asset's regulation (and report which asset).")] = None,
     ) -> Annotated[CallToolResult, ComplianceObligations]:
-        """The recurring regulatory obligations Linepack tracks (49 CFR 192/195): section, interval
-        rule, longest allowed gap and which assets each applies to. With asset_id, those of the
-        asset's regulation."""
+        """The recurring regulatory obligations Linepack tracks (49 CFR 192/195): section, the interval
+        rule as the regulation states it, which assets each applies to and what evidence counts. With
+        asset_id, those of the asset's regulation; get_asset_compliance says which apply to the asset
+        and when each is due."""
         ref = None
         note = None
         if asset_id:
@@ -531,13 +624,70 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                 regulation = asset["regulation"]
         data = await run_read(
             "query LinepackObligations($regulation: Regulation) { complianceObligations(regulation: $regulation) { "
-            "obligation regulation regulationRef title interval maxIntervalDays appliesTo } }",
+            "obligation regulation regulationRef title interval appliesTo evidenceTypes } }",
             {"regulation": regulation},
         )
         return _result(ComplianceObligations(
             regulation=regulation, asset=ref, note=note,
             obligations=[ComplianceObligation.model_validate(o) for o in data["complianceObligations"]],
         ))
+
+    @tool(title="Compliance of an asset", annotations=READ)
+    async def get_asset_compliance(
+        asset_id: Annotated[str, Field(description="The asset.")],
+        as_of: Annotated[datetime | None, Field(description="Evaluate as of this instant (ISO 8601); now when omitted.")] = None,
+        due_soon_days: Annotated[int, Field(ge=0, le=365, description="Due within this many days counts as DUE_SOON.")] = 30,
+    ) -> Annotated[CallToolResult, AssetCompliance]:
+        """The asset's applicable regulatory obligations and the state of each (OK, DUE_SOON, OVERDUE,
+        NO_RECORD): last completed, due date by the regulation's calendar rule, and every broken rule."""
+        data = await run_read(
+            "query LinepackAssetCompliance($id: ID!, $asOf: DateTime, $days: Int) { asset(id: $id) { id name type "
+            "compliance(asOf: $asOf, dueSoonDays: $days) { asOf state obligations { obligation state regulationRef rule "
+            "lastCompletedAt dueAt violations { rule brokenAt } } } } }",
+            {"id": asset_id, "asOf": _utc(as_of), "days": due_soon_days},
+        )
+        asset = data.get("asset")
+        if asset is None:
+            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        c = asset["compliance"]
+        return _result(AssetCompliance(
+            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            asOf=c["asOf"], state=c["state"],
+            obligations=[ObligationStatus.model_validate(o) for o in c["obligations"]],
+        ))
+
+    @tool(title="Compliance status across the tenant", annotations=READ)
+    async def list_compliance_status(
+        state: Annotated[ComplianceState | None, Field(description="Only rows in this state, e.g. OVERDUE.")] = None,
+        obligation: Annotated[Obligation | None, Field(description="Only this obligation.")] = None,
+        regulation: Annotated[Regulation | None, Field(description="Only CFR_192 or CFR_195 obligations.")] = None,
+        asset_id: Annotated[str | None, Field(description="Only this asset's rows.")] = None,
+        as_of: Annotated[datetime | None, Field(description="Evaluate as of this instant (ISO 8601); now when omitted.")] = None,
+        due_soon_days: Annotated[int, Field(ge=0, le=365)] = 30,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, ComplianceStatusPage]:
+        """Every (asset, obligation) row of the tenant with its state, soonest due first: what is
+        overdue or due soon across the whole system."""
+        data = await run_read(
+            "query LinepackComplianceStatus($filter: ComplianceStatusFilter, $asOf: DateTime, $days: Int, $first: Int, "
+            "$after: String) { complianceStatus(filter: $filter, asOf: $asOf, dueSoonDays: $days, first: $first, "
+            "after: $after) { edges { node { asset { id name type } obligation regulation state lastCompletedAt dueAt } } "
+            "pageInfo { hasNextPage endCursor } totalCount } }",
+            {"filter": _drop_none({"state": state, "obligation": obligation, "regulation": regulation,
+                                   "assetId": asset_id}) or None,
+             "asOf": _utc(as_of), "days": due_soon_days, "first": first, "after": after},
+        )
+        conn = data["complianceStatus"]
+        page = ComplianceStatusPage(
+            items=[ComplianceStatusRow.model_validate(e["node"]) for e in conn["edges"]],
+            totalCount=conn["totalCount"],
+            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+        )
+        page.next = _next_hint("list_compliance_status", conn["pageInfo"], state=state, obligation=obligation,
+                               regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
+                               due_soon_days=due_soon_days, first=first)
+        return _result(page)
 
     @tool(title="Who am I", annotations=READ)
     async def whoami() -> Annotated[CallToolResult, WhoAmI]:
@@ -714,19 +864,6 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         return _result(ValidationResult(valid=not errors, operationTypes=info.operation_types,
                                         readOnly=bool(info.operation_types) and info.read_only, errors=errors))
 
-    # -- optional tools, only when the API has what they read ---------------------------------
-
-    if schema is not None:
-        for spec in OPTIONAL_ASSET_TOOLS:
-            field_name = object_field(schema, "Asset", spec.candidates)
-            if field_name is None:
-                continue
-            named = get_named_type(schema.get_type("Asset").fields[field_name].type)  # type: ignore[union-attr]
-            selection = field_name if is_leaf_type(named) else f"{field_name} {leaf_selection(schema, named.name)}"
-            mcp.add_tool(_tool_errors(_asset_field_tool(spec, field_name, selection, run_read)), name=spec.name, title=spec.title,
-                         description=spec.description, annotations=READ)
-            log.info("API offers Asset.%s: tool %s enabled", field_name, spec.name)
-
     # -- resources ------------------------------------------------------------------------------
 
     @resource("linepack://schema", name="schema", title="Linepack GraphQL schema (SDL)",
@@ -750,13 +887,12 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
 1. Find it: search_assets(text="{pipeline}", type="PIPELINE") (or get_asset if that is an id). Report its
    product, regulation, diameter, wall thickness, SMYS, MAOP, class location, HCA status and status.
 2. List its segments and components: list_assets(parent_id=<pipeline id>), following pages.
-3. For the pipeline and each segment, list_measurements(type="ILI_ANOMALY"); note the deepest features
-   (depthPctWt) and the latest ILI_RUN, CP_SURVEY and PATROL records.
-4. For the five deepest metal-loss anomalies, assess_anomaly(asset_id=..., measurement_id=...) and report
-   failure pressure, safe pressure and ERF. Flag every ERF above 1 as needing action, and ERF above 0.9
-   as close.
-5. list_compliance_obligations(asset_id=<pipeline id>) and compare the latest inspection records with
-   each obligation's maximum interval; flag anything that looks overdue.
+3. For the pipeline and each segment, get_segment_risk (score, band and drivers) and
+   list_anomaly_assessments (most urgent first); report every IMMEDIATE and time-bound anomaly with its
+   rule, repair due date and remaining life, and every anomaly that could not be assessed and why.
+4. Note the latest ILI_RUN, CP_SURVEY and PATROL records (list_measurements with type).
+5. get_asset_compliance for the pipeline and each segment; report every OVERDUE, DUE_SOON and NO_RECORD
+   obligation with its section and due date.
 6. Finish with a table of findings (asset, issue, evidence, recommended action, urgency) and state
    what data was missing. Do not change any data."""
 
@@ -767,28 +903,14 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
 
 1. Resolve the asset (search_assets or get_asset) and check it has outsideDiameterMm, wallThicknessMm,
    smysMpa and maopKpa; say which are missing if any.
-2. list_measurements(asset_id=..., type="ILI_ANOMALY", first=100), following pages, and take the
-   {max_anomalies} deepest METAL_LOSS features.
-3. assess_anomaly for each and rank them by ERF (highest first). Give odometer/station, clock position,
-   depth %WT, length, safe pressure and ERF for each.
-4. Recommend: immediate action for ERF > 1, scheduled for 0.9-1, monitor below. Do not change any data."""
+2. list_anomaly_assessments(asset_id=..., first=100), following pages: they come most urgent first
+   (IMMEDIATE, then by repair due date). Take the {max_anomalies} most urgent.
+3. For each give odometer/station (from list_measurements if needed), depth %WT with tool tolerance,
+   length, safe pressure, ERF, response category with its rule, repair due date and remaining life.
+4. get_segment_risk for the asset and say what drives its score. Say which anomalies could not be
+   assessed and what data is missing. Do not change any data."""
 
     return mcp
-
-
-def _asset_field_tool(
-    spec: OptionalTool, field_name: str, selection: str, run_read: Callable[..., Awaitable[dict[str, Any]]]
-) -> Callable[..., Awaitable[dict[str, Any]]]:
-    async def tool(asset_id: Annotated[str, Field(description="The asset's id.")]) -> dict[str, Any]:
-        data = await run_read(
-            f"query LinepackAssetField($id: ID!) {{ asset(id: $id) {{ id name type {selection} }} }}", {"id": asset_id}
-        )
-        if data.get("asset") is None:
-            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
-        return data["asset"]
-
-    tool.__name__ = spec.name
-    return tool
 
 
 async def probe_schema(settings: Settings, timeout_s: float = 5.0) -> GraphQLSchema | None:

@@ -215,6 +215,15 @@ export class Analyzer {
     for (let i = 0; i < ids.length; i += 1000) await this.assessNew(tenantId, assetId, ids.slice(i, i + 1000), now);
   }
 
+  /** Every segment of the tenant again, assessments then risk (the tenant's settings changed). */
+  async reassessTenant(tenantId: string, now = new Date()): Promise<void> {
+    const assets = await this.assets.find({ tenantId }, { projection: { _id: 1 } }).toArray();
+    for (const { _id } of assets) {
+      await this.assessAll(tenantId, _id, now);
+      await this.refreshRisk(tenantId, _id, now);
+    }
+  }
+
   private async write(docs: readonly AssessmentDocument[]): Promise<void> {
     if (docs.length === 0) return;
     await this.assessments.bulkWrite(

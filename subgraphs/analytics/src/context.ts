@@ -1,7 +1,10 @@
 import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
 import type { AnalyticsRepository } from './repository';
+import type { TenantSettingsStore } from './settings';
 
 export interface SubgraphContext extends BaseSubgraphContext {
   /** The caller's tenant's results (tenant from the verified identity only). */
   analytics: AnalyticsRepository;
+  /** The caller's tenant's analytics settings. */
+  settings: TenantSettingsStore;
 }

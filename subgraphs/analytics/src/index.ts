@@ -9,6 +9,7 @@ import type { SubgraphContext } from './context';
 import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes } from './projections';
 import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
+import { TenantSettingsStore } from './settings';
 
 export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: true };
 
@@ -25,7 +26,11 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
       await ensureAnalyticsIndexes(db);
       const consumer = startEventConsumer(options, db, { group: ANALYTICS_CONSUMER_GROUP, streams: streamsOf(options.dbPrefix), handle: analyticsEventHandler(db) });
       return {
-        buildContext: (base) => ({ ...base, analytics: new AnalyticsRepository(db, base.identity.tenantId) }),
+        buildContext: (base) => ({
+          ...base,
+          analytics: new AnalyticsRepository(db, base.identity.tenantId),
+          settings: new TenantSettingsStore(db, base.identity.tenantId, base.logger),
+        }),
         stop: () => consumer.stop(),
       };
     },

@@ -3,8 +3,9 @@ import type { Resolvers } from '../generated/resolvers-types';
 import { AnomalyAssessment } from './AnomalyAssessment';
 import { Asset } from './Asset';
 import { Measurement } from './Measurement';
+import { Mutation } from './Mutation';
 import { PipelineSummary } from './PipelineSummary';
 import { Query } from './Query';
 import { RiskRegisterEntry } from './RiskRegisterEntry';
 
-export const resolvers: Resolvers = { Query, Asset, Measurement, PipelineSummary, AnomalyAssessment, RiskRegisterEntry, DateTime: DateTimeScalar };
+export const resolvers: Resolvers = { Query, Mutation, Asset, Measurement, PipelineSummary, AnomalyAssessment, RiskRegisterEntry, DateTime: DateTimeScalar };
