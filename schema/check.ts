@@ -171,7 +171,9 @@ if (require.main === module) {
     (result) => {
       console.log(formatReport(result));
       if (!result.ok) {
-        console.error('\nA breaking change needs @deprecated first (publish that, then remove), or an entry in schema/acknowledged-changes.json that reviewers approve; a broken client operation must be updated in the same change.');
+        console.error(
+          '\nA breaking change needs @deprecated first (publish that, then remove), or an entry in schema/acknowledged-changes.json that reviewers approve; a broken client operation must be updated in the same change.',
+        );
         process.exit(1);
       }
     },

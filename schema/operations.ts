@@ -107,7 +107,12 @@ function fromPython(files: string[], root: string): ClientOperation[] {
 export function collectClientOperations(root: string): ClientOperation[] {
   const ops: ClientOperation[] = [];
   ops.push(...walk(root, (f) => /README\.md$/.test(f) && !f.includes(`${path.sep}node_modules${path.sep}`)).flatMap((f) => fromMarkdown(f, root)));
-  ops.push(...fromPython(walk(path.join(root, 'mcp-server', 'src'), (f) => f.endsWith('.py')), root));
+  ops.push(
+    ...fromPython(
+      walk(path.join(root, 'mcp-server', 'src'), (f) => f.endsWith('.py')),
+      root,
+    ),
+  );
   for (const dir of ['test', 'console/src', 'subgraphs']) {
     const files = walk(path.join(root, dir), (f) => /\.(ts|tsx)$/.test(f) && (dir !== 'subgraphs' || f.includes(`${path.sep}test${path.sep}`)));
     for (const f of files) ops.push(...fromTypeScript(f, root));

@@ -19,13 +19,20 @@ async function main(): Promise<void> {
   mkdirSync(baseDir, { recursive: true });
   for (const [id, sdl] of currentSchemas(schemaDir)) writeFileSync(path.join(baseDir, `${id}.graphql`), sdl);
   const changelog = path.join(schemaDir, 'CHANGELOG.md');
-  if (!existsSync(changelog)) writeFileSync(changelog, '# Schema changelog\n\nEvery `npm run schema:publish`, newest last: what changed in each subgraph and in the client-facing API.\n');
+  if (!existsSync(changelog))
+    writeFileSync(
+      changelog,
+      '# Schema changelog\n\nEvery `npm run schema:publish`, newest last: what changed in each subgraph and in the client-facing API.\n',
+    );
   const date = new Date().toISOString().slice(0, 10);
   const bySchema = new Map<string, string[]>();
-  for (const c of result.changes) (bySchema.get(c.schema) ?? bySchema.set(c.schema, []).get(c.schema)!).push(`- ${c.classification}: ${c.message}${c.note ? ` (${c.note})` : ''}`);
+  for (const c of result.changes)
+    (bySchema.get(c.schema) ?? bySchema.set(c.schema, []).get(c.schema)!).push(`- ${c.classification}: ${c.message}${c.note ? ` (${c.note})` : ''}`);
   const body = bySchema.size === 0 ? '- no changes\n' : [...bySchema].map(([id, lines]) => `### ${id}\n\n${lines.join('\n')}\n`).join('\n');
   appendFileSync(changelog, `\n## ${date}\n\n${body}`);
-  console.log(`published ${bySchema.size ? [...bySchema.keys()].join(', ') : 'no changes'} to ${path.relative(process.cwd(), baseDir)}; appended to ${path.relative(process.cwd(), changelog)}`);
+  console.log(
+    `published ${bySchema.size ? [...bySchema.keys()].join(', ') : 'no changes'} to ${path.relative(process.cwd(), baseDir)}; appended to ${path.relative(process.cwd(), changelog)}`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -82,7 +82,13 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
   ];
   const segmentIds: string[] = [];
   for (const s of segments) segmentIds.push(await create({ type: 'SEGMENT', parentId: line, ...gas, ...pipe, ...s }));
-  const valve = await create({ type: 'VALVE', name: 'MLV-12', parentId: segmentIds[1], status: 'ACTIVE', location: { type: 'Point', coordinates: [-95.2, 29.8] } });
+  const valve = await create({
+    type: 'VALVE',
+    name: 'MLV-12',
+    parentId: segmentIds[1],
+    status: 'ACTIVE',
+    location: { type: 'Point', coordinates: [-95.2, 29.8] },
+  });
   const rectifier = await create({ type: 'RECTIFIER', name: 'RECT-07', parentId: segmentIds[0], status: 'ACTIVE' });
   await create({ type: 'CP_TEST_POINT', name: 'TP-12.4', parentId: segmentIds[1], status: 'ACTIVE', beginStationM: 12_400, endStationM: 12_400 });
 
@@ -105,7 +111,13 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
     value: depthPctWt,
     unit: 'PERCENT_WT',
   });
-  const inspection = (key: string, assetId: string, type: string, observedAt: string) => ({ idempotencyKey: `demo-${key}`, assetId, type, source: 'FIELD', observedAt });
+  const inspection = (key: string, assetId: string, type: string, observedAt: string) => ({
+    idempotencyKey: `demo-${key}`,
+    assetId,
+    type,
+    source: 'FIELD',
+    observedAt,
+  });
   await record(gatewayUrl, apiKey, [
     ili('2019-run', '2019-05-14T00:00:00Z', 1, 14_212.3, 170, 22, 85),
     ili('2019-run', '2019-05-14T00:00:00Z', 2, 21_880.0, 30, 12, 40),
@@ -127,7 +139,10 @@ async function record(gatewayUrl: string, apiKey: string, input: Record<string, 
   const res = await fetch(gatewayUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-    body: JSON.stringify({ query: 'mutation Seed($input: [MeasurementInput!]!) { recordMeasurements(input: $input) { insertedCount } }', variables: { input } }),
+    body: JSON.stringify({
+      query: 'mutation Seed($input: [MeasurementInput!]!) { recordMeasurements(input: $input) { insertedCount } }',
+      variables: { input },
+    }),
   });
   const body = (await res.json()) as { errors?: { message: string }[] };
   if (body.errors?.length) throw new Error(`seeding measurements failed (${res.status}): ${body.errors.map((e) => e.message).join('; ')}`);

@@ -162,13 +162,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     res.set(decision.headers);
     if (decision.allowed) return next();
     const retryAfter = decision.headers['Retry-After'];
-    res
-      .status(429)
-      .json(
-        graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, {
-          retryAfterSeconds: Number(retryAfter),
-        }),
-      );
+    res.status(429).json(
+      graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, {
+        retryAfterSeconds: Number(retryAfter),
+      }),
+    );
   };
 
   app.use(

@@ -14,10 +14,17 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-const call = (query: string, variables: Record<string, unknown> = {}, key = apiKey) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
+const call = (query: string, variables: Record<string, unknown> = {}, key = apiKey) =>
+  graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
 
 it('answers IMMEDIATE within seconds of recording an 85 % anomaly, and the risk register puts the segment first', async () => {
-  const line = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 9', regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE' });
+  const line = await createAsset(stack.gatewayUrl, apiKey, {
+    type: 'PIPELINE',
+    name: 'Line 9',
+    regulation: 'CFR_192',
+    product: 'NATURAL_GAS',
+    status: 'ACTIVE',
+  });
   const segment = await createAsset(stack.gatewayUrl, apiKey, {
     type: 'SEGMENT',
     name: 'Line 9 · MP 3–5',
@@ -57,8 +64,11 @@ it('answers IMMEDIATE within seconds of recording an 85 % anomaly, and the risk 
   const measurementId = recorded.body.data!['recordMeasurements'].ids[0];
 
   const read = () =>
-    call(`query($id: ID!) { asset(id: $id) { name anomalyAssessments { totalCount edges { node { responseCategory ruleRef repairDueAt measurement { id depthPctWt } } } }
-      risk { likelihood consequence score band drivers } } }`, { id: segment.id });
+    call(
+      `query($id: ID!) { asset(id: $id) { name anomalyAssessments { totalCount edges { node { responseCategory ruleRef repairDueAt measurement { id depthPctWt } } } }
+      risk { likelihood consequence score band drivers } } }`,
+      { id: segment.id },
+    );
   const started = Date.now();
   const res = await until(read, (r) => r.body.data?.['asset']?.anomalyAssessments.totalCount === 1 && r.body.data['asset'].risk != null, 15_000);
   expect(Date.now() - started).toBeLessThan(10_000);
@@ -77,7 +87,9 @@ it('answers IMMEDIATE within seconds of recording an 85 % anomaly, and the risk 
   const register = await call(`{ riskRegister(filter: { band: VERY_HIGH }, first: 5) { totalCount edges { node { asset { id name } risk { score } } } } }`);
   expect(register.body.data!['riskRegister'].edges[0].node.asset).toEqual({ id: segment.id, name: 'Line 9 · MP 3–5' });
 
-  const summary = await call(`{ pipelineSummary { anomaliesByResponseCategory { responseCategory count } segmentsByRiskBand { band count } maxErf oldestAnalyticsComputedAt } }`);
+  const summary = await call(
+    `{ pipelineSummary { anomaliesByResponseCategory { responseCategory count } segmentsByRiskBand { band count } maxErf oldestAnalyticsComputedAt } }`,
+  );
   const s = summary.body.data!['pipelineSummary'];
   expect(s.anomaliesByResponseCategory).toContainEqual({ responseCategory: 'IMMEDIATE', count: 1 });
   expect(s.segmentsByRiskBand).toContainEqual({ band: 'VERY_HIGH', count: 1 });

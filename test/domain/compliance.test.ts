@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-const call = (query: string, variables: Record<string, unknown> = {}, key = apiKey) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
+const call = (query: string, variables: Record<string, unknown> = {}, key = apiKey) =>
+  graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
 
 it('turns a Part 192 valve inspection recorded on 2025-02-01 into DUE_SOON on 2026-04-20 and OVERDUE on 2026-05-02', async () => {
   const line = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 7', regulation: 'CFR_192', status: 'ACTIVE', classLocation: 2 });
@@ -21,11 +22,16 @@ it('turns a Part 192 valve inspection recorded on 2025-02-01 into DUE_SOON on 20
   const before = await call(`query($id: ID!) { asset(id: $id) { compliance { state obligations { obligation state } } } }`, { id: valve.id });
   expect(before.body.errors).toBeUndefined();
 
-  const recorded = await call(`mutation { recordMeasurement(input: { idempotencyKey: "mlv-7-3-2025", assetId: "${valve.id}", type: VALVE_INSPECTION, source: FIELD, observedAt: "2025-02-01T10:00:00Z" }) { ids } }`);
+  const recorded = await call(
+    `mutation { recordMeasurement(input: { idempotencyKey: "mlv-7-3-2025", assetId: "${valve.id}", type: VALVE_INSPECTION, source: FIELD, observedAt: "2025-02-01T10:00:00Z" }) { ids } }`,
+  );
   expect(recorded.body.errors).toBeUndefined();
 
   const at = (asOf: string) =>
-    call(`query($id: ID!, $asOf: DateTime) { asset(id: $id) { name compliance(asOf: $asOf) { state obligations { obligation state regulationRef dueAt evidence { id } } } } }`, { id: valve.id, asOf });
+    call(
+      `query($id: ID!, $asOf: DateTime) { asset(id: $id) { name compliance(asOf: $asOf) { state obligations { obligation state regulationRef dueAt evidence { id } } } } }`,
+      { id: valve.id, asOf },
+    );
   const soon = await until(
     () => at('2026-04-20T00:00:00Z'),
     (r) => r.body.data?.['asset']?.compliance.state === 'DUE_SOON',
@@ -34,12 +40,22 @@ it('turns a Part 192 valve inspection recorded on 2025-02-01 into DUE_SOON on 20
     name: 'MLV 7-3',
     compliance: {
       state: 'DUE_SOON',
-      obligations: [{ obligation: 'VALVE_INSPECTION', state: 'DUE_SOON', regulationRef: '§192.745(a)', dueAt: '2026-05-01T00:00:00.000Z', evidence: [{ id: recorded.body.data!['recordMeasurement'].ids[0] }] }],
+      obligations: [
+        {
+          obligation: 'VALVE_INSPECTION',
+          state: 'DUE_SOON',
+          regulationRef: '§192.745(a)',
+          dueAt: '2026-05-01T00:00:00.000Z',
+          evidence: [{ id: recorded.body.data!['recordMeasurement'].ids[0] }],
+        },
+      ],
     },
   });
   expect((await at('2026-05-02T00:00:00Z')).body.data!['asset'].compliance.state).toBe('OVERDUE');
 
-  const overdue = await call(`{ complianceStatus(filter: { state: OVERDUE, obligation: VALVE_INSPECTION }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id name } state dueAt } } } }`);
+  const overdue = await call(
+    `{ complianceStatus(filter: { state: OVERDUE, obligation: VALVE_INSPECTION }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id name } state dueAt } } } }`,
+  );
   expect(overdue.body.data!['complianceStatus']).toEqual({
     totalCount: 1,
     edges: [{ node: { asset: { id: valve.id, name: 'MLV 7-3' }, state: 'OVERDUE', dueAt: '2026-05-01T00:00:00.000Z' } }],

@@ -39,7 +39,6 @@ async function eventsOf(stream: string, tenantId: string): Promise<Event[]> {
     .filter((e) => e.tenantId === tenantId);
 }
 
-
 describe('with the relay running', () => {
   let stack: TestStack;
   let tenantId: string;

@@ -48,7 +48,7 @@ it('fails a rename of Measurement.depthPctWt as BREAKING, naming the client oper
   expect(formatReport(result)).toMatch(/BREAKING +measurements +Field 'depthPctWt' .*removed/);
 });
 
-it("fails changing clockDeg from Float to Int", async () => {
+it('fails changing clockDeg from Float to Int', async () => {
   edit('measurements.graphql', /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
   const result = await check();
   expect(result.ok).toBe(false);
@@ -56,7 +56,11 @@ it("fails changing clockDeg from Float to Int", async () => {
 });
 
 it('passes the same kind of removal as DANGEROUS when the field was deprecated in the published schema', async () => {
-  edit('measurements.graphql', 'type Measurement @key(fields: "id") {', 'type Measurement @key(fields: "id") {\n  "Old free-text note."\n  legacyNote: String @deprecated(reason: "Nothing reads it; removed next release.")');
+  edit(
+    'measurements.graphql',
+    'type Measurement @key(fields: "id") {',
+    'type Measurement @key(fields: "id") {\n  "Old free-text note."\n  legacyNote: String @deprecated(reason: "Nothing reads it; removed next release.")',
+  );
   publishInto();
   edit('measurements.graphql', /\n {2}"Old free-text note."\n {2}legacyNote: String @deprecated\(reason: "Nothing reads it; removed next release."\)/, '');
   const result = await check();
@@ -65,7 +69,11 @@ it('passes the same kind of removal as DANGEROUS when the field was deprecated i
 });
 
 it('passes an additive change as SAFE', async () => {
-  edit('assets.graphql', /\n(\s+)inHca: Boolean! @requiresScopes\(scopes: \[\["assets:read"\]\]\)\n/, '\n$1inHca: Boolean! @requiresScopes(scopes: [["assets:read"]])\n$1"Operator notes."\n$1notes: String @requiresScopes(scopes: [["assets:read"]])\n');
+  edit(
+    'assets.graphql',
+    /\n(\s+)inHca: Boolean! @requiresScopes\(scopes: \[\["assets:read"\]\]\)\n/,
+    '\n$1inHca: Boolean! @requiresScopes(scopes: [["assets:read"]])\n$1"Operator notes."\n$1notes: String @requiresScopes(scopes: [["assets:read"]])\n',
+  );
   const result = await check();
   expect(result.ok).toBe(true);
   expect(result.changes.filter((c) => c.path === 'Asset.notes').map((c) => c.classification)).toContain('SAFE');
@@ -75,7 +83,14 @@ it('passes a breaking change reviewers acknowledged, saying who approved it', as
   edit('measurements.graphql', /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
   writeFileSync(
     path.join(dir, 'acknowledged-changes.json'),
-    JSON.stringify({ acknowledged: ['measurements', 'supergraph'].map((schema) => ({ schema, path: 'Measurement.clockDeg', reason: 'whole degrees only', approvedBy: 'measurements-team' })) }),
+    JSON.stringify({
+      acknowledged: ['measurements', 'supergraph'].map((schema) => ({
+        schema,
+        path: 'Measurement.clockDeg',
+        reason: 'whole degrees only',
+        approvedBy: 'measurements-team',
+      })),
+    }),
   );
   const result = await check();
   expect(result.changes.filter((c) => c.path === 'Measurement.clockDeg').map((c) => c.classification)).toEqual(['ACKNOWLEDGED', 'ACKNOWLEDGED']);

@@ -42,7 +42,8 @@ export function settingsOf(doc: SettingsDocument | null): TenantSettings {
 /** Why an anomaly cannot be assessed on this asset, or null when it can. */
 function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | null {
   if (a.featureType && !ASSESSED_FEATURES.has(a.featureType)) {
-    if (a.featureType === 'DENT') return 'a dent is assessed by its depth as % of diameter and its interaction with metal loss or welds, which Linepack does not record';
+    if (a.featureType === 'DENT')
+      return 'a dent is assessed by its depth as % of diameter and its interaction with metal loss or welds, which Linepack does not record';
     if (a.featureType === 'CRACK') return 'a crack needs a fracture-mechanics assessment (§192.712(d)), not Modified B31G';
     return `a ${a.featureType.toLowerCase().replace('_', ' ')} is not a metal-loss feature; Modified B31G does not apply`;
   }
@@ -57,7 +58,8 @@ function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | n
     .map(([k]) => k);
   if (asset.regulation === 'CFR_192' && asset.classLocation == null) missing.push('classLocation');
   if (missing.length > 0) return `the asset has no ${missing.join(', ')}`;
-  if (a.depthPctWt == null || a.lengthMm == null) return `the anomaly has no ${[a.depthPctWt == null ? 'depthPctWt' : null, a.lengthMm == null ? 'lengthMm' : null].filter(Boolean).join(', ')}`;
+  if (a.depthPctWt == null || a.lengthMm == null)
+    return `the anomaly has no ${[a.depthPctWt == null ? 'depthPctWt' : null, a.lengthMm == null ? 'lengthMm' : null].filter(Boolean).join(', ')}`;
   return null;
 }
 
@@ -100,7 +102,13 @@ export class Analyzer {
   }
 
   private feature(asset: AssetProjection, a: AnomalyProjection): RunFeature {
-    return { id: a._id, odometerM: a.odometerM ?? a.stationM, clockDeg: a.clockDeg, depthMm: ((a.depthPctWt ?? 0) / 100) * (asset.wallThicknessMm ?? 0), observedAt: a.observedAt };
+    return {
+      id: a._id,
+      odometerM: a.odometerM ?? a.stationM,
+      clockDeg: a.clockDeg,
+      depthMm: ((a.depthPctWt ?? 0) / 100) * (asset.wallThicknessMm ?? 0),
+      observedAt: a.observedAt,
+    };
   }
 
   assess(asset: AssetProjection, a: AnomalyProjection, previous: readonly RunFeature[], settings: TenantSettings, now: Date): AssessmentDocument {
@@ -132,7 +140,15 @@ export class Analyzer {
       remainingLifeYears: null,
       remainingLifeLimit: null,
     };
-    if (reason) return { ...base, ...empty, assessable: false, notAssessableReason: reason, urgency: NOT_ASSESSABLE_URGENCY, modelVersion: modelVersionOf(settings.flowStress) };
+    if (reason)
+      return {
+        ...base,
+        ...empty,
+        assessable: false,
+        notAssessableReason: reason,
+        urgency: NOT_ASSESSABLE_URGENCY,
+        modelVersion: modelVersionOf(settings.flowStress),
+      };
     const t = asset.wallThicknessMm!;
     const pipe = {
       outsideDiameterMm: asset.outsideDiameterMm!,
@@ -149,7 +165,14 @@ export class Analyzer {
     const withTolerance = modifiedB31G({ ...pipe, defectDepthMm: (tolerant / 100) * t });
     const nominal = modifiedB31G({ ...pipe, defectDepthMm: (a.depthPctWt! / 100) * t });
     if (!withTolerance.applicable && withTolerance.reason === 'FLOW_STRESS_NOT_DEFINED') {
-      return { ...base, ...empty, assessable: false, notAssessableReason: withTolerance.message, urgency: NOT_ASSESSABLE_URGENCY, modelVersion: withTolerance.modelVersion };
+      return {
+        ...base,
+        ...empty,
+        assessable: false,
+        notAssessableReason: withTolerance.message,
+        urgency: NOT_ASSESSABLE_URGENCY,
+        modelVersion: withTolerance.modelVersion,
+      };
     }
     const figures = withTolerance.applicable ? withTolerance : null;
     const decision = responseCategory({

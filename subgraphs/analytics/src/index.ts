@@ -24,7 +24,11 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAnalyticsIndexes(db);
-      const consumer = startEventConsumer(options, db, { group: ANALYTICS_CONSUMER_GROUP, streams: streamsOf(options.dbPrefix), handle: analyticsEventHandler(db) });
+      const consumer = startEventConsumer(options, db, {
+        group: ANALYTICS_CONSUMER_GROUP,
+        streams: streamsOf(options.dbPrefix),
+        handle: analyticsEventHandler(db),
+      });
       return {
         buildContext: (base) => ({
           ...base,

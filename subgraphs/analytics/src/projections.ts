@@ -92,13 +92,15 @@ export function analyticsEventHandler(db: Db) {
           add(riskTouched, event.tenantId, m.assetId);
         } else if (m.type === 'CP_PIPE_TO_SOIL' && m.value != null) {
           // Only a newer reading replaces the stored one, so replays and late arrivals change nothing.
-          await cp.updateOne(
-            { _id: m.assetId, tenantId: event.tenantId, $or: [{ observedAt: { $lt: m.observedAt } }, { observedAt: { $exists: false } }] } as never,
-            { $set: { assetId: m.assetId, observedAt: m.observedAt, potentialMv: m.value, sourceEventId: event.id } },
-            { upsert: true },
-          ).catch((err: unknown) => {
-            if ((err as { code?: number }).code !== 11000) throw err;
-          });
+          await cp
+            .updateOne(
+              { _id: m.assetId, tenantId: event.tenantId, $or: [{ observedAt: { $lt: m.observedAt } }, { observedAt: { $exists: false } }] } as never,
+              { $set: { assetId: m.assetId, observedAt: m.observedAt, potentialMv: m.value, sourceEventId: event.id } },
+              { upsert: true },
+            )
+            .catch((err: unknown) => {
+              if ((err as { code?: number }).code !== 11000) throw err;
+            });
           add(riskTouched, event.tenantId, m.assetId);
         }
       }
@@ -115,7 +117,13 @@ export function analyticsEventHandler(db: Db) {
 /** Drops a tenant's (or every tenant's) projections and results before a replay rebuilds them; settings stay. */
 export async function dropAnalyticsProjections(db: Db, tenantId: string | null): Promise<void> {
   const filter = tenantId ? { tenantId } : {};
-  for (const name of [ANALYTICS_COLLECTIONS.assets, ANALYTICS_COLLECTIONS.anomalies, ANALYTICS_COLLECTIONS.cpReadings, ANALYTICS_COLLECTIONS.assessments, ANALYTICS_COLLECTIONS.risks]) {
+  for (const name of [
+    ANALYTICS_COLLECTIONS.assets,
+    ANALYTICS_COLLECTIONS.anomalies,
+    ANALYTICS_COLLECTIONS.cpReadings,
+    ANALYTICS_COLLECTIONS.assessments,
+    ANALYTICS_COLLECTIONS.risks,
+  ]) {
     await db.collection(name).deleteMany(filter);
   }
 }

@@ -78,7 +78,12 @@ export class AnalyticsRepository {
   }
 
   async countsByCategory(): Promise<{ responseCategory: ResponseCategory; count: number }[]> {
-    const groups = await this.assessments.aggregate<{ _id: ResponseCategory | null; count: number }>([{ $match: { assessable: true } }, { $group: { _id: '$responseCategory', count: { $sum: 1 } } }]).toArray();
+    const groups = await this.assessments
+      .aggregate<{ _id: ResponseCategory | null; count: number }>([
+        { $match: { assessable: true } },
+        { $group: { _id: '$responseCategory', count: { $sum: 1 } } },
+      ])
+      .toArray();
     const all: ResponseCategory[] = ['IMMEDIATE', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR', 'MONITORED', 'OTHER'];
     return all.map((c) => ({ responseCategory: c, count: groups.find((g) => g._id === c)?.count ?? 0 }));
   }

@@ -6,12 +6,7 @@ import { Analyzer, settingsOf, type TenantSettings } from './compute';
 import { ANALYTICS_COLLECTIONS, type SettingsDocument } from './documents';
 
 const range = (min: number, max: number, unit: string) =>
-  z
-    .number()
-    .finite()
-    .min(min, `must be from ${min} to ${max} ${unit}`)
-    .max(max, `must be from ${min} to ${max} ${unit}`)
-    .nullish();
+  z.number().finite().min(min, `must be from ${min} to ${max} ${unit}`).max(max, `must be from ${min} to ${max} ${unit}`).nullish();
 
 const settingsInput = z.object({
   toolTolerancePctWt: range(0, 50, '% of wall'),
@@ -55,7 +50,9 @@ export class TenantSettingsStore {
     if (Object.keys(update).length === 0) return this.get();
     const doc = await this.settings.findOneAndUpdate({ _id: this.tenantId }, update, { upsert: true, returnDocument: 'after' });
     const tenantId = this.tenantId;
-    new Analyzer(this.db).reassessTenant(tenantId).catch((err: unknown) => this.logger.error({ err, tenantId }, 'reassessing the tenant after a settings change failed'));
+    new Analyzer(this.db)
+      .reassessTenant(tenantId)
+      .catch((err: unknown) => this.logger.error({ err, tenantId }, 'reassessing the tenant after a settings change failed'));
     return settingsOf(doc);
   }
 }

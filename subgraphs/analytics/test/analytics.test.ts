@@ -27,13 +27,41 @@ afterAll(async () => {
 
 const me = () => harness.identity(['analytics:read'], tenantId);
 const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
-  redis.xadd(eventStream(harness.dbPrefix, producer), '*', 'id', randomUUID(), 'type', type, 'tenantId', tenant, 'occurredAt', new Date().toISOString(), 'data', JSON.stringify(data));
+  redis.xadd(
+    eventStream(harness.dbPrefix, producer),
+    '*',
+    'id',
+    randomUUID(),
+    'type',
+    type,
+    'tenantId',
+    tenant,
+    'occurredAt',
+    new Date().toISOString(),
+    'data',
+    JSON.stringify(data),
+  );
 /** A 20-inch gas segment: 508 mm × 7.9 mm, X52 (SMYS 359 MPa), MAOP 6,200 kPa. */
-const gasSegment = { type: 'SEGMENT', regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE', outsideDiameterMm: 508, wallThicknessMm: 7.9, smysMpa: 359, maopKpa: 6200 };
-const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) => publish('assets', 'asset.upserted', { id, name: id, parentId: null, inHca: false, version: ++version, ...fields }, tenant);
+const gasSegment = {
+  type: 'SEGMENT',
+  regulation: 'CFR_192',
+  product: 'NATURAL_GAS',
+  status: 'ACTIVE',
+  outsideDiameterMm: 508,
+  wallThicknessMm: 7.9,
+  smysMpa: 359,
+  maopKpa: 6200,
+};
+const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) =>
+  publish('assets', 'asset.upserted', { id, name: id, parentId: null, inHca: false, version: ++version, ...fields }, tenant);
 const anomaly = (assetId: string, fields: Record<string, unknown>, tenant = tenantId) => {
   const id = randomUUID();
-  return publish('measurements', 'measurement.recorded', { id, assetId, type: 'ILI_ANOMALY', source: 'ILI', featureType: 'METAL_LOSS', surface: 'EXTERNAL', ...fields }, tenant).then(() => id);
+  return publish(
+    'measurements',
+    'measurement.recorded',
+    { id, assetId, type: 'ILI_ANOMALY', source: 'ILI', featureType: 'METAL_LOSS', surface: 'EXTERNAL', ...fields },
+    tenant,
+  ).then(() => id);
 };
 
 const assessmentsQuery = `query($r: [_Any!]!, $filter: AnomalyAssessmentFilter) { _entities(representations: $r) { ... on Asset { id
@@ -50,7 +78,15 @@ const assessments = async (assetId: string, filter: Record<string, unknown> | nu
 it('answers IMMEDIATE for metal loss deeper than 80 % of wall on a gas segment in an HCA, with the rule and the segment risk', async () => {
   const seg = randomUUID();
   await upsertAsset(seg, { ...gasSegment, inHca: true, classLocation: 3 });
-  const id = await anomaly(seg, { runId: 'r1', observedAt: '2026-03-02T00:00:00.000Z', odometerM: 120, clockDeg: 90, depthPctWt: 82, lengthMm: 60, widthMm: 40 });
+  const id = await anomaly(seg, {
+    runId: 'r1',
+    observedAt: '2026-03-02T00:00:00.000Z',
+    odometerM: 120,
+    clockDeg: 90,
+    depthPctWt: 82,
+    lengthMm: 60,
+    widthMm: 40,
+  });
   const result = await until(
     () => assessments(seg),
     // The segment has a risk as soon as it is known; wait for the one that counts this anomaly.
@@ -84,7 +120,13 @@ it('assesses a shallow feature with tolerance, grows it from the matching featur
   const byId = Object.fromEntries(result.anomalyAssessments.edges.map((e: { node: { measurement: { id: string } } }) => [e.node.measurement.id, e.node]));
   // Matched across 0.4 m and 20° (clock wraps at 360°): 30 % of 7.9 mm = 2.37 mm in 1,826 days = 0.474 mm/year,
   // above the 0.3 mm/year floor. At 50 % + 10 % tolerance the failure-pressure ratio is 1.65 > 1.39 (class 1): monitored.
-  expect(byId[newer]).toMatchObject({ growthBasis: 'MATCHED', matchedMeasurementId: older, responseCategory: 'MONITORED', ruleRef: '§192.714(d)(3)', depthWithTolerancePctWt: 60 });
+  expect(byId[newer]).toMatchObject({
+    growthBasis: 'MATCHED',
+    matchedMeasurementId: older,
+    responseCategory: 'MONITORED',
+    ruleRef: '§192.714(d)(3)',
+    depthWithTolerancePctWt: 60,
+  });
   expect(byId[newer].growthRateMmPerYear).toBeCloseTo(2.37 / (1826 / 365.25), 6);
   expect(byId[newer].failurePressureRatio).toBeCloseTo(1.647, 3);
   expect(byId[older]).toMatchObject({ growthBasis: 'FLOOR', matchedMeasurementId: null });
@@ -93,7 +135,9 @@ it('assesses a shallow feature with tolerance, grows it from the matching featur
   // MAOP raised so the same feature's failure-pressure ratio falls to ≤ 1.39 (class 1): TWO_YEAR outside an HCA.
   const pf = byId[newer].failurePressureKpa as number;
   await upsertAsset(seg, { ...gasSegment, classLocation: 1, maopKpa: Math.round(pf / 1.3) });
-  const raised = await until(read, (a) => a.anomalyAssessments.edges.some((e: { node: { responseCategory: string } }) => e.node.responseCategory === 'TWO_YEAR'));
+  const raised = await until(read, (a) =>
+    a.anomalyAssessments.edges.some((e: { node: { responseCategory: string } }) => e.node.responseCategory === 'TWO_YEAR'),
+  );
   const two = raised.anomalyAssessments.edges.find((e: { node: { measurement: { id: string } } }) => e.node.measurement.id === newer).node;
   expect(two).toMatchObject({ responseCategory: 'TWO_YEAR', ruleRef: '§192.714(d)(2)', repairDueAt: '2028-03-01T00:00:00.000Z' });
 });
@@ -103,14 +147,18 @@ it('says why an anomaly cannot be assessed', async () => {
   await upsertAsset(seg, { ...gasSegment, wallThicknessMm: null, classLocation: 2 });
   await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 30, lengthMm: 40 });
   await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 3, featureType: 'DENT' });
-  const result = await until(() => assessments(seg, { assessable: false }), (a) => a.anomalyAssessments.totalCount === 2);
+  const result = await until(
+    () => assessments(seg, { assessable: false }),
+    (a) => a.anomalyAssessments.totalCount === 2,
+  );
   const reasons = result.anomalyAssessments.edges.map((e: { node: { notAssessableReason: string } }) => e.node.notAssessableReason).sort();
   expect(reasons[0]).toMatch(/^a dent is assessed by its depth as % of diameter/);
   expect(reasons[1]).toBe('the asset has no wallThicknessMm');
 });
 
 it('lists the risk register highest score first, and a second tenant sees none of it', async () => {
-  const register = (identity = me()) => harness.request(`{ riskRegister(first: 50) { totalCount edges { node { asset { id } risk { score band } } } } }`, { identity });
+  const register = (identity = me()) =>
+    harness.request(`{ riskRegister(first: 50) { totalCount edges { node { asset { id } risk { score band } } } } }`, { identity });
   const res = await until(register, (r) => (r.data?.['riskRegister'].totalCount ?? 0) >= 3);
   const scores = res.data!['riskRegister'].edges.map((e: { node: { risk: { score: number } } }) => e.node.risk.score);
   expect(scores).toEqual([...scores].sort((a: number, b: number) => b - a));
@@ -123,8 +171,16 @@ it('lists the risk register highest score first, and a second tenant sees none o
 
 it('rebuilds from the streams to the same results, however often it is replayed', async () => {
   const snapshot = async () => ({
-    assessments: await harness.db.collection('assessments').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray(),
-    risks: await harness.db.collection('risks').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray(),
+    assessments: await harness.db
+      .collection('assessments')
+      .find({ tenantId }, { projection: { computedAt: 0 } })
+      .sort({ _id: 1 })
+      .toArray(),
+    risks: await harness.db
+      .collection('risks')
+      .find({ tenantId }, { projection: { computedAt: 0 } })
+      .sort({ _id: 1 })
+      .toArray(),
   });
   await new Promise((r) => setTimeout(r, 300));
   const before = await snapshot();
@@ -138,7 +194,8 @@ it('rebuilds from the streams to the same results, however often it is replayed'
 it("changes a tenant's tool tolerance, reassesses its anomalies with it, and leaves other tenants on the defaults", async () => {
   const tenant = randomUUID();
   const admin = harness.identity(['admin:*'], tenant);
-  const settingsOf = async (identity = admin) => (await harness.request(`{ analyticsSettings { toolTolerancePctWt flowStress floorRateMmPerYear } }`, { identity })).data!['analyticsSettings'];
+  const settingsOf = async (identity = admin) =>
+    (await harness.request(`{ analyticsSettings { toolTolerancePctWt flowStress floorRateMmPerYear } }`, { identity })).data!['analyticsSettings'];
   expect(await settingsOf()).toEqual({ toolTolerancePctWt: 10, flowStress: 'SMYS_PLUS_69_MPA', floorRateMmPerYear: 0.3 });
 
   const seg = randomUUID();
@@ -148,9 +205,15 @@ it("changes a tenant's tool tolerance, reassesses its anomalies with it, and lea
   await until(depthOf, (d) => d === 40);
 
   const update = (input: Record<string, unknown>) =>
-    harness.request(`mutation($input: AnalyticsSettingsInput!) { updateAnalyticsSettings(input: $input) { toolTolerancePctWt flowStress } }`, { identity: admin, variables: { input } });
+    harness.request(`mutation($input: AnalyticsSettingsInput!) { updateAnalyticsSettings(input: $input) { toolTolerancePctWt flowStress } }`, {
+      identity: admin,
+      variables: { input },
+    });
   const rejected = await update({ toolTolerancePctWt: -5, flowStress: 'SMYS_TIMES_1_1' });
-  expect(rejected.errors?.[0]).toMatchObject({ message: 'input.toolTolerancePctWt: must be from 0 to 50 % of wall', extensions: { code: 'BAD_USER_INPUT', field: 'input.toolTolerancePctWt' } });
+  expect(rejected.errors?.[0]).toMatchObject({
+    message: 'input.toolTolerancePctWt: must be from 0 to 50 % of wall',
+    extensions: { code: 'BAD_USER_INPUT', field: 'input.toolTolerancePctWt' },
+  });
   expect(await settingsOf()).toMatchObject({ toolTolerancePctWt: 10, flowStress: 'SMYS_PLUS_69_MPA' }); // nothing half-written
 
   expect((await update({ toolTolerancePctWt: 0 })).data!['updateAnalyticsSettings']).toEqual({ toolTolerancePctWt: 0, flowStress: 'SMYS_PLUS_69_MPA' });

@@ -19,7 +19,12 @@ export function startAssetsSubgraph(options: SubgraphStartOptions): Promise<Runn
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAssetIndexes(db);
-      const relay = startOutboxRelay(options, db.collection<AssetDocument>(ASSETS_COLLECTION), eventStream(options.dbPrefix, 'assets'), (_asset, entry) => entry.data ?? {});
+      const relay = startOutboxRelay(
+        options,
+        db.collection<AssetDocument>(ASSETS_COLLECTION),
+        eventStream(options.dbPrefix, 'assets'),
+        (_asset, entry) => entry.data ?? {},
+      );
       return {
         buildContext: (base) => {
           const assets = new AssetRepository(db, base.identity.tenantId);

@@ -121,7 +121,9 @@ export function checkStatusTransition(from: AssetStatus, to: AssetStatus): void 
 }
 
 /** Rules that involve more than one field, on the asset as it would be stored. */
-export function checkAssetConsistency(asset: Pick<AssetDocument, 'outsideDiameterMm' | 'wallThicknessMm' | 'beginStationM' | 'endStationM' | 'smysMpa' | 'smtsMpa'>): void {
+export function checkAssetConsistency(
+  asset: Pick<AssetDocument, 'outsideDiameterMm' | 'wallThicknessMm' | 'beginStationM' | 'endStationM' | 'smysMpa' | 'smtsMpa'>,
+): void {
   const violations: Violation[] = [];
   if (asset.wallThicknessMm != null && asset.outsideDiameterMm != null && asset.wallThicknessMm >= asset.outsideDiameterMm / 2) {
     violations.push({ field: 'input.wallThicknessMm', message: `must be less than half the outside diameter (${asset.outsideDiameterMm / 2} mm)` });

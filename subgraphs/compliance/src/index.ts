@@ -24,7 +24,11 @@ export function startComplianceSubgraph(options: SubgraphStartOptions): Promise<
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureComplianceIndexes(db);
-      const consumer = startEventConsumer(options, db, { group: COMPLIANCE_CONSUMER_GROUP, streams: streamsOf(options.dbPrefix), handle: complianceEventHandler(db) });
+      const consumer = startEventConsumer(options, db, {
+        group: COMPLIANCE_CONSUMER_GROUP,
+        streams: streamsOf(options.dbPrefix),
+        handle: complianceEventHandler(db),
+      });
       const computer = new StatusComputer(db);
       return {
         buildContext: (base) => ({ ...base, compliance: new ComplianceRepository(db, base.identity.tenantId, computer) }),

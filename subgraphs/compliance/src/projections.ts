@@ -9,7 +9,9 @@ import { StatusComputer } from './status';
 /** Indexes start with tenantId; `tenant_due` serves the tenant-wide list sorted by due date. */
 export async function ensureComplianceIndexes(db: Db): Promise<void> {
   await db.collection<AssetProjection>(COMPLIANCE_COLLECTIONS.assets).createIndexes([{ key: { tenantId: 1, parentId: 1 }, name: 'tenant_parent' }]);
-  await db.collection<EvidenceProjection>(COMPLIANCE_COLLECTIONS.evidence).createIndexes([{ key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1 }, name: 'tenant_asset_type_time' }]);
+  await db
+    .collection<EvidenceProjection>(COMPLIANCE_COLLECTIONS.evidence)
+    .createIndexes([{ key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1 }, name: 'tenant_asset_type_time' }]);
   await db.collection<StatusRow>(COMPLIANCE_COLLECTIONS.status).createIndexes([
     { key: { tenantId: 1, dueAt: 1, _id: 1 }, name: 'tenant_due' },
     { key: { tenantId: 1, assetId: 1 }, name: 'tenant_asset' },

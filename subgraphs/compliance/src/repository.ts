@@ -59,7 +59,14 @@ export class ComplianceRepository {
     const fresh = await this.computer.assetCompliance(this.tenantId, row.assetId, asOf, dueSoonDays);
     const status = fresh.obligations.find((o) => o.obligation.obligation === row.obligation);
     if (!status) return { ...row, state: stateAt(row.dueAt, asOf, dueSoonDays) };
-    return { assetId: row.assetId, obligation: row.obligation, regulation: row.regulation, state: status.state, lastCompletedAt: status.lastCompletedAt, dueAt: status.dueAt };
+    return {
+      assetId: row.assetId,
+      obligation: row.obligation,
+      regulation: row.regulation,
+      state: status.state,
+      lastCompletedAt: status.lastCompletedAt,
+      dueAt: status.dueAt,
+    };
   }
 
   /**

@@ -70,7 +70,12 @@ export function obligationsFor(lineage: readonly AssetProjection[]): ApplicableO
     evidenceFromAncestors: o.evidenceFromAncestors,
     evaluate: (completions, asOf, dueSoonDays) => {
       const e = o.evaluate(completions, asOf, dueSoonDays);
-      return { state: e.state, lastCompletedAt: e.lastCompletedAt, dueAt: e.dueAt, violations: e.violations.map((v) => ({ rule: v.rule, brokenAt: v.brokenAt })) };
+      return {
+        state: e.state,
+        lastCompletedAt: e.lastCompletedAt,
+        dueAt: e.dueAt,
+        violations: e.violations.map((v) => ({ rule: v.rule, brokenAt: v.brokenAt })),
+      };
     },
   }));
 }

@@ -27,7 +27,20 @@ afterAll(async () => {
 
 const me = () => harness.identity(['compliance:read'], tenantId);
 const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
-  redis.xadd(eventStream(harness.dbPrefix, producer), '*', 'id', randomUUID(), 'type', type, 'tenantId', tenant, 'occurredAt', new Date().toISOString(), 'data', JSON.stringify(data));
+  redis.xadd(
+    eventStream(harness.dbPrefix, producer),
+    '*',
+    'id',
+    randomUUID(),
+    'type',
+    type,
+    'tenantId',
+    tenant,
+    'occurredAt',
+    new Date().toISOString(),
+    'data',
+    JSON.stringify(data),
+  );
 const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) =>
   publish('assets', 'asset.upserted', { id, name: id, parentId: null, status: 'ACTIVE', inHca: false, version: ++version, ...fields }, tenant);
 const record = (assetId: string, type: string, observedAt: string, tenant = tenantId) => {
@@ -71,7 +84,9 @@ it('follows a Part 192 valve inspected on 2025-02-01: DUE_SOON on 2026-04-20, OV
     `{ complianceStatus(filter: { state: OVERDUE }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id } obligation state dueAt } } } }`,
     { identity: me() },
   );
-  expect(overdue.data?.['complianceStatus'].edges).toContainEqual({ node: { asset: { id: valve }, obligation: 'VALVE_INSPECTION', state: 'OVERDUE', dueAt: '2026-05-01T00:00:00.000Z' } });
+  expect(overdue.data?.['complianceStatus'].edges).toContainEqual({
+    node: { asset: { id: valve }, obligation: 'VALVE_INSPECTION', state: 'OVERDUE', dueAt: '2026-05-01T00:00:00.000Z' },
+  });
 });
 
 it('counts a patrol of the pipeline for its segments, and a new class location changes the rule', async () => {
@@ -85,14 +100,21 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   expect(first).toMatchObject({ state: 'OK', dueAt: '2027-04-10T00:00:00.000Z' });
   await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false, classLocation: 3 });
   const tighter = await until(patrol, (p) => p?.dueAt !== first.dueAt);
-  expect(tighter).toMatchObject({ state: 'OVERDUE', dueAt: '2026-08-25T00:00:00.000Z', rule: 'intervals between patrols not longer than 7½ months, but at least twice each calendar year' });
+  expect(tighter).toMatchObject({
+    state: 'OVERDUE',
+    dueAt: '2026-08-25T00:00:00.000Z',
+    rule: 'intervals between patrols not longer than 7½ months, but at least twice each calendar year',
+  });
 });
 
 it("shows another tenant nothing of this tenant's compliance", async () => {
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
   await record(valve, 'VALVE_INSPECTION', '2026-01-05T00:00:00.000Z');
-  await until(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  await until(
+    () => compliance(valve, '2026-02-01T00:00:00Z'),
+    (c) => c.obligations.length > 0,
+  );
   const stranger = harness.identity(['compliance:read']);
   expect(await compliance(valve, '2026-02-01T00:00:00Z', stranger)).toEqual({ state: 'OK', obligations: [] });
   const list = await harness.request('{ complianceStatus { totalCount } }', { identity: stranger });
@@ -105,7 +127,11 @@ it("shows another tenant nothing of this tenant's compliance", async () => {
 
 it('rebuilds from the streams to the same state, however often it is replayed', async () => {
   const snapshot = async () => {
-    const rows = await harness.db.collection('status').find({ tenantId }, { projection: { computedAt: 0 } }).sort({ _id: 1 }).toArray();
+    const rows = await harness.db
+      .collection('status')
+      .find({ tenantId }, { projection: { computedAt: 0 } })
+      .sort({ _id: 1 })
+      .toArray();
     const evidence = await harness.db.collection('evidence').countDocuments({ tenantId });
     return { rows, evidence };
   };
@@ -122,7 +148,10 @@ it('dead-letters an event it cannot apply and keeps going', async () => {
   await publish('assets', 'asset.upserted', { id: 'broken', name: 'no version' });
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
-  await until(() => compliance(valve, '2026-02-01T00:00:00Z'), (c) => c.obligations.length > 0);
+  await until(
+    () => compliance(valve, '2026-02-01T00:00:00Z'),
+    (c) => c.obligations.length > 0,
+  );
   const dead = await harness.db.collection('dead_letters').find({ tenantId }).toArray();
   expect(dead.map((d) => d['type'])).toEqual(['asset.upserted']);
   expect(dead[0]?.['error']).toMatch(/version/);

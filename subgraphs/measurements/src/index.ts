@@ -18,7 +18,12 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureMeasurementIndexes(db);
-      const relay = startOutboxRelay(options, db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION), eventStream(options.dbPrefix, 'measurements'), measurementEventData);
+      const relay = startOutboxRelay(
+        options,
+        db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION),
+        eventStream(options.dbPrefix, 'measurements'),
+        measurementEventData,
+      );
       return {
         buildContext: (base) => ({ ...base, measurements: new MeasurementRepository(db, base.identity.tenantId) }),
         stop: () => relay.stop(),

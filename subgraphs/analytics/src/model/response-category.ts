@@ -26,13 +26,37 @@ export const GAS_IMMEDIATE_FPR = 1.1;
 
 /** The criteria as data, for the SDL descriptions and the README. */
 export const categoryCriteria: readonly CategoryCriterion[] = [
-  { category: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(i) / §192.714(d)(1)(i) / §195.452(h)(4)(i)(A)', criterion: 'metal loss deeper than 80 % of nominal wall, regardless of dimensions' },
+  {
+    category: 'IMMEDIATE',
+    ruleRef: '§192.933(d)(1)(i) / §192.714(d)(1)(i) / §195.452(h)(4)(i)(A)',
+    criterion: 'metal loss deeper than 80 % of nominal wall, regardless of dimensions',
+  },
   { category: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(ii) / §192.714(d)(1)(ii)', criterion: 'gas: predicted failure pressure ≤ 1.1 × MAOP at the anomaly' },
-  { category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(B)', criterion: 'liquid: predicted burst pressure below the established maximum operating pressure at the anomaly' },
-  { category: 'ONE_YEAR', ruleRef: '§192.933(d)(2)', criterion: 'gas in an HCA: failure pressure ratio ≤ 1.25 (class 1), 1.39 (class 2), 1.67 (class 3), 2.00 (class 4)' },
-  { category: 'TWO_YEAR', ruleRef: '§192.714(d)(2)', criterion: 'gas outside an HCA: failure pressure ratio ≤ 1.39 (class 1), 1.67 (class 2), 2.00 (class 3), 2.50 (class 4)' },
-  { category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: '§195.452(h)(4)(iii)', criterion: 'liquid: the remaining strength gives a safe operating pressure below the established maximum operating pressure' },
-  { category: 'MONITORED', ruleRef: '§192.933(d)(3) / §192.714(d)(3)', criterion: 'gas: any other metal loss — recorded and re-evaluated at the next assessment' },
+  {
+    category: 'IMMEDIATE',
+    ruleRef: '§195.452(h)(4)(i)(B)',
+    criterion: 'liquid: predicted burst pressure below the established maximum operating pressure at the anomaly',
+  },
+  {
+    category: 'ONE_YEAR',
+    ruleRef: '§192.933(d)(2)',
+    criterion: 'gas in an HCA: failure pressure ratio ≤ 1.25 (class 1), 1.39 (class 2), 1.67 (class 3), 2.00 (class 4)',
+  },
+  {
+    category: 'TWO_YEAR',
+    ruleRef: '§192.714(d)(2)',
+    criterion: 'gas outside an HCA: failure pressure ratio ≤ 1.39 (class 1), 1.67 (class 2), 2.00 (class 3), 2.50 (class 4)',
+  },
+  {
+    category: 'ONE_HUNDRED_EIGHTY_DAY',
+    ruleRef: '§195.452(h)(4)(iii)',
+    criterion: 'liquid: the remaining strength gives a safe operating pressure below the established maximum operating pressure',
+  },
+  {
+    category: 'MONITORED',
+    ruleRef: '§192.933(d)(3) / §192.714(d)(3)',
+    criterion: 'gas: any other metal loss — recorded and re-evaluated at the next assessment',
+  },
   { category: 'OTHER', ruleRef: '§195.452(h)(4)(iv)', criterion: 'liquid: any other metal loss — evaluated and scheduled by the operator' },
 ];
 
@@ -70,11 +94,24 @@ export function responseCategory(input: CategoryInput): CategoryDecision {
   if (pf == null || maop == null) throw new Error('a failure pressure and MAOP are required below 80 % depth');
   const fpr = pf / maop;
   if (regulation === 'CFR_195') {
-    if (pf < maop) return { category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(B)', reason: `predicted burst pressure ${pf.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa` };
+    if (pf < maop)
+      return {
+        category: 'IMMEDIATE',
+        ruleRef: '§195.452(h)(4)(i)(B)',
+        reason: `predicted burst pressure ${pf.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa`,
+      };
     if (safePressureKpa != null && safePressureKpa < maop) {
-      return { category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: '§195.452(h)(4)(iii)', reason: `safe operating pressure ${safePressureKpa.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa` };
+      return {
+        category: 'ONE_HUNDRED_EIGHTY_DAY',
+        ruleRef: '§195.452(h)(4)(iii)',
+        reason: `safe operating pressure ${safePressureKpa.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa`,
+      };
     }
-    return { category: 'OTHER', ruleRef: '§195.452(h)(4)(iv)', reason: `safe operating pressure ${safePressureKpa?.toFixed(0)} kPa covers MOP ${maop.toFixed(0)} kPa` };
+    return {
+      category: 'OTHER',
+      ruleRef: '§195.452(h)(4)(iv)',
+      reason: `safe operating pressure ${safePressureKpa?.toFixed(0)} kPa covers MOP ${maop.toFixed(0)} kPa`,
+    };
   }
   const immediateRef = input.inHca ? '§192.933(d)(1)(ii)' : '§192.714(d)(1)(ii)';
   if (fpr <= GAS_IMMEDIATE_FPR) return { category: 'IMMEDIATE', ruleRef: immediateRef, reason: `failure pressure ratio ${fmt(fpr)} ≤ 1.1` };

@@ -77,7 +77,10 @@ export function segmentRisk(input: RiskInput): RiskResult {
   const worst = order.find((c) => (input.categoryCounts[c] ?? 0) > 0);
   if (worst) {
     const count = input.categoryCounts[worst] ?? 0;
-    raise(categoryLikelihood[worst], `${count} ${worst} anomal${count === 1 ? 'y' : 'ies'}${input.worstFailurePressureRatio != null ? ` (worst failure-pressure ratio ${input.worstFailurePressureRatio.toFixed(2)})` : ''}`);
+    raise(
+      categoryLikelihood[worst],
+      `${count} ${worst} anomal${count === 1 ? 'y' : 'ies'}${input.worstFailurePressureRatio != null ? ` (worst failure-pressure ratio ${input.worstFailurePressureRatio.toFixed(2)})` : ''}`,
+    );
   } else {
     drivers.push('no assessed anomalies: likelihood 1');
   }

@@ -14,20 +14,44 @@ const inputSchema = z
     smtsMpa: z.number().min(100, 'must be from 100 to 1200 MPa').max(1200, 'must be from 100 to 1200 MPa').nullish(),
     defectDepthMm: z.number().finite().min(0, 'must be ≥ 0'),
     defectLengthMm: positive.max(100_000, 'must be ≤ 100000 mm'),
-    regulation: z.enum(['CFR_192', 'CFR_195']).nullish().transform((v) => v ?? 'CFR_192'),
+    regulation: z
+      .enum(['CFR_192', 'CFR_195'])
+      .nullish()
+      .transform((v) => v ?? 'CFR_192'),
     classLocation: z.number().int('must be 1, 2, 3 or 4').min(1, 'must be 1, 2, 3 or 4').max(4, 'must be 1, 2, 3 or 4').nullish(),
     maopKpa: positive.max(50_000, 'must be ≤ 50000 kPa').nullish(),
-    flowStress: z.enum(['SMYS_PLUS_69_MPA', 'SMYS_TIMES_1_1', 'MEAN_OF_SMYS_AND_SMTS']).nullish().transform((v) => v ?? 'SMYS_PLUS_69_MPA'),
+    flowStress: z
+      .enum(['SMYS_PLUS_69_MPA', 'SMYS_TIMES_1_1', 'MEAN_OF_SMYS_AND_SMTS'])
+      .nullish()
+      .transform((v) => v ?? 'SMYS_PLUS_69_MPA'),
   })
   .superRefine((v, ctx) => {
-    if (v.wallThicknessMm >= v.outsideDiameterMm / 2) ctx.addIssue({ code: 'custom', path: ['wallThicknessMm'], message: 'must be less than half the outside diameter' });
-    if (v.defectDepthMm >= v.wallThicknessMm) ctx.addIssue({ code: 'custom', path: ['defectDepthMm'], message: 'must be less than the wall thickness (a through-wall defect has no remaining strength)' });
+    if (v.wallThicknessMm >= v.outsideDiameterMm / 2)
+      ctx.addIssue({ code: 'custom', path: ['wallThicknessMm'], message: 'must be less than half the outside diameter' });
+    if (v.defectDepthMm >= v.wallThicknessMm)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defectDepthMm'],
+        message: 'must be less than the wall thickness (a through-wall defect has no remaining strength)',
+      });
     if (v.smtsMpa != null && v.smtsMpa < v.smysMpa) ctx.addIssue({ code: 'custom', path: ['smtsMpa'], message: 'must not be less than smysMpa' });
-    if (v.regulation === 'CFR_192' && v.classLocation == null) ctx.addIssue({ code: 'custom', path: ['classLocation'], message: 'is required for CFR_192 pipe (it selects the §192.111 design factor)' });
-    if (v.flowStress === 'MEAN_OF_SMYS_AND_SMTS' && v.smtsMpa == null) ctx.addIssue({ code: 'custom', path: ['smtsMpa'], message: 'is required for the MEAN_OF_SMYS_AND_SMTS flow stress' });
+    if (v.regulation === 'CFR_192' && v.classLocation == null)
+      ctx.addIssue({ code: 'custom', path: ['classLocation'], message: 'is required for CFR_192 pipe (it selects the §192.111 design factor)' });
+    if (v.flowStress === 'MEAN_OF_SMYS_AND_SMTS' && v.smtsMpa == null)
+      ctx.addIssue({ code: 'custom', path: ['smtsMpa'], message: 'is required for the MEAN_OF_SMYS_AND_SMTS flow stress' });
   });
 
-const nullFigures = { z: null, foliasFactor: null, flowStressMpa: null, failureStressMpa: null, failurePressureKpa: null, designFactor: null, safePressureKpa: null, erf: null, failurePressureRatio: null };
+const nullFigures = {
+  z: null,
+  foliasFactor: null,
+  flowStressMpa: null,
+  failureStressMpa: null,
+  failurePressureKpa: null,
+  designFactor: null,
+  safePressureKpa: null,
+  erf: null,
+  failurePressureRatio: null,
+};
 
 export const Query: QueryResolvers = {
   modifiedB31G: (_parent, { input }) => {

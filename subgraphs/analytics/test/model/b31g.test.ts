@@ -66,7 +66,15 @@ describe('flow stress choices', () => {
   });
 
   it('(SMYS + SMTS) / 2 needs SMTS; SMYS + 69 MPa is not defined above 483 MPa (70 ksi)', () => {
-    const pipe = { outsideDiameterMm: 914, wallThicknessMm: 15.9, smysMpa: 552, defectDepthMm: 4, defectLengthMm: 150, regulation: 'CFR_192' as const, classLocation: 1 };
+    const pipe = {
+      outsideDiameterMm: 914,
+      wallThicknessMm: 15.9,
+      smysMpa: 552,
+      defectDepthMm: 4,
+      defectLengthMm: 150,
+      regulation: 'CFR_192' as const,
+      classLocation: 1,
+    };
     expect(modifiedB31G(pipe)).toMatchObject({ applicable: false, reason: 'FLOW_STRESS_NOT_DEFINED' });
     expect(fieldOfError(() => modifiedB31G({ ...pipe, flowStress: 'MEAN_OF_SMYS_AND_SMTS' }))).toBe('smtsMpa');
     const mean = modifiedB31G({ ...pipe, smtsMpa: 625, flowStress: 'MEAN_OF_SMYS_AND_SMTS' }) as B31GFigures;

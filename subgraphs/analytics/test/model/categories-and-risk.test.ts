@@ -12,13 +12,26 @@ const gas = { regulation: 'CFR_192' as const, inHca: true, classLocation: 1 };
 
 describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % of wall is immediate', () => {
   it('80 % is assessed by its failure pressure; 80.01 % is immediate whatever its length', () => {
-    const pipe = { outsideDiameterMm: 508, wallThicknessMm: 10, smysMpa: 359, defectLengthMm: 10, regulation: 'CFR_192' as const, classLocation: 1, maopKpa: 5000 };
+    const pipe = {
+      outsideDiameterMm: 508,
+      wallThicknessMm: 10,
+      smysMpa: 359,
+      defectLengthMm: 10,
+      regulation: 'CFR_192' as const,
+      classLocation: 1,
+      maopKpa: 5000,
+    };
     const at80 = modifiedB31G({ ...pipe, defectDepthMm: 8 });
     expect(at80.applicable).toBe(true);
     const above = modifiedB31G({ ...pipe, defectDepthMm: 8.001 });
     expect(above).toMatchObject({ applicable: false, reason: 'DEPTH_ABOVE_80_PCT_WALL' });
-    expect(responseCategory({ ...gas, depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(i)' });
-    expect(responseCategory({ ...gas, regulation: 'CFR_195', depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(A)' });
+    expect(responseCategory({ ...gas, depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({
+      category: 'IMMEDIATE',
+      ruleRef: '§192.933(d)(1)(i)',
+    });
+    expect(
+      responseCategory({ ...gas, regulation: 'CFR_195', depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 }),
+    ).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(A)' });
   });
 });
 
@@ -29,7 +42,10 @@ describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.93
     [6250, 'ONE_YEAR', '§192.933(d)(2)'], // exactly 1.25
     [6251, 'MONITORED', '§192.933(d)(3)'],
   ])('in an HCA, class 1, MAOP 5000 kPa, Pf %s kPa → %s', (pf, category, ruleRef) => {
-    expect(responseCategory({ ...gas, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 })).toMatchObject({ category, ruleRef });
+    expect(responseCategory({ ...gas, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 })).toMatchObject({
+      category,
+      ruleRef,
+    });
   });
 
   it.each([
@@ -39,16 +55,35 @@ describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.93
     [4, 12500, 'TWO_YEAR'],
     [4, 12501, 'MONITORED'],
   ])('outside an HCA (§192.714(d)(2)), class %s, Pf %s kPa → %s', (cls, pf, category) => {
-    expect(responseCategory({ regulation: 'CFR_192', inHca: false, classLocation: cls, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 }).category).toBe(category);
+    expect(
+      responseCategory({
+        regulation: 'CFR_192',
+        inHca: false,
+        classLocation: cls,
+        depthPctWt: 40,
+        failurePressureKpa: pf,
+        safePressureKpa: pf * 0.72,
+        maopKpa: 5000,
+      }).category,
+    ).toBe(category);
   });
 });
 
 describe('liquid (§195.452(h)(4))', () => {
   it('burst pressure below MOP is immediate; a safe pressure below MOP is a 180-day condition; otherwise other', () => {
     const liquid = { regulation: 'CFR_195' as const, inHca: true, classLocation: null, depthPctWt: 50, maopKpa: 5000 };
-    expect(responseCategory({ ...liquid, failurePressureKpa: 4999, safePressureKpa: 3599 })).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(B)' });
-    expect(responseCategory({ ...liquid, failurePressureKpa: 5000, safePressureKpa: 3600 })).toMatchObject({ category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: '§195.452(h)(4)(iii)' });
-    expect(responseCategory({ ...liquid, failurePressureKpa: 7000, safePressureKpa: 5040 })).toMatchObject({ category: 'OTHER', ruleRef: '§195.452(h)(4)(iv)' });
+    expect(responseCategory({ ...liquid, failurePressureKpa: 4999, safePressureKpa: 3599 })).toMatchObject({
+      category: 'IMMEDIATE',
+      ruleRef: '§195.452(h)(4)(i)(B)',
+    });
+    expect(responseCategory({ ...liquid, failurePressureKpa: 5000, safePressureKpa: 3600 })).toMatchObject({
+      category: 'ONE_HUNDRED_EIGHTY_DAY',
+      ruleRef: '§195.452(h)(4)(iii)',
+    });
+    expect(responseCategory({ ...liquid, failurePressureKpa: 7000, safePressureKpa: 5040 })).toMatchObject({
+      category: 'OTHER',
+      ruleRef: '§195.452(h)(4)(iv)',
+    });
   });
 });
 

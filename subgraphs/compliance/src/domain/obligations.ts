@@ -76,14 +76,7 @@ export const STATUSES_WITH_OBLIGATIONS: readonly AssetStatus[] = ['ACTIVE', 'IDL
 
 /** Measurement / inspection record types that can complete an obligation. */
 export type EvidenceType =
-  | 'ILI_RUN'
-  | 'CP_SURVEY'
-  | 'CP_PIPE_TO_SOIL'
-  | 'RECTIFIER_OUTPUT'
-  | 'VALVE_INSPECTION'
-  | 'PATROL'
-  | 'LEAK_SURVEY'
-  | 'ATMOSPHERIC_CORROSION_INSPECTION';
+  'ILI_RUN' | 'CP_SURVEY' | 'CP_PIPE_TO_SOIL' | 'RECTIFIER_OUTPUT' | 'VALVE_INSPECTION' | 'PATROL' | 'LEAK_SURVEY' | 'ATMOSPHERIC_CORROSION_INSPECTION';
 
 /**
  * What applicability reads. `type`/`status` are strings so projections with unknown values can be
@@ -169,15 +162,30 @@ const ATMOSPHERIC_TYPES: readonly string[] = ['PIPELINE', 'SEGMENT', 'VALVE', 'F
 
 // §192.705(b) table.
 const PATROL_REF = '§192.705(b)';
-const PATROL_CLASS_1_2 = timing(PATROL_REF, { maxGap: months(15), timesPerCalendarYear: 1 }, 'intervals between patrols not longer than 15 months, but at least once each calendar year');
-const PATROL_CLASS_3 = timing(PATROL_REF, { maxGap: monthsAndAHalf(7), timesPerCalendarYear: 2 }, 'intervals between patrols not longer than 7½ months, but at least twice each calendar year');
-const PATROL_4_TIMES = timing(PATROL_REF, { maxGap: monthsAndAHalf(4), timesPerCalendarYear: 4 }, 'intervals between patrols not longer than 4½ months, but at least four times each calendar year');
+const PATROL_CLASS_1_2 = timing(
+  PATROL_REF,
+  { maxGap: months(15), timesPerCalendarYear: 1 },
+  'intervals between patrols not longer than 15 months, but at least once each calendar year',
+);
+const PATROL_CLASS_3 = timing(
+  PATROL_REF,
+  { maxGap: monthsAndAHalf(7), timesPerCalendarYear: 2 },
+  'intervals between patrols not longer than 7½ months, but at least twice each calendar year',
+);
+const PATROL_4_TIMES = timing(
+  PATROL_REF,
+  { maxGap: monthsAndAHalf(4), timesPerCalendarYear: 4 },
+  'intervals between patrols not longer than 4½ months, but at least four times each calendar year',
+);
 
 /** The §192.705(b) row and column for a class location (null = unknown) and crossing. */
 export function patrolTiming(classLocation: number | null, crossing: 'HIGHWAY' | 'RAILROAD' | null | undefined): TimingVariant {
   const atCrossing = crossing === 'HIGHWAY' || crossing === 'RAILROAD';
   if (classLocation === 4) return { when: atCrossing ? 'class 4, at a highway or railroad crossing' : 'class 4', timing: PATROL_4_TIMES };
-  if (classLocation === 3) return atCrossing ? { when: 'class 3, at a highway or railroad crossing', timing: PATROL_4_TIMES } : { when: 'class 3, at all other places', timing: PATROL_CLASS_3 };
+  if (classLocation === 3)
+    return atCrossing
+      ? { when: 'class 3, at a highway or railroad crossing', timing: PATROL_4_TIMES }
+      : { when: 'class 3, at all other places', timing: PATROL_CLASS_3 };
   const known = classLocation === 1 || classLocation === 2;
   const cls = known ? `class ${classLocation}` : 'class unknown (the class 1–2 row, the minimum everywhere)';
   return atCrossing
@@ -187,7 +195,11 @@ export function patrolTiming(classLocation: number | null, crossing: 'HIGHWAY' |
 
 // §192.706.
 const LEAK_REF = '§192.706';
-const LEAK_BASE = timing(LEAK_REF, { maxGap: months(15), timesPerCalendarYear: 1 }, 'at intervals not exceeding 15 months, but at least once each calendar year');
+const LEAK_BASE = timing(
+  LEAK_REF,
+  { maxGap: months(15), timesPerCalendarYear: 1 },
+  'at intervals not exceeding 15 months, but at least once each calendar year',
+);
 const LEAK_UNODORIZED_CLASS_3 = timing(
   '§192.706(a)',
   { maxGap: monthsAndAHalf(7), timesPerCalendarYear: 2 },
@@ -202,7 +214,12 @@ const LEAK_UNODORIZED_CLASS_4 = timing(
 /** §192.706: the base interval, tightened in class 3 and 4 when the gas is not odorized (unknown odorization counts as unodorized). */
 export function leakSurveyTiming(classLocation: number | null, gasOdorized: boolean | null | undefined): TimingVariant {
   const unodorized = gasOdorized !== true;
-  const note = gasOdorized === true ? 'odorized gas' : gasOdorized === false ? 'gas without odor or odorant' : 'odorization unknown (the stricter unodorized-gas interval applies)';
+  const note =
+    gasOdorized === true
+      ? 'odorized gas'
+      : gasOdorized === false
+        ? 'gas without odor or odorant'
+        : 'odorization unknown (the stricter unodorized-gas interval applies)';
   if (unodorized && classLocation === 3) return { when: `class 3, ${note}`, timing: LEAK_UNODORIZED_CLASS_3 };
   if (unodorized && classLocation === 4) return { when: `class 4, ${note}`, timing: LEAK_UNODORIZED_CLASS_4 };
   return { when: classLocation === 3 || classLocation === 4 ? `class ${classLocation}, ${note}` : 'class 1, 2 or unknown (any gas)', timing: LEAK_BASE };
@@ -210,10 +227,21 @@ export function leakSurveyTiming(classLocation: number | null, gasOdorized: bool
 
 function atmosphericTiming(reference: string, offshore: boolean | null | undefined): TimingVariant {
   return offshore === true
-    ? { when: 'offshore', timing: timing(reference, { maxGap: months(15), timesPerCalendarYear: 1 }, 'offshore: at least once each calendar year, but with intervals not exceeding 15 months') }
+    ? {
+        when: 'offshore',
+        timing: timing(
+          reference,
+          { maxGap: months(15), timesPerCalendarYear: 1 },
+          'offshore: at least once each calendar year, but with intervals not exceeding 15 months',
+        ),
+      }
     : {
         when: offshore === false ? 'onshore' : 'onshore (offshore unknown)',
-        timing: timing(reference, { maxGap: months(39), everyNCalendarYears: 3 }, 'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months'),
+        timing: timing(
+          reference,
+          { maxGap: months(39), everyNCalendarYears: 3 },
+          'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months',
+        ),
       };
 }
 
@@ -246,8 +274,16 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§192.465(a)',
     title: 'External corrosion control: cathodic protection monitoring',
     rule: 'Each pipeline under cathodic protection must be tested at least once each calendar year, but with intervals not exceeding 15 months, to determine whether the cathodic protection meets §192.463.',
-    ...single({ when: 'under cathodic protection', timing: timing('§192.465(a)', { maxGap: months(15), timesPerCalendarYear: 1 }, 'at least once each calendar year, but with intervals not exceeding 15 months') }),
-    appliesTo: 'gas PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried regulated steel must be protected, §192.455/§192.457)',
+    ...single({
+      when: 'under cathodic protection',
+      timing: timing(
+        '§192.465(a)',
+        { maxGap: months(15), timesPerCalendarYear: 1 },
+        'at least once each calendar year, but with intervals not exceeding 15 months',
+      ),
+    }),
+    appliesTo:
+      'gas PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried regulated steel must be protected, §192.455/§192.457)',
     evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
     evidenceFromAncestors: true,
     evidenceScope: 'a CP survey of the pipeline covers its segments',
@@ -259,7 +295,14 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§192.465(b)(1)',
     title: 'Cathodic protection rectifier inspection',
     rule: 'Each cathodic protection rectifier or impressed current power source must be inspected six times each calendar year, but with intervals not exceeding 2½ months between inspections (remotely or on site). [(b)(2): remotely inspected rectifiers also need a physical inspection once each calendar year, ≤ 15 months — not tracked: no evidence type tells remote from on-site.]',
-    ...single({ when: 'rectifier', timing: timing('§192.465(b)(1)', { maxGap: monthsAndAHalf(2), timesPerCalendarYear: 6 }, 'six times each calendar year, but with intervals not exceeding 2½ months between inspections') }),
+    ...single({
+      when: 'rectifier',
+      timing: timing(
+        '§192.465(b)(1)',
+        { maxGap: monthsAndAHalf(2), timesPerCalendarYear: 6 },
+        'six times each calendar year, but with intervals not exceeding 2½ months between inspections',
+      ),
+    }),
     appliesTo: 'gas RECTIFIER assets',
     evidenceTypes: ['RECTIFIER_OUTPUT'],
     evidenceFromAncestors: false,
@@ -272,7 +315,14 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§192.745(a)',
     title: 'Valve maintenance: transmission lines',
     rule: 'Each transmission line valve that might be required during any emergency must be inspected and partially operated at intervals not exceeding 15 months, but at least once each calendar year.',
-    ...single({ when: 'valve', timing: timing('§192.745(a)', { maxGap: months(15), timesPerCalendarYear: 1 }, 'at intervals not exceeding 15 months, but at least once each calendar year') }),
+    ...single({
+      when: 'valve',
+      timing: timing(
+        '§192.745(a)',
+        { maxGap: months(15), timesPerCalendarYear: 1 },
+        'at intervals not exceeding 15 months, but at least once each calendar year',
+      ),
+    }),
     appliesTo: 'gas VALVE assets (every valve is treated as one that might be required during an emergency: the asset model does not say otherwise)',
     evidenceTypes: ['VALVE_INSPECTION'],
     evidenceFromAncestors: false,
@@ -289,7 +339,8 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     interval:
       'class 1–2: 15 months, at least once each calendar year (at highway and railroad crossings: 7½ months, at least twice); class 3: 7½ months, at least twice each calendar year (at crossings: 4½ months, at least four times); class 4: 4½ months, at least four times each calendar year',
     timingFor: (a) => patrolTiming(a.classLocation, a.crossing),
-    appliesTo: 'gas PIPELINE and SEGMENT assets; the row is the asset’s class location (unknown: class 1–2), the column whether it is at a highway or railroad crossing',
+    appliesTo:
+      'gas PIPELINE and SEGMENT assets; the row is the asset’s class location (unknown: class 1–2), the column whether it is at a highway or railroad crossing',
     evidenceTypes: ['PATROL'],
     evidenceFromAncestors: true,
     evidenceScope: 'a patrol of the pipeline right-of-way covers its segments (each segment is still judged against its own class and crossing row)',
@@ -318,7 +369,8 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     title: 'Atmospheric corrosion control: monitoring',
     rule: 'Each pipeline or portion of pipeline exposed to the atmosphere must be inspected for evidence of atmospheric corrosion: onshore (other than service lines) at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore at least once each calendar year, but with intervals not exceeding 15 months.',
     variants: [atmosphericTiming('§192.481(a)(1)', false), atmosphericTiming('§192.481(a)(3)', true)],
-    interval: 'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore: at least once each calendar year, but with intervals not exceeding 15 months',
+    interval:
+      'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore: at least once each calendar year, but with intervals not exceeding 15 months',
     timingFor: (a) => atmosphericTiming(a.offshore === true ? '§192.481(a)(3)' : '§192.481(a)(1)', a.offshore),
     appliesTo: 'gas PIPELINE, SEGMENT, VALVE, FITTING, LAUNCHER_RECEIVER and STATION assets exposed to the atmosphere (atmosphericExposure = true)',
     evidenceTypes: ['ATMOSPHERIC_CORROSION_INSPECTION'],
@@ -335,7 +387,8 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     title: 'Integrity assessment of segments that could affect a high consequence area',
     rule: 'The operator must establish five-year intervals, not to exceed 68 months, for continually assessing the line pipe’s integrity (shorter when risk factors call for it).',
     ...single({ when: 'could affect an HCA', timing: timing('§195.452(j)(3)', { maxGap: months(68) }, 'five-year intervals, not to exceed 68 months') }),
-    appliesTo: 'liquid PIPELINE and SEGMENT assets that could affect a high consequence area (couldAffectHca = true, or inHca = true unless couldAffectHca = false — §195.452(a))',
+    appliesTo:
+      'liquid PIPELINE and SEGMENT assets that could affect a high consequence area (couldAffectHca = true, or inHca = true unless couldAffectHca = false — §195.452(a))',
     evidenceTypes: ['ILI_RUN'],
     evidenceFromAncestors: true,
     evidenceScope: 'an in-line inspection run is recorded on the pipeline it traverses and assesses every segment of it',
@@ -347,8 +400,16 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§195.573(a)(1)',
     title: 'External corrosion control monitoring: protected pipelines',
     rule: 'Protected pipelines must be tested at least once each calendar year, but with intervals not exceeding 15 months, to determine whether cathodic protection meets §195.571.',
-    ...single({ when: 'under cathodic protection', timing: timing('§195.573(a)(1)', { maxGap: months(15), timesPerCalendarYear: 1 }, 'at least once each calendar year, but with intervals not exceeding 15 months') }),
-    appliesTo: 'liquid PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried or submerged pipe must be protected, §195.563)',
+    ...single({
+      when: 'under cathodic protection',
+      timing: timing(
+        '§195.573(a)(1)',
+        { maxGap: months(15), timesPerCalendarYear: 1 },
+        'at least once each calendar year, but with intervals not exceeding 15 months',
+      ),
+    }),
+    appliesTo:
+      'liquid PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried or submerged pipe must be protected, §195.563)',
     evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
     evidenceFromAncestors: true,
     evidenceScope: 'a CP survey of the pipeline covers its segments',
@@ -360,7 +421,14 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§195.573(c)',
     title: 'Rectifier and other impressed current device inspection',
     rule: 'Each cathodic protection rectifier or other impressed current power source must be inspected at least six times each calendar year, but with intervals not exceeding 2½ months, to ensure it is operating properly.',
-    ...single({ when: 'rectifier', timing: timing('§195.573(c)', { maxGap: monthsAndAHalf(2), timesPerCalendarYear: 6 }, 'at least six times each calendar year, but with intervals not exceeding 2½ months') }),
+    ...single({
+      when: 'rectifier',
+      timing: timing(
+        '§195.573(c)',
+        { maxGap: monthsAndAHalf(2), timesPerCalendarYear: 6 },
+        'at least six times each calendar year, but with intervals not exceeding 2½ months',
+      ),
+    }),
     appliesTo: 'liquid RECTIFIER assets',
     evidenceTypes: ['RECTIFIER_OUTPUT'],
     evidenceFromAncestors: false,
@@ -373,7 +441,14 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§195.420(b)',
     title: 'Valve maintenance: mainline valves',
     rule: 'Each operator shall, at intervals not exceeding 7½ months, but at least twice each calendar year, inspect each mainline valve to determine that it is functioning properly.',
-    ...single({ when: 'mainline valve', timing: timing('§195.420(b)', { maxGap: monthsAndAHalf(7), timesPerCalendarYear: 2 }, 'at intervals not exceeding 7½ months, but at least twice each calendar year') }),
+    ...single({
+      when: 'mainline valve',
+      timing: timing(
+        '§195.420(b)',
+        { maxGap: monthsAndAHalf(7), timesPerCalendarYear: 2 },
+        'at intervals not exceeding 7½ months, but at least twice each calendar year',
+      ),
+    }),
     appliesTo: 'liquid VALVE assets (every valve is treated as a mainline valve: the asset model does not say otherwise)',
     evidenceTypes: ['VALVE_INSPECTION'],
     evidenceFromAncestors: false,
@@ -386,7 +461,14 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     regulationRef: '§195.412(a)',
     title: 'Inspection of rights-of-way',
     rule: 'Each operator shall, at intervals not exceeding 3 weeks, but at least 26 times each calendar year, inspect the surface conditions on or adjacent to each pipeline right-of-way.',
-    ...single({ when: 'right-of-way', timing: timing('§195.412(a)', { maxGap: weeks(3), timesPerCalendarYear: 26 }, 'at intervals not exceeding 3 weeks, but at least 26 times each calendar year') }),
+    ...single({
+      when: 'right-of-way',
+      timing: timing(
+        '§195.412(a)',
+        { maxGap: weeks(3), timesPerCalendarYear: 26 },
+        'at intervals not exceeding 3 weeks, but at least 26 times each calendar year',
+      ),
+    }),
     appliesTo: 'liquid PIPELINE and SEGMENT assets',
     evidenceTypes: ['PATROL'],
     evidenceFromAncestors: true,
@@ -400,7 +482,8 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     title: 'Atmospheric corrosion control monitoring',
     rule: 'Each pipeline or portion of pipeline exposed to the atmosphere must be inspected for evidence of atmospheric corrosion: onshore at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore at least once each calendar year, but with intervals not exceeding 15 months.',
     variants: [atmosphericTiming('§195.583(a)', false), atmosphericTiming('§195.583(a)', true)],
-    interval: 'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore: at least once each calendar year, but with intervals not exceeding 15 months',
+    interval:
+      'onshore: at least once every 3 calendar years, but with intervals not exceeding 39 months; offshore: at least once each calendar year, but with intervals not exceeding 15 months',
     timingFor: (a) => atmosphericTiming('§195.583(a)', a.offshore),
     appliesTo: 'liquid PIPELINE, SEGMENT, VALVE, FITTING, LAUNCHER_RECEIVER and STATION assets exposed to the atmosphere (atmosphericExposure = true)',
     evidenceTypes: ['ATMOSPHERIC_CORROSION_INSPECTION'],

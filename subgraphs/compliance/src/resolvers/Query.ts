@@ -6,7 +6,8 @@ import { obligationCatalogue } from '../rules';
 /** DUE_SOON looks at most a year ahead. */
 export function dueSoonDaysOf(value: number | null | undefined): number {
   const days = value ?? 30;
-  if (!Number.isInteger(days) || days < 0 || days > 366) throw fieldError('BAD_USER_INPUT', 'dueSoonDays must be an integer from 0 to 366', { field: 'dueSoonDays' });
+  if (!Number.isInteger(days) || days < 0 || days > 366)
+    throw fieldError('BAD_USER_INPUT', 'dueSoonDays must be an integer from 0 to 366', { field: 'dueSoonDays' });
   return days;
 }
 

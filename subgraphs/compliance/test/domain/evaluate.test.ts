@@ -16,9 +16,19 @@ const d = parseCalendarDay;
 const iso = (x: Date | null) => (x ? formatCalendarDay(x) : null);
 
 // §192.745(a): at intervals not exceeding 15 months, but at least once each calendar year.
-const VALVE_192: TimingRule = { words: 'at intervals not exceeding 15 months, but at least once each calendar year', reference: '§192.745(a)', maxGap: months(15), timesPerCalendarYear: 1 };
+const VALVE_192: TimingRule = {
+  words: 'at intervals not exceeding 15 months, but at least once each calendar year',
+  reference: '§192.745(a)',
+  maxGap: months(15),
+  timesPerCalendarYear: 1,
+};
 // §192.465(b)(1): six times each calendar year, but with intervals not exceeding 2½ months.
-const RECTIFIER: TimingRule = { words: 'six times each calendar year, 2½ months', reference: '§192.465(b)(1)', maxGap: monthsAndAHalf(2), timesPerCalendarYear: 6 };
+const RECTIFIER: TimingRule = {
+  words: 'six times each calendar year, 2½ months',
+  reference: '§192.465(b)(1)',
+  maxGap: monthsAndAHalf(2),
+  timesPerCalendarYear: 6,
+};
 // §192.481(a)(1): at least once every 3 calendar years, but with intervals not exceeding 39 months.
 const ATMOSPHERIC: TimingRule = { words: 'every 3 calendar years, 39 months', reference: '§192.481(a)(1)', maxGap: months(39), everyNCalendarYears: 3 };
 // A bare 15-month gap (no calendar-year rule) to isolate the month-end arithmetic.
@@ -147,14 +157,18 @@ describe('calendar-year violations in the history (auditors see them even when t
     expect(judged.violations.filter((v) => v.kind === 'TIMES_PER_CALENDAR_YEAR').map((v) => [v.calendarYear, v.completionsInYear])).toEqual([[2025, 1]]);
     // recordsFrom mid-year: that year is partial, so it is not judged.
     expect(
-      evaluateObligation(RECTIFIER, history, d('2026-03-02'), 30, { recordsFrom: d('2025-01-02') }).violations.filter((v) => v.kind === 'TIMES_PER_CALENDAR_YEAR'),
+      evaluateObligation(RECTIFIER, history, d('2026-03-02'), 30, { recordsFrom: d('2025-01-02') }).violations.filter(
+        (v) => v.kind === 'TIMES_PER_CALENDAR_YEAR',
+      ),
     ).toEqual([]);
   });
 
   it('lists an open gap (still unfixed at asOf) with curedAt null', () => {
     const result = evaluateObligation(GAP_15, [d('2024-01-10')], d('2025-06-01'));
     expect(result.state).toBe('OVERDUE');
-    expect(result.violations.map((v) => [v.kind, iso(v.deadline), iso(v.previousCompletionAt), v.curedAt])).toEqual([['MAX_GAP', '2025-04-10', '2024-01-10', null]]);
+    expect(result.violations.map((v) => [v.kind, iso(v.deadline), iso(v.previousCompletionAt), v.curedAt])).toEqual([
+      ['MAX_GAP', '2025-04-10', '2024-01-10', null],
+    ]);
   });
 
   it('counts several records on one day as one completion', () => {
@@ -256,7 +270,11 @@ describe('worstState: OVERDUE > NO_RECORD > DUE_SOON > OK', () => {
   });
 
   it('ranks every state', () => {
-    expect(Object.entries(COMPLIANCE_STATE_SEVERITY).sort((a, b) => b[1] - a[1]).map(([s]) => s)).toEqual(['OVERDUE', 'NO_RECORD', 'DUE_SOON', 'OK']);
+    expect(
+      Object.entries(COMPLIANCE_STATE_SEVERITY)
+        .sort((a, b) => b[1] - a[1])
+        .map(([s]) => s),
+    ).toEqual(['OVERDUE', 'NO_RECORD', 'DUE_SOON', 'OK']);
   });
 });
 

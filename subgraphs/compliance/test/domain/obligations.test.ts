@@ -101,20 +101,40 @@ describe('applicability (a pure predicate over asset attributes)', () => {
   it.each<[string, Partial<AssetAttributes>, ObligationId[]]>([
     ['gas segment, class 3, in an HCA', { classLocation: 3, inHca: true }, ['GAS_HCA_REASSESSMENT', 'CP_SURVEY', 'PATROL', 'LEAK_SURVEY']],
     ['gas segment outside an HCA', {}, ['CP_SURVEY', 'PATROL', 'LEAK_SURVEY']],
-    ['gas pipeline, not cathodically protected, exposed', { type: 'PIPELINE', cathodicallyProtected: false, atmosphericExposure: true }, ['PATROL', 'LEAK_SURVEY', 'ATMOSPHERIC_CORROSION']],
+    [
+      'gas pipeline, not cathodically protected, exposed',
+      { type: 'PIPELINE', cathodicallyProtected: false, atmosphericExposure: true },
+      ['PATROL', 'LEAK_SURVEY', 'ATMOSPHERIC_CORROSION'],
+    ],
     ['gas valve', { type: 'VALVE' }, ['VALVE_INSPECTION']],
     ['gas valve exposed to the atmosphere', { type: 'VALVE', atmosphericExposure: true }, ['VALVE_INSPECTION', 'ATMOSPHERIC_CORROSION']],
     ['gas rectifier', { type: 'RECTIFIER' }, ['RECTIFIER_CHECK']],
     ['gas station exposed', { type: 'STATION', atmosphericExposure: true }, ['ATMOSPHERIC_CORROSION']],
     ['gas CP test point (its readings serve the pipe, it has no obligation of its own)', { type: 'CP_TEST_POINT' }, []],
     ['gas system', { type: 'SYSTEM', inHca: true }, []],
-    ['IDLE asset keeps every obligation (ADB-2016-05: no idle status)', { status: 'IDLE', inHca: true }, ['GAS_HCA_REASSESSMENT', 'CP_SURVEY', 'PATROL', 'LEAK_SURVEY']],
+    [
+      'IDLE asset keeps every obligation (ADB-2016-05: no idle status)',
+      { status: 'IDLE', inHca: true },
+      ['GAS_HCA_REASSESSMENT', 'CP_SURVEY', 'PATROL', 'LEAK_SURVEY'],
+    ],
     ['ABANDONED asset has none (§192.727)', { status: 'ABANDONED', inHca: true }, []],
     ['PLANNED asset has none (not in service)', { status: 'PLANNED', inHca: true }, []],
     ['unknown regulation: none', { regulation: null, inHca: true }, []],
-    ['liquid segment that could affect an HCA', { regulation: 'CFR_195', couldAffectHca: true }, ['LIQUID_HCA_REASSESSMENT', 'LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL']],
-    ['liquid segment in an HCA (could affect unless shown otherwise, §195.452(a))', { regulation: 'CFR_195', inHca: true }, ['LIQUID_HCA_REASSESSMENT', 'LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL']],
-    ['liquid segment in an HCA shown not to affect it', { regulation: 'CFR_195', inHca: true, couldAffectHca: false }, ['LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL']],
+    [
+      'liquid segment that could affect an HCA',
+      { regulation: 'CFR_195', couldAffectHca: true },
+      ['LIQUID_HCA_REASSESSMENT', 'LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL'],
+    ],
+    [
+      'liquid segment in an HCA (could affect unless shown otherwise, §195.452(a))',
+      { regulation: 'CFR_195', inHca: true },
+      ['LIQUID_HCA_REASSESSMENT', 'LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL'],
+    ],
+    [
+      'liquid segment in an HCA shown not to affect it',
+      { regulation: 'CFR_195', inHca: true, couldAffectHca: false },
+      ['LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL'],
+    ],
     ['liquid valve, exposed', { regulation: 'CFR_195', type: 'VALVE', atmosphericExposure: true }, ['LIQUID_VALVE_INSPECTION', 'LIQUID_ATMOSPHERIC_CORROSION']],
     ['liquid rectifier', { regulation: 'CFR_195', type: 'RECTIFIER' }, ['LIQUID_RECTIFIER_CHECK']],
     ['liquid segment outside an HCA', { regulation: 'CFR_195', inHca: false }, ['LIQUID_CP_SURVEY', 'LIQUID_ROW_PATROL']],
@@ -229,7 +249,9 @@ describe('§192.705(b) PATROL: the table by class location and crossing', () => 
     ['class 3: the day after', ['2025-03-01'], '2025-10-17', 'OVERDUE', '2025-10-16'],
   ]);
   table('PATROL', asset({ classLocation: 1 }), [['class 1: the same patrol 8 months on is OK (15 months)', ['2025-03-01'], '2025-11-01', 'OK', '2026-06-01']]);
-  table('PATROL', asset({ classLocation: 1, crossing: 'HIGHWAY' }), [['class 1 at a highway crossing: 7½ months', ['2025-03-01'], '2025-11-01', 'OVERDUE', '2025-10-16']]);
+  table('PATROL', asset({ classLocation: 1, crossing: 'HIGHWAY' }), [
+    ['class 1 at a highway crossing: 7½ months', ['2025-03-01'], '2025-11-01', 'OVERDUE', '2025-10-16'],
+  ]);
   table('PATROL', asset({ classLocation: 4 }), [['class 4: 4½ months end on 2025-07-16', ['2025-03-01'], '2025-07-16', 'DUE_SOON', '2025-07-16']]);
 
   it('class 3: twice each calendar year — one patrol in 2025 is a violation even with every gap within 7½ months', () => {
@@ -254,9 +276,13 @@ describe('§192.706 LEAK_SURVEY: 15 months and once a year; unodorized gas tight
     expect(timing.timesPerCalendarYear).toBe(times);
   });
 
-  table('LEAK_SURVEY', asset({ classLocation: 3, gasOdorized: false }), [['class 3 unodorized: 7½ months', ['2025-03-01'], '2025-10-17', 'OVERDUE', '2025-10-16']]);
+  table('LEAK_SURVEY', asset({ classLocation: 3, gasOdorized: false }), [
+    ['class 3 unodorized: 7½ months', ['2025-03-01'], '2025-10-17', 'OVERDUE', '2025-10-16'],
+  ]);
   table('LEAK_SURVEY', asset({ classLocation: 3, gasOdorized: true }), [['class 3 odorized: 15 months', ['2025-03-01'], '2025-10-17', 'OK', '2026-06-01']]);
-  table('LEAK_SURVEY', asset({ classLocation: 4, gasOdorized: false }), [['class 4 unodorized: 4½ months', ['2025-03-01'], '2025-07-17', 'OVERDUE', '2025-07-16']]);
+  table('LEAK_SURVEY', asset({ classLocation: 4, gasOdorized: false }), [
+    ['class 4 unodorized: 4½ months', ['2025-03-01'], '2025-07-17', 'OVERDUE', '2025-07-16'],
+  ]);
 });
 
 describe('§192.481(a) ATMOSPHERIC_CORROSION: onshore once every 3 calendar years, ≤ 39 months; offshore yearly, ≤ 15 months', () => {
@@ -267,7 +293,9 @@ describe('§192.481(a) ATMOSPHERIC_CORROSION: onshore once every 3 calendar year
     ['late-year inspection: the 3rd calendar year binds (2025-12-31, before 39 months = 2026-02-10)', ['2022-11-10'], '2025-12-31', 'DUE_SOON', '2025-12-31'],
     ['late-year inspection: Jan 1 is late', ['2022-11-10'], '2026-01-01', 'OVERDUE', '2025-12-31'],
   ]);
-  table('ATMOSPHERIC_CORROSION', asset({ type: 'VALVE', atmosphericExposure: true, offshore: true }), [['offshore: 15 months and once a year', ['2025-03-01'], '2026-05-01', 'OK', '2026-06-01']]);
+  table('ATMOSPHERIC_CORROSION', asset({ type: 'VALVE', atmosphericExposure: true, offshore: true }), [
+    ['offshore: 15 months and once a year', ['2025-03-01'], '2026-05-01', 'OK', '2026-06-01'],
+  ]);
 });
 
 describe('§195.452(j)(3) LIQUID_HCA_REASSESSMENT: five-year intervals, not to exceed 68 months', () => {
