@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: everything CI checks. Static checks first (types, generated code, supergraph, schema changes
-# against the published baseline and real client operations), then the
+# against the published baseline and real client operations, the API reference, lint), then the
 # jest suites against real servers, then the MCP companion's pytest suite against the real stack.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,8 @@ step "typecheck" && npm run --silent typecheck || exit 1
 step "codegen:check" && npm run --silent codegen:check || exit 1
 step "compose:check" && npm run --silent compose:check || exit 1
 step "schema:check" && npm run --silent schema:check || exit 1
+step "docs:check" && npm run --silent docs:check || exit 1
+step "lint (eslint: TypeScript layering and the SDL; prettier)" && npm run --silent lint || exit 1
 
 step "jest"
 # --forceExit: a test that fails part-way can leave a client open; a failing run must still end (CI has a time limit).
