@@ -1,4 +1,5 @@
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
+import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Tenant A's data, attacked from tenant B through every read path. */
@@ -9,7 +10,8 @@ let assetOfA: string;
 const password = 'a long enough password';
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  // Redis carries the domain events analytics and compliance build their results from.
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
   a = await stack.tenantWithKey({ name: 'A' });
   b = await stack.tenantWithKey({ name: 'B' });
   assetOfA = (await createAsset(stack.gatewayUrl, a.apiKey, { type: 'PIPELINE', name: 'Secret line of A' })).id;
@@ -122,5 +124,96 @@ describe('X-Tenant-ID tampering', () => {
     const intrusion = await me(a.tenantId);
     expect(intrusion.status).toBe(403);
     expect(intrusion.body.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+  });
+});
+
+describe('analytics and compliance results of A, attacked from B', () => {
+  let segmentOfA: string;
+  let anomalyOfA: string;
+
+  beforeAll(async () => {
+    segmentOfA = (
+      await createAsset(stack.gatewayUrl, a.apiKey, {
+        type: 'SEGMENT',
+        name: 'HCA segment of A',
+        status: 'ACTIVE',
+        product: 'NATURAL_GAS',
+        regulation: 'CFR_192',
+        outsideDiameterMm: 508,
+        wallThicknessMm: 7.9,
+        smysMpa: 359,
+        maopKpa: 6200,
+        classLocation: 3,
+        inHca: true,
+      })
+    ).id;
+    const rec = await graphql<{ recordMeasurements: { ids: string[] } }>(
+      stack.gatewayUrl,
+      `mutation { recordMeasurements(input: [{ idempotencyKey: "a-deep", assetId: "${segmentOfA}", type: ILI_ANOMALY, observedAt: "2026-03-02T00:00:00Z",
+        source: ILI, runId: "a-run", featureType: METAL_LOSS, odometerM: 10, clockDeg: 90, depthPctWt: 85, lengthMm: 60 }]) { ids } }`,
+      { apiKey: a.apiKey },
+    );
+    anomalyOfA = rec.body.data!.recordMeasurements.ids[0]!;
+    // A sees its own results first, so B seeing nothing means isolation, not lag.
+    const own = await until(
+      () => graphql<{ riskRegister: { totalCount: number } }>(stack.gatewayUrl, '{ riskRegister { totalCount } }', { apiKey: a.apiKey }),
+      (r) => (r.body.data?.riskRegister.totalCount ?? 0) >= 1,
+      20_000,
+    );
+    expect(own.body.data?.riskRegister.totalCount).toBeGreaterThanOrEqual(1);
+    const status = await until(
+      () => graphql<{ complianceStatus: { totalCount: number } }>(stack.gatewayUrl, '{ complianceStatus { totalCount } }', { apiKey: a.apiKey }),
+      (r) => (r.body.data?.complianceStatus.totalCount ?? 0) > 0,
+      20_000,
+    );
+    expect(status.body.data?.complianceStatus.totalCount).toBeGreaterThan(0);
+  });
+
+  it('through the gateway: B’s register, status and summary hold none of it', async () => {
+    const res = await graphql<Record<string, unknown>>(
+      stack.gatewayUrl,
+      `{ riskRegister { totalCount } complianceStatus { totalCount } measurement(id: "${anomalyOfA}") { id }
+         pipelineSummary { anomaliesByResponseCategory { count } segmentsByRiskBand { count } complianceByState { count } maxErf } }`,
+      { apiKey: b.apiKey },
+    );
+    expect(res.body.errors).toBeUndefined();
+    const data = res.body.data as { pipelineSummary: Record<string, { count: number }[] | null> } & Record<string, unknown>;
+    expect({ ...data, pipelineSummary: undefined }).toEqual({
+      riskRegister: { totalCount: 0 },
+      complianceStatus: { totalCount: 0 },
+      measurement: null,
+      pipelineSummary: undefined,
+    });
+    // The summary lists every category and band; each count is B's own, so zero.
+    const { maxErf, ...counts } = data.pipelineSummary;
+    expect(maxErf).toBeNull();
+    expect(Object.values(counts).flatMap((rows) => (rows ?? []).map((r) => r.count))).toEqual(expect.arrayContaining([0]));
+    expect(Object.values(counts).every((rows) => (rows ?? []).every((r) => r.count === 0))).toBe(true);
+  });
+
+  it('straight to the subgraphs: A’s segment and anomaly resolve to nothing for B', async () => {
+    const entities = async (subgraph: 'analytics' | 'compliance', representations: object[], selection: string) => {
+      const token = mintInternalToken(
+        { subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' },
+        subgraph,
+        stack.internalKeys.privateKeyPem,
+      );
+      const res = await fetch(stack.subgraphs[subgraph].url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
+        body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ${selection} } }`, variables: { r: representations } }),
+      });
+      return (await res.json()) as { data?: { _entities: unknown[] } };
+    };
+    expect(
+      (await entities('analytics', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { anomalyAssessments { totalCount } risk { score } }')).data
+        ?._entities,
+    ).toEqual([{ anomalyAssessments: { totalCount: 0 }, risk: null }]);
+    expect(
+      (await entities('analytics', [{ __typename: 'Measurement', id: anomalyOfA }], '... on Measurement { assessment { responseCategory } }')).data?._entities,
+    ).toEqual([{ assessment: null }]);
+    expect(
+      (await entities('compliance', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { compliance { obligations { obligation } } }')).data?._entities,
+    ).toEqual([{ compliance: { obligations: [] } }]);
   });
 });
