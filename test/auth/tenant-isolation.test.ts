@@ -26,6 +26,21 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+/** `_entities` sent straight to a subgraph with a genuine identity token for tenant B (admin:*). */
+const entitiesAsB = async (subgraph: 'assets' | 'measurements' | 'analytics' | 'compliance', representations: object[], selection: string) => {
+  const token = mintInternalToken(
+    { subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' },
+    subgraph,
+    stack.internalKeys.privateKeyPem,
+  );
+  const res = await fetch(stack.subgraphs[subgraph].url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
+    body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ${selection} } }`, variables: { r: representations } }),
+  });
+  return (await res.json()) as { data?: { _entities: unknown[] }; errors?: { extensions?: { code?: string } }[] };
+};
+
 it('lists: B sees none of A’s assets', async () => {
   const res = await graphql<{ assets: { totalCount: number; edges: unknown[] } }>(stack.gatewayUrl, '{ assets { totalCount edges { node { id } } } }', {
     apiKey: b.apiKey,
@@ -65,32 +80,18 @@ it('summaries: B’s counts exclude A’s data', async () => {
 });
 
 describe('_entities sent straight to a subgraph with a genuine identity for tenant B', () => {
-  const entities = async (subgraph: 'assets' | 'measurements', representations: object[], selection: string) => {
-    const token = mintInternalToken(
-      { subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' },
-      subgraph,
-      stack.internalKeys.privateKeyPem,
-    );
-    const res = await fetch(stack.subgraphs[subgraph].url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
-      body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ${selection} } }`, variables: { r: representations } }),
-    });
-    return (await res.json()) as { data?: { _entities: unknown[] }; errors?: { extensions?: { code?: string } }[] };
-  };
-
   it('does not resolve A’s asset', async () => {
-    const body = await entities('assets', [{ __typename: 'Asset', id: assetOfA }], '... on Asset { id name }');
+    const body = await entitiesAsB('assets', [{ __typename: 'Asset', id: assetOfA }], '... on Asset { id name }');
     expect(body.data?._entities).toEqual([null]);
   });
 
   it('does not return A’s measurements through the Asset entity', async () => {
-    const body = await entities('measurements', [{ __typename: 'Asset', id: assetOfA }], '... on Asset { measurements { totalCount } }');
+    const body = await entitiesAsB('measurements', [{ __typename: 'Asset', id: assetOfA }], '... on Asset { measurements { totalCount } }');
     expect(body.data?._entities).toEqual([{ measurements: { totalCount: 0 } }]);
   });
 
   it('refuses A’s pipeline summary', async () => {
-    const body = await entities('assets', [{ __typename: 'PipelineSummary', tenantId: a.tenantId }], '... on PipelineSummary { totalAssets }');
+    const body = await entitiesAsB('assets', [{ __typename: 'PipelineSummary', tenantId: a.tenantId }], '... on PipelineSummary { totalAssets }');
     expect(body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(JSON.stringify(body.data ?? null)).not.toContain('totalAssets');
   });
@@ -192,28 +193,17 @@ describe('analytics and compliance results of A, attacked from B', () => {
   });
 
   it('straight to the subgraphs: A’s segment and anomaly resolve to nothing for B', async () => {
-    const entities = async (subgraph: 'analytics' | 'compliance', representations: object[], selection: string) => {
-      const token = mintInternalToken(
-        { subject: 'b-user', kind: 'api_key', tenantId: b.tenantId, scopes: ['admin:*'], requestId: 'r' },
-        subgraph,
-        stack.internalKeys.privateKeyPem,
-      );
-      const res = await fetch(stack.subgraphs[subgraph].url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
-        body: JSON.stringify({ query: `query($r: [_Any!]!) { _entities(representations: $r) { ${selection} } }`, variables: { r: representations } }),
-      });
-      return (await res.json()) as { data?: { _entities: unknown[] } };
-    };
     expect(
-      (await entities('analytics', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { anomalyAssessments { totalCount } risk { score } }')).data
+      (await entitiesAsB('analytics', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { anomalyAssessments { totalCount } risk { score } }')).data
         ?._entities,
     ).toEqual([{ anomalyAssessments: { totalCount: 0 }, risk: null }]);
     expect(
-      (await entities('analytics', [{ __typename: 'Measurement', id: anomalyOfA }], '... on Measurement { assessment { responseCategory } }')).data?._entities,
+      (await entitiesAsB('analytics', [{ __typename: 'Measurement', id: anomalyOfA }], '... on Measurement { assessment { responseCategory } }')).data
+        ?._entities,
     ).toEqual([{ assessment: null }]);
     expect(
-      (await entities('compliance', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { compliance { obligations { obligation } } }')).data?._entities,
+      (await entitiesAsB('compliance', [{ __typename: 'Asset', id: segmentOfA }], '... on Asset { compliance { obligations { obligation } } }')).data
+        ?._entities,
     ).toEqual([{ compliance: { obligations: [] } }]);
   });
 });

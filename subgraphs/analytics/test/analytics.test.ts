@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { createLogger } from '@linepack/lib/logger';
-import { eventStream } from '@linepack/lib/events/outbox';
+import { publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import { until } from '@linepack/lib/testing/until';
 import { subgraph } from '../src';
@@ -27,20 +27,8 @@ afterAll(async () => {
 
 const me = () => harness.identity(['analytics:read'], tenantId);
 const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
-  redis.xadd(
-    eventStream(harness.dbPrefix, producer),
-    '*',
-    'id',
-    randomUUID(),
-    'type',
-    type,
-    'tenantId',
-    tenant,
-    'occurredAt',
-    new Date().toISOString(),
-    'data',
-    JSON.stringify(data),
-  );
+  publishEvent(redis, harness.dbPrefix, producer, type, tenant, data);
+
 /** A 20-inch gas segment: 508 mm × 7.9 mm, X52 (SMYS 359 MPa), MAOP 6,200 kPa. */
 const gasSegment = {
   type: 'SEGMENT',
