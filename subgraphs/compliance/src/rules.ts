@@ -24,6 +24,8 @@ export interface ApplicableObligation {
   rule: string;
   evidenceTypes: readonly string[];
   evidenceFromAncestors: boolean;
+  /** Readings at the pipe's CP test points count (CP surveys). */
+  evidenceFromTestPoints: boolean;
   evaluate(completions: readonly Date[], asOf: Date, dueSoonDays: number): ObligationEvaluation;
 }
 
@@ -41,6 +43,7 @@ export function obligationCatalogue(regulation: RegulationCode | null) {
     appliesTo: o.appliesTo,
     evidenceTypes: [...o.evidenceTypes],
     evidenceFromAncestors: o.evidenceFromAncestors,
+    evidenceFromTestPoints: o.evidenceFromTestPoints === true,
   }));
 }
 
@@ -68,6 +71,7 @@ export function obligationsFor(lineage: readonly AssetProjection[]): ApplicableO
     rule: o.timing.words,
     evidenceTypes: o.evidenceTypes,
     evidenceFromAncestors: o.evidenceFromAncestors,
+    evidenceFromTestPoints: o.evidenceFromTestPoints === true,
     evaluate: (completions, asOf, dueSoonDays) => {
       const e = o.evaluate(completions, asOf, dueSoonDays);
       return {

@@ -44,19 +44,35 @@ export class StatusComputer {
     return chain;
   }
 
-  /** Evidence that counts for each obligation of the asset: its own, and its ancestors' where the rule allows. */
+  /** The CP test points attached to these assets (their readings are the pipe's CP survey). */
+  private async testPointsOf(tenantId: string, assetIds: readonly string[]): Promise<Set<string>> {
+    const points = await this.assets.find({ tenantId, type: 'CP_TEST_POINT', parentId: { $in: [...assetIds] } }, { projection: { _id: 1 } }).toArray();
+    return new Set(points.map((p) => p._id));
+  }
+
+  /**
+   * Evidence that counts for each obligation of the asset: its own, its ancestors' where the rule allows,
+   * and the readings at its (or its ancestors') CP test points for CP surveys.
+   */
   private async evaluateLineage(lineage: AssetProjection[], asOf: Date, dueSoonDays: number): Promise<ObligationStatus[]> {
     const [asset] = lineage;
     if (!asset) return [];
     const obligations = obligationsFor(lineage);
     if (obligations.length === 0) return [];
+    const lineageIds = lineage.map((a) => a._id);
+    const testPoints = obligations.some((o) => o.evidenceFromTestPoints) ? await this.testPointsOf(asset.tenantId, lineageIds) : new Set<string>();
     const types = [...new Set(obligations.flatMap((o) => o.evidenceTypes))];
     const records = await this.evidence
-      .find({ tenantId: asset.tenantId, assetId: { $in: lineage.map((a) => a._id) }, type: { $in: types }, observedAt: { $lte: asOf } })
+      .find({ tenantId: asset.tenantId, assetId: { $in: [...lineageIds, ...testPoints] }, type: { $in: types }, observedAt: { $lte: asOf } })
       .sort({ observedAt: -1 })
       .toArray();
+    const ancestorIds = new Set(lineageIds.slice(1));
     return obligations.map((obligation) => {
-      const counted = records.filter((r) => obligation.evidenceTypes.includes(r.type) && (r.assetId === asset._id || obligation.evidenceFromAncestors));
+      const counts = (assetId: string) =>
+        assetId === asset._id ||
+        (obligation.evidenceFromAncestors && ancestorIds.has(assetId)) ||
+        (obligation.evidenceFromTestPoints && testPoints.has(assetId));
+      const counted = records.filter((r) => obligation.evidenceTypes.includes(r.type) && counts(r.assetId));
       const evaluation = obligation.evaluate(
         counted.map((r) => r.observedAt),
         asOf,
@@ -72,10 +88,15 @@ export class StatusComputer {
     return { asOf, state: worstState(obligations.map((o) => o.state)), obligations };
   }
 
-  /** Re-evaluates the rows of these assets and of their descendants (evidence on a pipeline counts for its segments). */
+  /**
+   * Re-evaluates the rows of these assets and of their descendants (evidence on a pipeline counts for its
+   * segments); a reading at a CP test point re-evaluates the pipe the test point belongs to.
+   */
   async refresh(tenantId: string, assetIds: readonly string[], now = new Date()): Promise<void> {
-    const all = new Set(assetIds);
-    let frontier = [...assetIds];
+    const testPoints = await this.assets.find({ tenantId, _id: { $in: [...assetIds] }, type: 'CP_TEST_POINT' }, { projection: { parentId: 1 } }).toArray();
+    const start = [...assetIds, ...testPoints.flatMap((p) => (p.parentId ? [p.parentId] : []))];
+    const all = new Set(start);
+    let frontier = [...all];
     for (let depth = 0; frontier.length > 0 && depth < MAX_HIERARCHY_DEPTH; depth++) {
       const children = await this.assets.find({ tenantId, parentId: { $in: frontier } }, { projection: { _id: 1 } }).toArray();
       frontier = children.map((c) => c._id).filter((id) => !all.has(id));

@@ -95,6 +95,38 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   });
 });
 
+it("counts pipe-to-soil readings at the pipe's CP test points as its CP survey, and for its segments", async () => {
+  const line = randomUUID();
+  const segment = randomUUID();
+  const testPoint = randomUUID();
+  await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 1 });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line });
+  await upsertAsset(testPoint, { type: 'CP_TEST_POINT', parentId: line });
+  const reading = await record(testPoint, 'CP_PIPE_TO_SOIL', '2026-02-10T00:00:00.000Z');
+  const cpSurvey = async (assetId: string) =>
+    (await compliance(assetId, '2026-06-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'CP_SURVEY');
+  // §192.465(a): at least once each calendar year, intervals not exceeding 15 months → due 2027-05-10.
+  const onLine = await until(
+    () => cpSurvey(line),
+    (o) => o?.lastCompletedAt != null,
+  );
+  expect(onLine).toMatchObject({ state: 'OK', lastCompletedAt: '2026-02-10T00:00:00.000Z', dueAt: '2027-05-10T00:00:00.000Z', evidence: [{ id: reading }] });
+  expect(await cpSurvey(segment)).toMatchObject({ state: 'OK', lastCompletedAt: '2026-02-10T00:00:00.000Z' });
+  // The materialised rows (complianceStatus) moved too: the reading re-evaluated the pipe, not only the test point.
+  const rows = await until(
+    () =>
+      harness.request(`{ complianceStatus(filter: { obligation: CP_SURVEY, assetId: "${line}" }) { edges { node { state lastCompletedAt } } } }`, {
+        identity: me(),
+      }),
+    (r) => r.data?.['complianceStatus'].edges[0]?.node.lastCompletedAt != null,
+  );
+  expect(rows.data?.['complianceStatus'].edges).toEqual([{ node: { state: expect.any(String), lastCompletedAt: '2026-02-10T00:00:00.000Z' } }]);
+  // A valve inspection is not a CP reading: the test point does not complete other obligations.
+  expect(
+    (await compliance(line, '2026-06-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'PATROL').lastCompletedAt,
+  ).toBeNull();
+});
+
 it("shows another tenant nothing of this tenant's compliance", async () => {
   const valve = randomUUID();
   await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });

@@ -125,7 +125,12 @@ export interface ObligationDefinition {
   evidenceTypes: readonly EvidenceType[];
   /** True when evidence recorded on an ancestor asset (e.g. a patrol of the whole pipeline) counts for this asset. */
   evidenceFromAncestors: boolean;
-  /** Why evidenceFromAncestors is what it is. */
+  /**
+   * True when readings taken at the pipe's cathodic protection test points (CP_TEST_POINT children of the
+   * asset or, with evidenceFromAncestors, of its ancestors) count: that is where a CP survey measures.
+   */
+  evidenceFromTestPoints?: boolean;
+  /** Why evidenceFromAncestors (and evidenceFromTestPoints) is what it is. */
   evidenceScope: string;
   /** The pure applicability predicate (status and regulation are checked by `appliesToAsset` first). */
   applies(asset: AssetAttributes): boolean;
@@ -286,7 +291,9 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
       'gas PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried regulated steel must be protected, §192.455/§192.457)',
     evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
     evidenceFromAncestors: true,
-    evidenceScope: 'a CP survey of the pipeline covers its segments',
+    evidenceFromTestPoints: true,
+    evidenceScope:
+      "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
     applies: (a) => isPipe(a) && a.cathodicallyProtected !== false,
   },
   {
@@ -412,7 +419,9 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
       'liquid PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried or submerged pipe must be protected, §195.563)',
     evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
     evidenceFromAncestors: true,
-    evidenceScope: 'a CP survey of the pipeline covers its segments',
+    evidenceFromTestPoints: true,
+    evidenceScope:
+      "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
     applies: (a) => isPipe(a) && a.cathodicallyProtected !== false,
   },
   {

@@ -94,6 +94,8 @@ export type ComplianceObligation = {
   appliesTo: Scalars['String']['output'];
   /** True when evidence recorded on an ancestor asset (e.g. a patrol of the whole pipeline) counts for this asset. */
   evidenceFromAncestors: Scalars['Boolean']['output'];
+  /** True when readings taken at the pipe's CP test points (CP_TEST_POINT assets whose parent is the pipe or, with `evidenceFromAncestors`, one of its ancestors) count: where a cathodic protection survey measures. */
+  evidenceFromTestPoints: Scalars['Boolean']['output'];
   /** The measurement and inspection record types that count as completing it. */
   evidenceTypes: Array<Scalars['String']['output']>;
   /** The timing rule in the regulation's words, e.g. at intervals not exceeding 15 months, but at least once each calendar year. */
@@ -466,6 +468,7 @@ export type ComplianceEvidenceResolvers<ContextType = SubgraphContext, ParentTyp
 export type ComplianceObligationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ComplianceObligation'] = ResolversParentTypes['ComplianceObligation']> = ResolversObject<{
   appliesTo?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   evidenceFromAncestors?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  evidenceFromTestPoints?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   evidenceTypes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   interval?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   maxIntervalDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
