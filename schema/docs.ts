@@ -68,7 +68,10 @@ function supergraphFacts(supergraphSdl: string): { fields: Map<string, FieldFact
   };
   for (const def of doc.definitions) {
     if (def.kind !== Kind.OBJECT_TYPE_DEFINITION && def.kind !== Kind.INTERFACE_TYPE_DEFINITION) continue;
-    const typeGraphs = (def.directives ?? []).filter((d) => d.name.value === 'join__type').map(graphName).filter((g): g is string => g != null);
+    const typeGraphs = (def.directives ?? [])
+      .filter((d) => d.name.value === 'join__type')
+      .map(graphName)
+      .filter((g): g is string => g != null);
     types.set(def.name.value, typeGraphs);
     const typeScopes = scopesOf(def.directives);
     for (const f of def.fields ?? []) {
@@ -93,7 +96,9 @@ function contacts(): Map<string, string> {
 function typeRef(type: GraphQLType): string {
   const named = getNamedType(type);
   const text = escape(String(type));
-  return isSpecifiedScalarType(named) ? `<code>${text}</code>` : `<code>${text.replace(escape(named.name), `<a href="#${named.name}">${named.name}</a>`)}</code>`;
+  return isSpecifiedScalarType(named)
+    ? `<code>${text}</code>`
+    : `<code>${text.replace(escape(named.name), `<a href="#${named.name}">${named.name}</a>`)}</code>`;
 }
 
 function deprecation(reason: string | null | undefined): string {
@@ -127,9 +132,20 @@ function fieldRows(type: GraphQLNamedType, fields: readonly GraphQLField<unknown
 }
 
 function typeSection(type: GraphQLNamedType, facts: ReturnType<typeof supergraphFacts>, teams: Map<string, string>): string {
-  const kind = isObjectType(type) ? 'type' : isInputObjectType(type) ? 'input' : isEnumType(type) ? 'enum' : isInterfaceType(type) ? 'interface' : isUnionType(type) ? 'union' : 'scalar';
+  const kind = isObjectType(type)
+    ? 'type'
+    : isInputObjectType(type)
+      ? 'input'
+      : isEnumType(type)
+        ? 'enum'
+        : isInterfaceType(type)
+          ? 'interface'
+          : isUnionType(type)
+            ? 'union'
+            : 'scalar';
   const graphs = facts.types.get(type.name) ?? [];
-  const owners = graphs.length > 0 ? `<p class="muted">Subgraphs: ${graphs.map((g) => `${g}${teams.has(g) ? ` (${escape(teams.get(g)!)})` : ''}`).join(', ')}</p>` : '';
+  const owners =
+    graphs.length > 0 ? `<p class="muted">Subgraphs: ${graphs.map((g) => `${g}${teams.has(g) ? ` (${escape(teams.get(g)!)})` : ''}`).join(', ')}</p>` : '';
   let body = '';
   if (isObjectType(type) || isInterfaceType(type)) {
     body = `<table><thead><tr><th>Field</th><th>Type</th><th>Description</th><th>Requires</th><th>Resolved by</th></tr></thead><tbody>
@@ -166,9 +182,7 @@ export function renderReference(schema: GraphQLSchema, supergraphSdl: string): s
     ['Enums', rest.filter(isEnumType)],
     ['Scalars', rest.filter(isScalarType)],
   ];
-  const nav = groups
-    .map(([title, types]) => `<h4>${title}</h4><ul>${types.map((t) => `<li><a href="#${t.name}">${t.name}</a></li>`).join('')}</ul>`)
-    .join('');
+  const nav = groups.map(([title, types]) => `<h4>${title}</h4><ul>${types.map((t) => `<li><a href="#${t.name}">${t.name}</a></li>`).join('')}</ul>`).join('');
   const deprecated = named.flatMap((t) =>
     isObjectType(t) || isInterfaceType(t) || isInputObjectType(t)
       ? Object.values(t.getFields())
@@ -181,7 +195,9 @@ export function renderReference(schema: GraphQLSchema, supergraphSdl: string): s
             .map((v) => `<li><a href="#${t.name}">${t.name}.${v.name}</a>: ${inline(v.deprecationReason!)}</li>`)
         : [],
   );
-  const scopeRows = scopes.map((s) => `<tr><td><code class="scope">${escape(s.name)}</code></td><td>${escape(s.description)}</td><td>${s.subgraph}</td></tr>`).join('');
+  const scopeRows = scopes
+    .map((s) => `<tr><td><code class="scope">${escape(s.name)}</code></td><td>${escape(s.description)}</td><td>${s.subgraph}</td></tr>`)
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Linepack API reference</title>

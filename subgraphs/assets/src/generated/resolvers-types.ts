@@ -24,6 +24,8 @@ export type Scalars = {
   /**
    * A GeoJSON geometry (RFC 7946) in WGS 84 longitude/latitude order:
    * a Point for a component, a LineString for a pipeline or segment route.
+   * Only Point and LineString (at least two positions) are accepted; a position is [longitude, latitude]
+   * or [longitude, latitude, elevation], longitude within ±180 and latitude within ±90.
    */
   GeoJSON: { input: GeoJsonGeometry; output: GeoJsonGeometry; }
   _FieldSet: { input: string; output: string; }
@@ -38,131 +40,206 @@ export type Asset = {
   __typename?: 'Asset';
   /** Whether the pipe is exposed to the atmosphere onshore (§192.481, §195.583 atmospheric corrosion inspections). Null: not recorded. */
   atmosphericExposure: Maybe<Scalars['Boolean']['output']>;
-  /** Station (chainage) where the asset begins, metres along its pipeline. */
+  /** Station (chainage) where the asset begins, metres along its pipeline (at least 0); null when not recorded. */
   beginStationM: Maybe<Scalars['Float']['output']>;
   /**
    * Whether the asset is under cathodic protection (§192.463, §195.571). Null: not recorded; compliance
-   * then treats steel pipe as protected, since the rules require it.
+   * then uses the nearest ancestor's value and, without one, treats the pipe as protected, since the
+   * rules require it.
    */
   cathodicallyProtected: Maybe<Scalars['Boolean']['output']>;
-  /** Class location 1–4 (49 CFR 192.5). */
+  /** Class location 1–4 (49 CFR 192.5); null when not recorded (e.g. a pipeline spanning several classes). */
   classLocation: Maybe<Scalars['Int']['output']>;
   /**
    * Part 195: whether a release could affect a high consequence area (§195.452(a) covers such segments, not
    * only those in one). Null: not assessed, and `inHca` stands in for it.
    */
   couldAffectHca: Maybe<Scalars['Boolean']['output']>;
+  /** When the asset was registered. */
   createdAt: Scalars['DateTime']['output'];
   /** A highway or railroad crossing on this asset, which tightens the patrol interval (§192.705(b)). Null: none. */
   crossing: Maybe<Crossing>;
-  /** Station (chainage) where the asset ends, metres along its pipeline. */
+  /** Station (chainage) where the asset ends, metres along its pipeline (not less than beginStationM); null when not recorded. */
   endStationM: Maybe<Scalars['Float']['output']>;
+  /** The asset's id (owned by the assets subgraph). */
   id: Scalars['ID']['output'];
-  /** Whether the asset lies in a high consequence area. */
+  /** Whether the asset lies in a high consequence area (false unless set). */
   inHca: Scalars['Boolean']['output'];
+  /** When the asset was installed; null when not recorded. */
   installedAt: Maybe<Scalars['DateTime']['output']>;
-  /** endStationM − beginStationM, when both are known. */
+  /** endStationM − beginStationM in metres, when both are known; null otherwise. */
   lengthM: Maybe<Scalars['Float']['output']>;
+  /** Where the asset is: a Point for a component, a LineString for a route; null when not recorded. */
   location: Maybe<Scalars['GeoJSON']['output']>;
-  /** Maximum allowable operating pressure. */
+  /** Maximum allowable operating pressure (MOP for liquid pipe), kPa (more than 0, at most 50,000); null when not recorded. */
   maopKpa: Maybe<Scalars['Float']['output']>;
+  /** Display name, 1–200 characters; names need not be unique. */
   name: Scalars['String']['output'];
+  /** Pipe outside diameter, mm (more than 0, at most 5000); null when not recorded. */
   outsideDiameterMm: Maybe<Scalars['Float']['output']>;
-  /** The asset this one belongs to (a segment's pipeline, a pipeline's system). */
+  /** The asset this one belongs to (a segment's pipeline, a pipeline's system); null for a top-level asset. */
   parent: Maybe<Asset>;
+  /** What the pipe carries; null when not recorded. */
   product: Maybe<Product>;
+  /**
+   * The federal regulation the asset is operated under. Null: not recorded; compliance then uses the
+   * nearest ancestor's.
+   */
   regulation: Maybe<Regulation>;
-  /** Specified minimum tensile strength of the pipe material (needed for the (SMYS + SMTS)/2 flow stress). */
+  /** Specified minimum tensile strength of the pipe material, MPa (100–1200, at least smysMpa; needed for the (SMYS + SMTS)/2 flow stress); null when not recorded. */
   smtsMpa: Maybe<Scalars['Float']['output']>;
-  /** Specified minimum yield strength of the pipe material. */
+  /** Specified minimum yield strength of the pipe material, MPa (100–1000); null when not recorded. */
   smysMpa: Maybe<Scalars['Float']['output']>;
+  /** Where the asset is in its lifecycle. */
   status: AssetStatus;
+  /** What kind of element the asset is; fixed when it is created. */
   type: AssetType;
+  /** When the asset was last changed (its creation time until then). */
   updatedAt: Scalars['DateTime']['output'];
-  /** Incremented on every update; send it back to updateAsset. */
+  /** 1 when created, incremented on every update; send it back to updateAsset. */
   version: Scalars['Int']['output'];
-  /** Nominal wall thickness. */
+  /** Nominal wall thickness, mm (more than 0, less than half the outside diameter); null when not recorded. */
   wallThicknessMm: Maybe<Scalars['Float']['output']>;
 };
 
+/** A page of assets. */
 export type AssetConnection = {
   __typename?: 'AssetConnection';
+  /** The assets of this page. */
   edges: Array<AssetEdge>;
+  /** Where this page ends. */
   pageInfo: PageInfo;
+  /** How many assets match the filter, over all pages. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One asset and its cursor. */
 export type AssetEdge = {
   __typename?: 'AssetEdge';
+  /** Pass as `after` to read the assets following this one. */
   cursor: Scalars['String']['output'];
+  /** The asset. */
   node: Asset;
 };
 
+/** Only assets matching every given condition. */
 export type AssetFilter = {
+  /** Only assets in (true) or outside (false) a high consequence area. */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** Case-insensitive substring of the name. */
   nameContains?: InputMaybe<Scalars['String']['input']>;
+  /** Only the direct children of this asset. */
   parentId?: InputMaybe<Scalars['ID']['input']>;
+  /** Only assets in this status. */
   status?: InputMaybe<AssetStatus>;
+  /** Only assets of this type. */
   type?: InputMaybe<AssetType>;
 };
 
 /** Lifecycle: PLANNED → ACTIVE ⇄ IDLE; any → ABANDONED, which is final. */
 export type AssetStatus =
+  /** Permanently removed from service (§192.727, §195.402(c)(10)); final, and it carries no obligations. */
   | 'ABANDONED'
+  /** In service: every applicable compliance obligation runs. Can become IDLE or ABANDONED. */
   | 'ACTIVE'
+  /** Temporarily out of service but not abandoned; the regulations know no idle status, so its obligations still run. Can become ACTIVE or ABANDONED. */
   | 'IDLE'
+  /** Not yet in service (designed or under construction); it carries no compliance obligations yet. Can become ACTIVE or ABANDONED. */
   | 'PLANNED';
 
+/**
+ * What kind of element an asset is. The type decides where it may sit in the hierarchy
+ * (system › pipeline › segment › component); it never changes.
+ */
 export type AssetType =
+  /** A cathodic protection test point, where pipe-to-soil potentials are read; its parent, if any, is a PIPELINE or SEGMENT. */
   | 'CP_TEST_POINT'
+  /** A fitting (tee, elbow, reducer, …); its parent, if any, is a PIPELINE, SEGMENT or STATION. */
   | 'FITTING'
+  /** A pig launcher or receiver, where in-line inspection and cleaning tools enter or leave the line; its parent, if any, is a PIPELINE, SEGMENT or STATION. */
   | 'LAUNCHER_RECEIVER'
+  /** A pipeline; its parent, if any, is a SYSTEM. */
   | 'PIPELINE'
+  /** A cathodic protection rectifier (impressed current source); its parent, if any, is a PIPELINE, SEGMENT or STATION. */
   | 'RECTIFIER'
+  /** A stretch of a pipeline between two stations, the unit ILI anomalies and risk are assessed on; its parent, if any, is a PIPELINE. */
   | 'SEGMENT'
+  /** A facility such as a compressor, pump or meter station; its parent, if any, is a SYSTEM or PIPELINE. */
   | 'STATION'
+  /** A pipeline system: the top of the hierarchy, with no parent. */
   | 'SYSTEM'
+  /** A valve; its parent, if any, is a PIPELINE, SEGMENT or STATION. */
   | 'VALVE';
 
+/** How many assets are in one status. */
 export type CountByAssetStatus = {
   __typename?: 'CountByAssetStatus';
+  /** How many of the tenant's assets are in it. */
   count: Scalars['Int']['output'];
+  /** The status. */
   status: AssetStatus;
 };
 
+/** How many assets are of one type. */
 export type CountByAssetType = {
   __typename?: 'CountByAssetType';
+  /** How many of the tenant's assets are of it. */
   count: Scalars['Int']['output'];
+  /** The type. */
   type: AssetType;
 };
 
+/**
+ * A new asset. Besides each field's range: wallThicknessMm must be less than half of
+ * outsideDiameterMm, endStationM not less than beginStationM, and smtsMpa at least smysMpa.
+ */
 export type CreateAssetInput = {
   /** Whether the pipe is exposed to the atmosphere onshore. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Station where the asset begins, metres along its pipeline, at least 0. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Whether the asset is under cathodic protection. */
   cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Class location, 1–4 (49 CFR 192.5). */
   classLocation?: InputMaybe<Scalars['Int']['input']>;
   /** Part 195: whether a release could affect a high consequence area. */
   couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** A highway or railroad crossing on this asset. */
   crossing?: InputMaybe<Crossing>;
+  /** Station where the asset ends, metres along its pipeline, at least 0 and not less than beginStationM. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Whether the asset lies in a high consequence area (default false). */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
+  /** When the asset was installed. */
   installedAt?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Where the asset is: a GeoJSON Point or LineString. */
   location?: InputMaybe<Scalars['GeoJSON']['input']>;
+  /** Maximum allowable operating pressure (MOP for liquid pipe), more than 0 and at most 50,000 kPa. */
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
+  /** 1–200 characters (leading and trailing spaces are removed). */
   name: Scalars['String']['input'];
+  /** Pipe outside diameter, more than 0 and at most 5000 mm. */
   outsideDiameterMm?: InputMaybe<Scalars['Float']['input']>;
+  /**
+   * The asset this one belongs to, in the caller's tenant; null for a top-level asset. Allowed parents:
+   * PIPELINE under SYSTEM; SEGMENT under PIPELINE; STATION under SYSTEM or PIPELINE; CP_TEST_POINT under
+   * PIPELINE or SEGMENT; VALVE, FITTING, LAUNCHER_RECEIVER and RECTIFIER under PIPELINE, SEGMENT or STATION.
+   * A SYSTEM has no parent.
+   */
   parentId?: InputMaybe<Scalars['ID']['input']>;
+  /** What the pipe carries. */
   product?: InputMaybe<Product>;
+  /** The federal regulation the asset is operated under. */
   regulation?: InputMaybe<Regulation>;
   /** Specified minimum tensile strength, 100–1200 MPa, at least smysMpa. */
   smtsMpa?: InputMaybe<Scalars['Float']['input']>;
+  /** Specified minimum yield strength, 100–1000 MPa. */
   smysMpa?: InputMaybe<Scalars['Float']['input']>;
+  /** The initial status (default PLANNED). */
   status?: InputMaybe<AssetStatus>;
+  /** What kind of element it is; cannot be changed later. */
   type: AssetType;
+  /** Nominal wall thickness, mm: more than 0 and less than half of outsideDiameterMm. */
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
 };
 
@@ -175,7 +252,10 @@ export type Crossing =
 
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Register an asset. New assets start PLANNED unless a status is given. */
+  /**
+   * Register an asset in the caller's tenant. New assets start PLANNED unless a status is given.
+   * Invalid input fails with BAD_USER_INPUT naming each bad field.
+   */
   createAsset: Asset;
   /** Take an asset out of service for good: its status becomes ABANDONED, which is final. */
   decommissionAsset: Asset;
@@ -216,27 +296,38 @@ export type PageInfo = {
 /** One tenant's pipeline at a glance; each subgraph contributes the fields it owns. */
 export type PipelineSummary = {
   __typename?: 'PipelineSummary';
+  /** Assets per status, in status-name order; only statuses with at least one asset are listed. */
   assetsByStatus: Array<CountByAssetStatus>;
+  /** Assets per type, in type-name order; only types with at least one asset are listed. */
   assetsByType: Array<CountByAssetType>;
+  /** The tenant summarised. */
   tenantId: Scalars['ID']['output'];
+  /** How many assets the tenant has, of every type and status (ABANDONED included). */
   totalAssets: Scalars['Int']['output'];
-  /** Sum of lengthM over PIPELINE assets. */
+  /** Sum of lengthM over PIPELINE assets of any status whose stations are both known, metres (0 when none). */
   totalPipelineLengthM: Scalars['Float']['output'];
 };
 
+/** What a pipe carries. */
 export type Product =
+  /** Carbon dioxide. */
   | 'CO2'
+  /** Crude oil. */
   | 'CRUDE_OIL'
+  /** Hydrogen gas. */
   | 'HYDROGEN'
+  /** Natural gas. */
   | 'NATURAL_GAS'
+  /** Natural gas liquids (ethane, propane, butanes and heavier). */
   | 'NGL'
+  /** Refined petroleum products such as gasoline, diesel and jet fuel. */
   | 'REFINED_PRODUCTS';
 
 export type Query = {
   __typename?: 'Query';
   /** One asset of the caller's tenant; null when no such asset exists in that tenant. */
   asset: Maybe<Asset>;
-  /** Assets of the caller's tenant, ordered by name then id, cursor-paginated. */
+  /** Assets of the caller's tenant, ordered by name (case-insensitive) then id, cursor-paginated. */
   assets: AssetConnection;
   /**
    * Summary of the caller's tenant: each subgraph contributes its part, and each part needs that
@@ -264,32 +355,54 @@ export type Regulation =
   /** 49 CFR Part 195: transportation of hazardous liquids (and carbon dioxide) by pipeline */
   | 'CFR_195';
 
-/** Fields to change; omitted fields keep their value. */
+/**
+ * Fields to change; omitted fields keep their value, and null clears a field where the asset allows
+ * null (name, status and inHca cannot be null). The ranges and cross-field rules of CreateAssetInput
+ * apply to the asset as it would be stored.
+ */
 export type UpdateAssetInput = {
   /** Whether the pipe is exposed to the atmosphere onshore; null clears it. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Station where the asset begins, metres, at least 0; null clears it. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Whether the asset is under cathodic protection; null clears it. */
   cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Class location, 1–4 (49 CFR 192.5); null clears it. */
   classLocation?: InputMaybe<Scalars['Int']['input']>;
   /** Part 195: whether a release could affect a high consequence area; null clears it. */
   couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** A highway or railroad crossing on this asset; null clears it. */
   crossing?: InputMaybe<Crossing>;
+  /** Station where the asset ends, metres, at least 0 and not less than beginStationM; null clears it. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Whether the asset lies in a high consequence area; cannot be null. */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
+  /** When the asset was installed; null clears it. */
   installedAt?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Where the asset is: a GeoJSON Point or LineString; null clears it. */
   location?: InputMaybe<Scalars['GeoJSON']['input']>;
+  /** Maximum allowable operating pressure (MOP for liquid pipe), more than 0 and at most 50,000 kPa; null clears it. */
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
+  /** 1–200 characters (leading and trailing spaces are removed); cannot be null. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** Pipe outside diameter, more than 0 and at most 5000 mm; null clears it. */
   outsideDiameterMm?: InputMaybe<Scalars['Float']['input']>;
+  /** Move the asset under another one (same parent rules as CreateAssetInput.parentId); null makes it top-level. */
   parentId?: InputMaybe<Scalars['ID']['input']>;
+  /** What the pipe carries; null clears it. */
   product?: InputMaybe<Product>;
+  /** The federal regulation the asset is operated under; null clears it. */
   regulation?: InputMaybe<Regulation>;
   /** Specified minimum tensile strength, 100–1200 MPa, at least smysMpa; null clears it. */
   smtsMpa?: InputMaybe<Scalars['Float']['input']>;
+  /** Specified minimum yield strength, 100–1000 MPa; null clears it. */
   smysMpa?: InputMaybe<Scalars['Float']['input']>;
+  /**
+   * The new status; only PLANNED → ACTIVE, ACTIVE ⇄ IDLE and any → ABANDONED are allowed (ABANDONED is
+   * final); other changes fail with BAD_USER_INPUT. Cannot be null.
+   */
   status?: InputMaybe<AssetStatus>;
+  /** Nominal wall thickness, mm: more than 0 and less than half of outsideDiameterMm; null clears it. */
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
 };
 

@@ -23,49 +23,75 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** An API key of the caller's tenant: everything but its secret. */
 export type ApiKey = {
   __typename?: 'ApiKey';
+  /** When the key was created. */
   createdAt: Scalars['DateTime']['output'];
+  /** When the key stops working; null when it never expires. */
   expiresAt: Maybe<Scalars['DateTime']['output']>;
+  /** The key's id. */
   id: Scalars['ID']['output'];
+  /**
+   * When the auth service last verified the key (recorded at most once a minute, and gateways cache
+   * verifications, so it can lag actual use); null when never used.
+   */
   lastUsedAt: Maybe<Scalars['DateTime']['output']>;
+  /** A name for recognising the key, 1–100 characters. */
   name: Scalars['String']['output'];
-  /** The first characters of the key, for recognising it; never enough to use it. */
+  /** The first characters of the key (`lpk_` and 8 more), for recognising it; never enough to use it. */
   prefix: Scalars['String']['output'];
+  /** When the key was revoked; null while it is not. */
   revokedAt: Maybe<Scalars['DateTime']['output']>;
+  /** The scopes the key grants, canonical spelling, sorted. */
   scopes: Array<Scalars['String']['output']>;
+  /** The key's rate-limit tier. */
   tier: Tier;
 };
 
+/** A new API key for the caller's tenant. */
 export type CreateApiKeyInput = {
+  /** Days until the key expires, 1–3650; omitted or null: it never expires. */
   expiresInDays?: InputMaybe<Scalars['Int']['input']>;
+  /** A name for recognising the key, 1–100 characters (leading and trailing spaces are removed). */
   name: Scalars['String']['input'];
-  /** Canonical (assets:read) or alias (read:assets) spellings. */
+  /**
+   * At least one scope, in canonical (assets:read) or alias (read:assets) spelling; stored canonical.
+   * An unknown scope fails with BAD_USER_INPUT.
+   */
   scopes: Array<Scalars['String']['input']>;
+  /** The key's rate-limit tier (default FREE); may not exceed the tenant's plan. */
   tier?: InputMaybe<Tier>;
 };
 
+/** A newly created API key and its secret. */
 export type CreatedApiKey = {
   __typename?: 'CreatedApiKey';
+  /** The key as stored. */
   apiKey: ApiKey;
   /** The secret, shown once. Store it now; Linepack keeps only its hash. */
   secret: Scalars['String']['output'];
 };
 
+/** What kind of credential a request was made with. */
 export type CredentialKind =
+  /** An API key (server-to-server), bound to one tenant. */
   | 'API_KEY'
+  /** A signed-in user's access token. */
   | 'USER';
 
+/** The credential the current request was made with. */
 export type Me = {
   __typename?: 'Me';
-  /** Null for API keys. */
+  /** The user's email address; null for API keys. */
   email: Maybe<Scalars['String']['output']>;
   /** The user's id, or the API key's id. */
   id: Scalars['ID']['output'];
+  /** Whether the credential is an API key or a user's token. */
   kind: CredentialKind;
   /** Canonical scopes of the current credential in the current tenant. */
   scopes: Array<Scalars['String']['output']>;
-  /** The tenant this request acts in. */
+  /** The tenant this request acts in (for a user, the one chosen with X-Tenant-ID, else their first). */
   tenantId: Scalars['ID']['output'];
   /** Tenants the user belongs to (for an API key, its one tenant). */
   tenants: Array<TenantMembership>;
@@ -75,7 +101,11 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Create an API key in the caller's tenant. The secret is in the result once and never again. */
   createApiKey: CreatedApiKey;
-  /** Revoke an API key of the caller's tenant; it stops working at once. */
+  /**
+   * Revoke an API key of the caller's tenant. The auth service rejects it at once; a gateway that
+   * verified it recently may accept it for up to its credential cache lifetime (30 s by default).
+   * Revoking a revoked key changes nothing.
+   */
   revokeApiKey: ApiKey;
 };
 
@@ -91,12 +121,13 @@ export type MutationRevokeApiKeyArgs = {
 
 export type Query = {
   __typename?: 'Query';
-  /** API keys of the caller's tenant (secrets are never returned). */
+  /** API keys of the caller's tenant, oldest first, revoked and expired ones included (secrets are never returned). */
   apiKeys: Array<ApiKey>;
   /** Who the current credential is, in which tenant, with which scopes. */
   me: Me;
 };
 
+/** A user's role in a tenant, which decides the user's scopes there. */
 export type Role =
   /** Everything in the tenant, including key management (admin:*). */
   | 'ADMIN'
@@ -105,17 +136,24 @@ export type Role =
   /** Reads everything in the tenant. */
   | 'VIEWER';
 
+/** A tenant the credential may act in. */
 export type TenantMembership = {
   __typename?: 'TenantMembership';
+  /** The tenant's name. */
   name: Scalars['String']['output'];
-  /** Null for API keys. */
+  /** The user's role in this tenant; null for API keys. */
   role: Maybe<Role>;
+  /** The tenant's id (a UUID). */
   tenantId: Scalars['ID']['output'];
 };
 
+/** A rate-limit tier: how many requests a credential may make, counted per minute and per day. */
 export type Tier =
+  /** Not rate limited. */
   | 'ENTERPRISE'
+  /** 60 requests a minute and 1,000 a day. */
   | 'FREE'
+  /** 300 requests a minute and 10,000 a day. */
   | 'PRO';
 
 export type WithIndex<TObject> = TObject & Record<string, any>;

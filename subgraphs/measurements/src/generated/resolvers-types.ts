@@ -23,25 +23,37 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** The kind of feature an in-line inspection tool reported. */
 export type AnomalyFeatureType =
+  /** A crack or crack-like feature; needs a fracture-mechanics assessment, not Modified B31G. */
   | 'CRACK'
+  /** A local inward deformation of the pipe wall; not assessed with Modified B31G. */
   | 'DENT'
+  /** Mechanical damage that removed metal from the wall; assessed with Modified B31G like metal loss. */
   | 'GOUGE'
+  /** A lamination: a separation within the wall from manufacture; not assessed with Modified B31G. */
   | 'LAMINATION'
+  /** Wall loss, typically from corrosion; assessed with Modified B31G (depthPctWt is required). */
   | 'METAL_LOSS'
+  /** An anomaly in or at a weld; not assessed with Modified B31G. */
   | 'WELD_ANOMALY';
 
+/** Where in the pipe wall an ILI feature lies. */
 export type AnomalySurface =
+  /** On the outside surface of the pipe. */
   | 'EXTERNAL'
+  /** On the inside surface of the pipe. */
   | 'INTERNAL'
+  /** Within the wall, reaching neither surface. */
   | 'MID_WALL';
 
 export type Asset = {
   __typename?: 'Asset';
+  /** The asset's id (owned by the assets subgraph). */
   id: Scalars['ID']['output'];
-  /** The most recent measurement of this asset, optionally of one type. */
+  /** The most recent measurement of this asset (latest observedAt), optionally of one type; null when there is none. */
   latestMeasurement: Maybe<Measurement>;
-  /** Measurements of this asset, newest observation first. */
+  /** Measurements of this asset, newest observation first (ties by id). */
   measurements: MeasurementConnection;
 };
 
@@ -59,108 +71,185 @@ export type AssetMeasurementsArgs = {
   type?: InputMaybe<MeasurementType>;
 };
 
-/** An observation on an asset: a reading, an ILI anomaly, or an inspection record. */
+/**
+ * An observation on an asset: a reading, an ILI anomaly, or an inspection record. A stored measurement
+ * never changes.
+ */
 export type Measurement = {
   __typename?: 'Measurement';
+  /** The asset observed (resolved by the assets subgraph; its fields need assets:read). */
   asset: Asset;
   /** Orientation, degrees clockwise from top of pipe (0–360). */
   clockDeg: Maybe<Scalars['Float']['output']>;
   /** Depth as a percentage of wall thickness (0–100). */
   depthPctWt: Maybe<Scalars['Float']['output']>;
+  /** ILI anomalies: the kind of feature reported. */
   featureType: Maybe<AnomalyFeatureType>;
+  /** The measurement's id (owned by the measurements subgraph). */
   id: Scalars['ID']['output'];
   /** The client-supplied key this measurement was stored under. */
   idempotencyKey: Scalars['String']['output'];
-  /** Axial length. */
+  /** Axial length, mm. */
   lengthMm: Maybe<Scalars['Float']['output']>;
+  /** When the observation was made. */
   observedAt: Scalars['DateTime']['output'];
+  /** ILI anomalies: the tool's odometer distance to the feature, metres; used with clockDeg to match features between runs. */
   odometerM: Maybe<Scalars['Float']['output']>;
+  /** When Linepack stored the measurement. */
   recordedAt: Scalars['DateTime']['output'];
   /** ILI anomalies: the inspection run that reported it. */
   runId: Maybe<Scalars['String']['output']>;
+  /** Where the observation comes from. */
   source: MeasurementSource;
-  /** Station (chainage) of the observation, metres along the pipeline. */
+  /** Station (chainage) of the observation, metres along the pipeline; null when not recorded. */
   stationM: Maybe<Scalars['Float']['output']>;
+  /** ILI anomalies: which part of the wall the feature is in; null when not reported. */
   surface: Maybe<AnomalySurface>;
+  /** What was observed. */
   type: MeasurementType;
+  /** The unit of `value`; null when there is no value (an inspection record's value may also have none). */
   unit: Maybe<MeasurementUnit>;
+  /** The reading, in `unit` (see MeasurementType for each type's unit and range); null when none was given. */
   value: Maybe<Scalars['Float']['output']>;
-  /** Circumferential width. */
+  /** Circumferential width, mm. */
   widthMm: Maybe<Scalars['Float']['output']>;
 };
 
+/** A page of measurements. */
 export type MeasurementConnection = {
   __typename?: 'MeasurementConnection';
+  /** The measurements of this page. */
   edges: Array<MeasurementEdge>;
+  /** Where this page ends. */
   pageInfo: PageInfo;
+  /** How many measurements match the type and time range, over all pages. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** One measurement and its cursor. */
 export type MeasurementEdge = {
   __typename?: 'MeasurementEdge';
+  /** Pass as `after` to read the measurements following this one. */
   cursor: Scalars['String']['output'];
+  /** The measurement. */
   node: Measurement;
 };
 
+/**
+ * One observation to record. Readings (every type but ILI_ANOMALY and the inspection records) need a
+ * value, and a value needs the unit its type is measured in (see MeasurementType for units and ranges).
+ * The asset is not checked against the asset register.
+ */
 export type MeasurementInput = {
+  /** The asset observed, in the caller's tenant. */
   assetId: Scalars['ID']['input'];
+  /** Orientation, degrees clockwise from top of pipe, 0–360. */
   clockDeg?: InputMaybe<Scalars['Float']['input']>;
+  /** Depth as a percentage of wall thickness, 0–100; required for a METAL_LOSS anomaly. */
   depthPctWt?: InputMaybe<Scalars['Float']['input']>;
+  /** The kind of feature; required for ILI_ANOMALY. */
   featureType?: InputMaybe<AnomalyFeatureType>;
-  /** Client-supplied key, unique per tenant; sending the same key again stores nothing new. */
+  /** Client-supplied key, unique per tenant, 1–200 characters; sending the same key again stores nothing new, even when other fields differ. */
   idempotencyKey: Scalars['String']['input'];
+  /** Axial length, mm, more than 0. */
   lengthMm?: InputMaybe<Scalars['Float']['input']>;
+  /** When the observation was made: not more than 5 minutes in the future, and not before 1900. */
   observedAt: Scalars['DateTime']['input'];
+  /** The tool's odometer distance to the feature, metres, at least 0; an ILI_ANOMALY needs this or stationM. */
   odometerM?: InputMaybe<Scalars['Float']['input']>;
+  /** The inspection run that reported the anomaly, 1–100 characters; required for ILI_ANOMALY. */
   runId?: InputMaybe<Scalars['String']['input']>;
+  /** Where the observation comes from; ILI for an ILI_ANOMALY. */
   source: MeasurementSource;
+  /** Station (chainage) of the observation, metres along the pipeline, at least 0. */
   stationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Which part of the wall the feature is in. */
   surface?: InputMaybe<AnomalySurface>;
+  /** What was observed; decides which other fields are required. */
   type: MeasurementType;
+  /** The unit of `value`, required with a value for every type but the inspection records; an inspection record with a unit needs a value. */
   unit?: InputMaybe<MeasurementUnit>;
+  /** The reading in `unit`, within its type's range; required for readings, optional for ILI_ANOMALY and inspection records. */
   value?: InputMaybe<Scalars['Float']['input']>;
+  /** Circumferential width, mm, more than 0. */
   widthMm?: InputMaybe<Scalars['Float']['input']>;
 };
 
+/** Where a measurement comes from. */
 export type MeasurementSource =
+  /** Taken in the field by a technician or crew. */
   | 'FIELD'
+  /** An in-line inspection tool (required for ILI_ANOMALY). */
   | 'ILI'
+  /** Laboratory analysis, e.g. of a corrosion coupon. */
   | 'LAB'
+  /** The SCADA system (telemetry). */
   | 'SCADA';
 
+/**
+ * What a measurement observes: a reading (its value in the unit and range given here), an ILI anomaly,
+ * or an inspection record (evidence that a compliance obligation was carried out).
+ */
 export type MeasurementType =
+  /** Inspection record: an inspection for atmospheric corrosion (§192.481, §195.583). */
   | 'ATMOSPHERIC_CORROSION_INSPECTION'
+  /** Corrosion rate from a corrosion coupon: value in MM_PER_YEAR, 0–50. */
   | 'CORROSION_COUPON'
+  /** Cathodic protection pipe-to-soil potential: value in MV, −5000 to 2000. Counts as CP survey evidence. */
   | 'CP_PIPE_TO_SOIL'
-  /** Inspection record: an annual cathodic protection survey (§192.465). */
+  /** Inspection record: an annual cathodic protection survey (§192.465(a), §195.573(a)). */
   | 'CP_SURVEY'
+  /** Volumetric flow rate: value in M3_PER_H, 0 to 10,000,000. */
   | 'FLOW'
+  /**
+   * An anomaly reported by an in-line inspection tool: source ILI, with runId, featureType, and odometerM
+   * or stationM; depthPctWt is required for METAL_LOSS. An optional value is in PERCENT_WT, 0–100.
+   */
   | 'ILI_ANOMALY'
-  /** Inspection record: an in-line inspection run was completed. */
+  /** Inspection record: an in-line inspection run was completed (integrity assessment, §192.939, §195.452(j)). */
   | 'ILI_RUN'
+  /** Inspection record: a leakage survey (§192.706). */
   | 'LEAK_SURVEY'
+  /** Inspection record: a patrol of the right-of-way (§192.705, §195.412). */
   | 'PATROL'
+  /** Pressure: value in KPA, −101.325 to 50,000. */
   | 'PRESSURE'
+  /** Cathodic protection rectifier output: value in A (current) or V (voltage), 0–1000. Counts as a rectifier inspection. */
   | 'RECTIFIER_OUTPUT'
+  /** Temperature: value in CELSIUS, −80 to 250. */
   | 'TEMPERATURE'
-  /** Inspection record: a valve inspection (§192.745). */
+  /** Inspection record: a valve inspection (§192.745, §195.420). */
   | 'VALVE_INSPECTION'
+  /** Wall thickness measured by ultrasonic testing: value in MM, 0.1–100. */
   | 'WALL_THICKNESS_UT';
 
+/** The unit of a measurement's value. */
 export type MeasurementUnit =
+  /** Amperes. */
   | 'A'
+  /** Degrees Celsius. */
   | 'CELSIUS'
+  /** Kilopascals. */
   | 'KPA'
+  /** Cubic metres per hour. */
   | 'M3_PER_H'
+  /** Millimetres. */
   | 'MM'
+  /** Millimetres per year. */
   | 'MM_PER_YEAR'
+  /** Millivolts. */
   | 'MV'
+  /** Percent of wall thickness. */
   | 'PERCENT_WT'
+  /** Volts. */
   | 'V';
 
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Record one measurement. Idempotent on idempotencyKey. */
+  /**
+   * Record one measurement. Idempotent on idempotencyKey. An invalid item fails with BAD_USER_INPUT
+   * naming each bad field (`input.<field>`) and nothing is stored.
+   */
   recordMeasurement: RecordMeasurementsResult;
   /**
    * Record up to 10,000 measurements at once. Every item is validated first: if any item
@@ -192,9 +281,11 @@ export type PageInfo = {
 
 export type PipelineSummary = {
   __typename?: 'PipelineSummary';
-  /** When the most recent inspection record (ILI run, survey, inspection, patrol) was observed. */
+  /** When the most recent inspection record (ILI run, survey, inspection, patrol) was observed; null when there is none. */
   latestInspectionAt: Maybe<Scalars['DateTime']['output']>;
+  /** How many measurements the tenant has stored, of every type (inspection records included). */
   measurementCount: Scalars['Int']['output'];
+  /** The tenant summarised. */
   tenantId: Scalars['ID']['output'];
 };
 
@@ -209,11 +300,12 @@ export type QueryMeasurementArgs = {
   id: Scalars['ID']['input'];
 };
 
+/** What a call to recordMeasurement or recordMeasurements stored. */
 export type RecordMeasurementsResult = {
   __typename?: 'RecordMeasurementsResult';
   /** Items whose idempotencyKey was already stored; they were left unchanged. */
   duplicateCount: Scalars['Int']['output'];
-  /** The stored measurements' ids, in input order. */
+  /** The measurements' ids, in input order; for a duplicate, the id already stored under its key. */
   ids: Array<Scalars['ID']['output']>;
   /** Items stored by this call. */
   insertedCount: Scalars['Int']['output'];
