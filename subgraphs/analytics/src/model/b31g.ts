@@ -18,6 +18,19 @@ export const TEN_KSI_MPA = 68.94757;
 export const SMYS_PLUS_69_LIMIT_MPA = 482.633;
 /** Deeper metal loss is outside the method and an immediate repair condition. */
 export const MAX_DEPTH_RATIO = 0.8;
+/**
+ * Depth ratios reach this module as % of wall × wall ÷ wall, so exactly 80 % can arrive as
+ * 0.8000000000000002; a millionth of the wall is far below any tool's resolution.
+ */
+const DEPTH_RATIO_ROUNDING = 1e-6;
+
+/**
+ * The one test of "deeper than 80 % of the wall", shared by the B31G applicability check and the
+ * response categories so that a feature at exactly 80 % is never inside one and outside the other.
+ */
+export function deeperThanB31GLimit(depthRatio: number): boolean {
+  return depthRatio > MAX_DEPTH_RATIO + DEPTH_RATIO_ROUNDING;
+}
 
 export type FlowStressMethod = 'SMYS_PLUS_69_MPA' | 'SMYS_TIMES_1_1' | 'MEAN_OF_SMYS_AND_SMTS';
 export type Regulation = 'CFR_192' | 'CFR_195';
@@ -109,7 +122,7 @@ export function modifiedB31G(input: B31GInput): B31GResult {
   const modelVersion = modelVersionOf(method);
   const { outsideDiameterMm: D, wallThicknessMm: t, defectDepthMm: d, defectLengthMm: L } = input;
   const F = designFactor(input.regulation, input.classLocation);
-  if (d / t > MAX_DEPTH_RATIO) {
+  if (deeperThanB31GLimit(d / t)) {
     return {
       applicable: false,
       reason: 'DEPTH_ABOVE_80_PCT_WALL',

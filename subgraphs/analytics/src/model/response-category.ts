@@ -8,6 +8,7 @@
  * computed from that depth, so tool uncertainty never makes a feature look better than it may be.
  */
 import { addYearsUtc, addDaysUtc } from './dates';
+import { deeperThanB31GLimit } from './b31g';
 
 export type ResponseCategory = 'IMMEDIATE' | 'ONE_YEAR' | 'TWO_YEAR' | 'ONE_HUNDRED_EIGHTY_DAY' | 'MONITORED' | 'OTHER';
 
@@ -84,7 +85,7 @@ const fmt = (n: number) => n.toFixed(2);
 
 export function responseCategory(input: CategoryInput): CategoryDecision {
   const { regulation, depthPctWt, failurePressureKpa: pf, safePressureKpa, maopKpa: maop } = input;
-  if (depthPctWt > 80) {
+  if (deeperThanB31GLimit(depthPctWt / 100)) {
     return {
       category: 'IMMEDIATE',
       ruleRef: regulation === 'CFR_195' ? '§195.452(h)(4)(i)(A)' : input.inHca ? '§192.933(d)(1)(i)' : '§192.714(d)(1)(i)',

@@ -33,6 +33,31 @@ describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % o
       responseCategory({ ...gas, regulation: 'CFR_195', depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 }),
     ).toMatchObject({ category: 'IMMEDIATE', ruleRef: '§195.452(h)(4)(i)(A)' });
   });
+
+  it('a reported 70 % with the 10 % tool tolerance on a 6.4 mm wall is exactly 80 %: inside B31G and categorised by its failure pressure', () => {
+    // 0.8 × 6.4 ÷ 6.4 is 0.8000000000000002 in floating point; the two checks must agree it is not deeper.
+    const pipe = {
+      outsideDiameterMm: 323.9,
+      wallThicknessMm: 6.4,
+      smysMpa: 359,
+      defectLengthMm: 40,
+      regulation: 'CFR_192' as const,
+      classLocation: 1,
+      maopKpa: 5000,
+    };
+    const tolerant = depthWithTolerance(70, 10);
+    const figures = modifiedB31G({ ...pipe, defectDepthMm: (tolerant / 100) * pipe.wallThicknessMm });
+    if (!figures.applicable) throw new Error(`expected B31G to apply at 80 %: ${figures.message}`);
+    const decision = responseCategory({
+      ...gas,
+      depthPctWt: tolerant,
+      failurePressureKpa: figures.failurePressureKpa,
+      safePressureKpa: figures.safePressureKpa,
+      maopKpa: pipe.maopKpa,
+    });
+    expect(decision.ruleRef).not.toBe('§192.933(d)(1)(i)');
+    expect(remainingLife(pipe, (tolerant / 100) * pipe.wallThicknessMm, 0.1).years).toBe(0);
+  });
 });
 
 describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.933(d)(1)(ii), §192.714(d)(1)(ii))', () => {
