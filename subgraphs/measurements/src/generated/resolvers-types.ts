@@ -189,6 +189,13 @@ export type MeasurementSource =
 /**
  * What a measurement observes: a reading (its value in the unit and range given here), an ILI anomaly,
  * or an inspection record (evidence that a compliance obligation was carried out).
+ *
+ * Inspection records are measurements rather than a compliance mutation because what a compliance rule
+ * needs from its evidence is what a measurement already is: the asset, the date it was done, an
+ * idempotency key, and delivery on the measurement.recorded stream the compliance subgraph consumes. One
+ * record means the whole task the regulation names was done on that date (see VALVE_INSPECTION); Linepack keeps that it was done, not its findings — a patrol's findings or a
+ * valve's repair are the operator's work orders, and a leak found is reported through the operator's
+ * incident process.
  */
 export type MeasurementType =
   /** Inspection record: an inspection for atmospheric corrosion (§192.481, §195.583). */
@@ -218,7 +225,7 @@ export type MeasurementType =
   | 'RECTIFIER_OUTPUT'
   /** Temperature: value in CELSIUS, −80 to 250. */
   | 'TEMPERATURE'
-  /** Inspection record: a valve inspection (§192.745, §195.420). */
+  /** Inspection record: a valve inspection — gas: inspected and partially operated (§192.745(a)); liquid: inspected to determine that it functions properly (§195.420(b)). */
   | 'VALVE_INSPECTION'
   /** Wall thickness measured by ultrasonic testing: value in MM, 0.1–100. */
   | 'WALL_THICKNESS_UT';
