@@ -29,6 +29,8 @@ export type Classification = 'BREAKING' | 'ACKNOWLEDGED' | 'DANGEROUS' | 'SAFE';
 export interface ClassifiedChange {
   schema: string;
   classification: Classification;
+  /** graphql-inspector's change type (e.g. FIELD_REMOVED, FIELD_DESCRIPTION_CHANGED). */
+  kind: string;
   path: string | null;
   message: string;
   note: string | null;
@@ -120,7 +122,15 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
   for (const [id, sdl] of current) {
     const oldFile = path.join(baseDir, `${id}.graphql`);
     if (!existsSync(oldFile)) {
-      changes.push({ schema: id, classification: 'SAFE', path: null, message: `new schema ${id} (no published baseline yet)`, note: null, breaks: [] });
+      changes.push({
+        schema: id,
+        classification: 'SAFE',
+        kind: 'SCHEMA_ADDED',
+        path: null,
+        message: `new schema ${id} (no published baseline yet)`,
+        note: null,
+        breaks: [],
+      });
       continue;
     }
     const old = build(id, readFileSync(oldFile, 'utf8'));
@@ -139,7 +149,7 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
       }
       const member = change.path?.split('.').pop();
       const breaks = member ? brokenOperations.filter((b) => b.errors.some((e) => e.includes(`"${member}"`))).map((b) => where(b.operation)) : [];
-      changes.push({ schema: id, classification, path: change.path ?? null, message: change.message, note, breaks });
+      changes.push({ schema: id, classification, kind: change.type, path: change.path ?? null, message: change.message, note, breaks });
     }
   }
   const ok = !changes.some((c) => c.classification === 'BREAKING') && brokenOperations.length === 0;

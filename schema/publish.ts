@@ -5,6 +5,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { changelogEntry } from './changelog';
 import { currentSchemas, formatReport, runSchemaCheck } from './check';
 import { schemaDir } from './subgraphs';
 
@@ -25,13 +26,10 @@ async function main(): Promise<void> {
       '# Schema changelog\n\nEvery `npm run schema:publish`, newest last: what changed in each subgraph and in the client-facing API.\n',
     );
   const date = new Date().toISOString().slice(0, 10);
-  const bySchema = new Map<string, string[]>();
-  for (const c of result.changes)
-    (bySchema.get(c.schema) ?? bySchema.set(c.schema, []).get(c.schema)!).push(`- ${c.classification}: ${c.message}${c.note ? ` (${c.note})` : ''}`);
-  const body = bySchema.size === 0 ? '- no changes\n' : [...bySchema].map(([id, lines]) => `### ${id}\n\n${lines.join('\n')}\n`).join('\n');
-  appendFileSync(changelog, `\n## ${date}\n\n${body}`);
+  appendFileSync(changelog, changelogEntry(result, date));
+  const touched = [...new Set(result.changes.map((c) => c.schema))];
   console.log(
-    `published ${bySchema.size ? [...bySchema.keys()].join(', ') : 'no changes'} to ${path.relative(process.cwd(), baseDir)}; appended to ${path.relative(process.cwd(), changelog)}`,
+    `published ${touched.length ? touched.join(', ') : 'no changes'} to ${path.relative(process.cwd(), baseDir)}; appended to ${path.relative(process.cwd(), changelog)}`,
   );
 }
 

@@ -5,6 +5,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { changelogEntry } from '@linepack/schema/changelog';
 import { currentSchemas, formatReport, runSchemaCheck } from '@linepack/schema/check';
 import { schemaDir } from '@linepack/schema/subgraphs';
 
@@ -94,4 +95,23 @@ it('passes a breaking change reviewers acknowledged, saying who approved it', as
   );
   const result = await check();
   expect(result.changes.filter((c) => c.path === 'Measurement.clockDeg').map((c) => c.classification)).toEqual(['ACKNOWLEDGED', 'ACKNOWLEDGED']);
+});
+
+it('writes a changelog entry that lists changes of shape and counts description edits', async () => {
+  publishInto();
+  edit(
+    'measurements.graphql',
+    '"Orientation, degrees clockwise from top of pipe (0–360)."',
+    '"Orientation of the feature, degrees clockwise from top of pipe (0–360)."',
+  );
+  edit(
+    'assets.graphql',
+    /\n(\s+)inHca: Boolean! @requiresScopes\(scopes: \[\["assets:read"\]\]\)\n/,
+    '\n$1inHca: Boolean! @requiresScopes(scopes: [["assets:read"]])\n$1"Operator notes."\n$1notes: String @requiresScopes(scopes: [["assets:read"]])\n',
+  );
+  const entry = changelogEntry(await check(), '2026-11-23');
+  expect(entry).toMatch(/^\n## 2026-11-23\n/);
+  expect(entry).toMatch(/### assets\n\n- SAFE: Field 'notes' was added to object type 'Asset'/);
+  expect(entry).toMatch(/### measurements\n\n- SAFE: 1 description added or changed\n/);
+  expect(entry).not.toMatch(/Orientation of the feature/);
 });
