@@ -250,6 +250,15 @@ function atmosphericTiming(reference: string, offshore: boolean | null | undefin
       };
 }
 
+/** Parts 192 and 195 word cathodic-protection monitoring alike; the evidence that satisfies it is the same. */
+const CP_SURVEY_EVIDENCE = {
+  evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
+  evidenceFromAncestors: true,
+  evidenceFromTestPoints: true,
+  evidenceScope:
+    "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
+} satisfies Pick<ObligationDefinition, 'evidenceTypes' | 'evidenceFromAncestors' | 'evidenceFromTestPoints' | 'evidenceScope'>;
+
 function single(variant: TimingVariant): Pick<ObligationDefinition, 'variants' | 'timingFor' | 'interval'> {
   return { variants: [variant], timingFor: () => variant, interval: variant.timing.words };
 }
@@ -289,11 +298,7 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     }),
     appliesTo:
       'gas PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried regulated steel must be protected, §192.455/§192.457)',
-    evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
-    evidenceFromAncestors: true,
-    evidenceFromTestPoints: true,
-    evidenceScope:
-      "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
+    ...CP_SURVEY_EVIDENCE,
     applies: (a) => isPipe(a) && a.cathodicallyProtected !== false,
   },
   {
@@ -417,11 +422,7 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     }),
     appliesTo:
       'liquid PIPELINE and SEGMENT assets under cathodic protection (cathodicallyProtected not false: buried or submerged pipe must be protected, §195.563)',
-    evidenceTypes: ['CP_SURVEY', 'CP_PIPE_TO_SOIL'],
-    evidenceFromAncestors: true,
-    evidenceFromTestPoints: true,
-    evidenceScope:
-      "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
+    ...CP_SURVEY_EVIDENCE,
     applies: (a) => isPipe(a) && a.cathodicallyProtected !== false,
   },
   {
