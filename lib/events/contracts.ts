@@ -72,6 +72,16 @@ export const assetUpsertedData = z.object({
     .nullable()
     .optional()
     .transform((v) => v ?? null),
+  offshore: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+  gasOdorized: z
+    .boolean()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   crossing: z
     .enum(['HIGHWAY', 'RAILROAD'])
     .nullable()

@@ -33,8 +33,12 @@ export interface AssetDocument extends TenantDocument {
   couldAffectHca?: boolean | null;
   /** Under cathodic protection (§192.463 / §195.571); null = not recorded. */
   cathodicallyProtected?: boolean | null;
-  /** Onshore pipe exposed to the atmosphere (§192.479 / §195.581); null = not recorded. */
+  /** Pipe exposed to the atmosphere (§192.479 / §195.581); null = not recorded. */
   atmosphericExposure?: boolean | null;
+  /** Offshore (§192.3 / §195.2), which sets the atmospheric-corrosion interval; null = not recorded. */
+  offshore?: boolean | null;
+  /** Gas odorized per §192.625, which sets the class 3/4 leakage-survey interval; null = not recorded. */
+  gasOdorized?: boolean | null;
   /** At a highway or railroad crossing (§192.705(b)); null = none. */
   crossing?: 'HIGHWAY' | 'RAILROAD' | null;
   /** Specified minimum tensile strength; needed for the (SMYS + SMTS)/2 flow stress. */

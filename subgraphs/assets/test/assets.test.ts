@@ -2,8 +2,11 @@
  * The assets team's own tests: this subgraph alone, in-process, against its own database, with
  * identities minted as the gateway mints them. The gateway path is covered in test/domain/assets.test.ts.
  */
+import { assetUpsertedData } from '@linepack/lib/events/contracts';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import { subgraph } from '../src';
+import { assetEventData, type AssetDocument } from '../src/documents';
+import { ASSETS_COLLECTION } from '../src/repository';
 
 let harness: SubgraphHarness;
 beforeAll(async () => {
@@ -22,6 +25,27 @@ it('creates a hierarchy and resolves it through _entities', async () => {
     variables: { r: [{ __typename: 'Asset', id: seg.id }] },
   });
   expect(res.data?.['_entities']).toEqual([{ id: seg.id, name: 'Line 9 · MP 0–2', classLocation: 3, parent: { name: 'Line 9' } }]);
+});
+
+it('records the attributes the compliance rules read, null clears them, and the asset.upserted event carries them', async () => {
+  const fields = 'id version offshore gasOdorized atmosphericExposure cathodicallyProtected';
+  const line = (
+    await harness.request(`mutation($input: CreateAssetInput!) { createAsset(input: $input) { ${fields} } }`, {
+      variables: { input: { type: 'PIPELINE', name: 'Line 12', offshore: true, gasOdorized: false, atmosphericExposure: true } },
+    })
+  ).data!['createAsset'];
+  expect(line).toEqual({ id: line.id, version: 1, offshore: true, gasOdorized: false, atmosphericExposure: true, cathodicallyProtected: null });
+  const stored = await harness.db.collection<AssetDocument>(ASSETS_COLLECTION).findOne({ _id: line.id });
+  expect(assetUpsertedData.parse(assetEventData(stored!))).toMatchObject({ offshore: true, gasOdorized: false, atmosphericExposure: true });
+
+  const cleared = await harness.request(`mutation($id: ID!) { updateAsset(id: $id, version: 1, input: { offshore: null, gasOdorized: true }) { ${fields} } }`, {
+    variables: { id: line.id },
+  });
+  expect(cleared.data?.['updateAsset']).toMatchObject({ version: 2, offshore: null, gasOdorized: true, atmosphericExposure: true });
+  const wrong = await harness.request(`mutation($input: CreateAssetInput!) { createAsset(input: $input) { id } }`, {
+    variables: { input: { type: 'VALVE', name: 'MLV 12', offshore: 'yes' } },
+  });
+  expect(wrong.errors?.[0]?.message).toMatch(/input\.offshore.*Boolean/);
 });
 
 it('refuses a status transition the lifecycle does not allow, and a stale version', async () => {

@@ -38,7 +38,7 @@ export type Scalars = {
  */
 export type Asset = {
   __typename?: 'Asset';
-  /** Whether the pipe is exposed to the atmosphere onshore (§192.481, §195.583 atmospheric corrosion inspections). Null: not recorded. */
+  /** Whether the pipe is exposed to the atmosphere (§192.481, §195.583 atmospheric corrosion inspections). Null: not recorded. */
   atmosphericExposure: Maybe<Scalars['Boolean']['output']>;
   /** Station (chainage) where the asset begins, metres along its pipeline (at least 0); null when not recorded. */
   beginStationM: Maybe<Scalars['Float']['output']>;
@@ -61,6 +61,12 @@ export type Asset = {
   crossing: Maybe<Crossing>;
   /** Station (chainage) where the asset ends, metres along its pipeline (not less than beginStationM); null when not recorded. */
   endStationM: Maybe<Scalars['Float']['output']>;
+  /**
+   * Gas lines: whether the gas is odorized (§192.625). Unodorized gas in class 3 and 4 locations has the
+   * shorter leakage-survey intervals of §192.706(a) and (b). Null: not recorded; compliance then uses the
+   * nearest ancestor's value and, without one, the stricter unodorized intervals.
+   */
+  gasOdorized: Maybe<Scalars['Boolean']['output']>;
   /** The asset's id (owned by the assets subgraph). */
   id: Scalars['ID']['output'];
   /** Whether the asset lies in a high consequence area (false unless set). */
@@ -75,6 +81,13 @@ export type Asset = {
   maopKpa: Maybe<Scalars['Float']['output']>;
   /** Display name, 1–200 characters; names need not be unique. */
   name: Scalars['String']['output'];
+  /**
+   * Whether the asset is offshore (§192.3, §195.2: beyond the line of ordinary low water along the coast
+   * or in the open sea). Offshore pipe exposed to the atmosphere is inspected yearly, onshore every three
+   * years (§192.481(a), §195.583(a)). Null: not recorded; compliance then uses the nearest ancestor's
+   * value and, without one, treats the asset as onshore.
+   */
+  offshore: Maybe<Scalars['Boolean']['output']>;
   /** Pipe outside diameter, mm (more than 0, at most 5000); null when not recorded. */
   outsideDiameterMm: Maybe<Scalars['Float']['output']>;
   /** The asset this one belongs to (a segment's pipeline, a pipeline's system); null for a top-level asset. */
@@ -194,7 +207,7 @@ export type CountByAssetType = {
  * outsideDiameterMm, endStationM not less than beginStationM, and smtsMpa at least smysMpa.
  */
 export type CreateAssetInput = {
-  /** Whether the pipe is exposed to the atmosphere onshore. */
+  /** Whether the pipe is exposed to the atmosphere. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
   /** Station where the asset begins, metres along its pipeline, at least 0. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
@@ -208,6 +221,8 @@ export type CreateAssetInput = {
   crossing?: InputMaybe<Crossing>;
   /** Station where the asset ends, metres along its pipeline, at least 0 and not less than beginStationM. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Gas lines: whether the gas is odorized (§192.625). */
+  gasOdorized?: InputMaybe<Scalars['Boolean']['input']>;
   /** Whether the asset lies in a high consequence area (default false). */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** When the asset was installed. */
@@ -218,6 +233,8 @@ export type CreateAssetInput = {
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
   /** 1–200 characters (leading and trailing spaces are removed). */
   name: Scalars['String']['input'];
+  /** Whether the asset is offshore (beyond the line of ordinary low water). */
+  offshore?: InputMaybe<Scalars['Boolean']['input']>;
   /** Pipe outside diameter, more than 0 and at most 5000 mm. */
   outsideDiameterMm?: InputMaybe<Scalars['Float']['input']>;
   /**
@@ -361,7 +378,7 @@ export type Regulation =
  * apply to the asset as it would be stored.
  */
 export type UpdateAssetInput = {
-  /** Whether the pipe is exposed to the atmosphere onshore; null clears it. */
+  /** Whether the pipe is exposed to the atmosphere; null clears it. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
   /** Station where the asset begins, metres, at least 0; null clears it. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
@@ -375,6 +392,8 @@ export type UpdateAssetInput = {
   crossing?: InputMaybe<Crossing>;
   /** Station where the asset ends, metres, at least 0 and not less than beginStationM; null clears it. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
+  /** Gas lines: whether the gas is odorized (§192.625); null clears it. */
+  gasOdorized?: InputMaybe<Scalars['Boolean']['input']>;
   /** Whether the asset lies in a high consequence area; cannot be null. */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** When the asset was installed; null clears it. */
@@ -385,6 +404,8 @@ export type UpdateAssetInput = {
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
   /** 1–200 characters (leading and trailing spaces are removed); cannot be null. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** Whether the asset is offshore (beyond the line of ordinary low water); null clears it. */
+  offshore?: InputMaybe<Scalars['Boolean']['input']>;
   /** Pipe outside diameter, more than 0 and at most 5000 mm; null clears it. */
   outsideDiameterMm?: InputMaybe<Scalars['Float']['input']>;
   /** Move the asset under another one (same parent rules as CreateAssetInput.parentId); null makes it top-level. */
@@ -579,6 +600,7 @@ export type AssetResolvers<ContextType = SubgraphContext, ParentType extends Res
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   crossing?: Resolver<Maybe<ResolversTypes['Crossing']>, ParentType, ContextType>;
   endStationM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  gasOdorized?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   inHca?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   installedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
@@ -586,6 +608,7 @@ export type AssetResolvers<ContextType = SubgraphContext, ParentType extends Res
   location?: Resolver<Maybe<ResolversTypes['GeoJSON']>, ParentType, ContextType>;
   maopKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  offshore?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   outsideDiameterMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   parent?: Resolver<Maybe<ResolversTypes['Asset']>, ParentType, ContextType>;
   product?: Resolver<Maybe<ResolversTypes['Product']>, ParentType, ContextType>;
