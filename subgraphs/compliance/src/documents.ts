@@ -22,6 +22,9 @@ export interface AssetProjection extends TenantDocument {
   couldAffectHca: boolean | null;
   cathodicallyProtected: boolean | null;
   atmosphericExposure: boolean | null;
+  /** Absent in projections written before assets recorded it (read as unknown). */
+  offshore?: boolean | null;
+  gasOdorized?: boolean | null;
   crossing: 'HIGHWAY' | 'RAILROAD' | null;
   sourceEventId: string;
 }

@@ -47,6 +47,8 @@ export function complianceEventHandler(db: Db) {
           couldAffectHca: a.couldAffectHca,
           cathodicallyProtected: a.cathodicallyProtected,
           atmosphericExposure: a.atmosphericExposure,
+          offshore: a.offshore,
+          gasOdorized: a.gasOdorized,
           crossing: a.crossing,
           sourceEventId: event.id,
         });

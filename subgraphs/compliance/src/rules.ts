@@ -56,6 +56,8 @@ const attributesOf = (a: AssetProjection): AssetAttributes => ({
   couldAffectHca: a.couldAffectHca,
   cathodicallyProtected: a.cathodicallyProtected,
   atmosphericExposure: a.atmosphericExposure,
+  offshore: a.offshore,
+  gasOdorized: a.gasOdorized,
   crossing: a.crossing,
 });
 

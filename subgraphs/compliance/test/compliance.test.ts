@@ -95,6 +95,58 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   });
 });
 
+it("takes odorization and offshore from the asset or its pipeline, and re-evaluates the pipeline's segments and components when they change", async () => {
+  const line = randomUUID();
+  const segment = randomUUID();
+  const valve = randomUUID();
+  await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 3 });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, classLocation: 3, cathodicallyProtected: false });
+  await upsertAsset(valve, { type: 'VALVE', parentId: line, atmosphericExposure: true });
+  await record(line, 'LEAK_SURVEY', '2026-01-10T00:00:00.000Z');
+  await record(valve, 'ATMOSPHERIC_CORROSION_INSPECTION', '2026-01-10T00:00:00.000Z');
+  const obligation = async (assetId: string, id: string) =>
+    (await compliance(assetId, '2026-09-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === id);
+  // Unknown odorization: the stricter §192.706(a) interval; unknown offshore: onshore.
+  const strict = await until(
+    () => obligation(segment, 'LEAK_SURVEY'),
+    (o) => o?.lastCompletedAt != null,
+  );
+  expect(strict).toMatchObject({
+    rule: expect.stringMatching(/^gas without odor or odorant, class 3: .*7½ months/),
+    state: 'OVERDUE',
+    dueAt: '2026-08-25T00:00:00.000Z',
+  });
+  const onshore = await until(
+    () => obligation(valve, 'ATMOSPHERIC_CORROSION'),
+    (o) => o?.lastCompletedAt != null,
+  );
+  expect(onshore).toMatchObject({ rule: expect.stringMatching(/^onshore: .*39 months/), state: 'OK' });
+
+  await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 3, gasOdorized: true, offshore: true });
+  const odorized = await until(
+    () => obligation(segment, 'LEAK_SURVEY'),
+    (o) => o?.rule !== strict.rule,
+  );
+  expect(odorized).toMatchObject({
+    rule: 'at intervals not exceeding 15 months, but at least once each calendar year',
+    state: 'OK',
+    dueAt: '2027-04-10T00:00:00.000Z',
+  });
+  const offshore = await until(
+    () => obligation(valve, 'ATMOSPHERIC_CORROSION'),
+    (o) => o?.rule !== onshore.rule,
+  );
+  expect(offshore).toMatchObject({ rule: expect.stringMatching(/^offshore: .*15 months/), state: 'OK', dueAt: '2027-04-10T00:00:00.000Z' });
+  // The segment's own value wins over its pipeline's.
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, classLocation: 3, cathodicallyProtected: false, gasOdorized: false });
+  expect(
+    await until(
+      () => obligation(segment, 'LEAK_SURVEY'),
+      (o) => o?.rule === strict.rule,
+    ),
+  ).toMatchObject({ state: 'OVERDUE' });
+});
+
 it("counts pipe-to-soil readings at the pipe's CP test points as its CP survey, and for its segments", async () => {
   const line = randomUUID();
   const segment = randomUUID();

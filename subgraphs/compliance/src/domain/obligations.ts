@@ -94,9 +94,9 @@ export interface AssetAttributes {
   cathodicallyProtected?: boolean | null;
   atmosphericExposure?: boolean | null;
   crossing?: 'HIGHWAY' | 'RAILROAD' | null;
-  /** §192.706: false when the gas is transported without odor or odorant (§192.625). Not yet projected. */
+  /** §192.706: false when the gas is transported without odor or odorant (§192.625); unknown = unodorized. */
   gasOdorized?: boolean | null;
-  /** §192.481(a) / §195.583(a): offshore pipe has the yearly interval. Not yet projected; unknown = onshore. */
+  /** §192.481(a) / §195.583(a): offshore pipe has the yearly interval; unknown = onshore. */
   offshore?: boolean | null;
 }
 
@@ -545,12 +545,18 @@ function resolve(definition: ObligationDefinition, asset: AssetAttributes): Appl
 }
 
 /**
- * The asset with `regulation` and `cathodicallyProtected` filled in from the nearest ancestor that
- * has them (ancestors nearest first), when the asset's own are null/undefined. Class location, HCA,
- * crossing, exposure and status are the asset's own and are never inherited.
+ * What a segment or component shares with the pipe it belongs to: the Part it is regulated under,
+ * whether it is cathodically protected, whether it is offshore, and the gas it carries. Class location,
+ * HCA, crossing, exposure and status are the asset's own and are never inherited.
+ */
+const INHERITED_ATTRIBUTES = ['regulation', 'cathodicallyProtected', 'offshore', 'gasOdorized'] as const;
+
+/**
+ * The asset with the inherited attributes filled in from the nearest ancestor that has them
+ * (ancestors nearest first), when the asset's own are null/undefined.
  */
 export function withInheritedAttributes<T extends AssetAttributes>(asset: T, ancestorsNearestFirst: readonly AssetAttributes[]): T {
-  const inherit = <K extends 'regulation' | 'cathodicallyProtected'>(key: K): T[K] => {
+  const inherit = <K extends (typeof INHERITED_ATTRIBUTES)[number]>(key: K): T[K] => {
     if (asset[key] !== null && asset[key] !== undefined) return asset[key];
     for (const ancestor of ancestorsNearestFirst) {
       const value = ancestor[key];
@@ -558,5 +564,5 @@ export function withInheritedAttributes<T extends AssetAttributes>(asset: T, anc
     }
     return asset[key];
   };
-  return { ...asset, regulation: inherit('regulation'), cathodicallyProtected: inherit('cathodicallyProtected') };
+  return { ...asset, ...Object.fromEntries(INHERITED_ATTRIBUTES.map((key) => [key, inherit(key)])) };
 }

@@ -149,12 +149,29 @@ describe('applicability (a pure predicate over asset attributes)', () => {
     expect(appliesToAsset(valve, asset({ type: 'VALVE', status: 'ABANDONED' }))).toBe(false);
   });
 
-  it('inherits the Part and cathodic protection from ancestors, never class, HCA or crossing', () => {
+  it('inherits the Part, cathodic protection, offshore and odorization from ancestors, never class, HCA or crossing', () => {
     const rectifier = asset({ type: 'RECTIFIER', regulation: null, classLocation: null, inHca: null });
-    const pipeline = asset({ type: 'PIPELINE', regulation: 'CFR_192', classLocation: 4, inHca: true, cathodicallyProtected: true, crossing: 'HIGHWAY' });
+    const pipeline = asset({
+      type: 'PIPELINE',
+      regulation: 'CFR_192',
+      classLocation: 4,
+      inHca: true,
+      cathodicallyProtected: true,
+      crossing: 'HIGHWAY',
+      offshore: true,
+      gasOdorized: true,
+    });
     expect(ids(rectifier)).toEqual([]);
     const inherited = withInheritedAttributes(rectifier, [pipeline]);
-    expect(inherited).toMatchObject({ regulation: 'CFR_192', cathodicallyProtected: true, classLocation: null, inHca: null, crossing: null });
+    expect(inherited).toMatchObject({
+      regulation: 'CFR_192',
+      cathodicallyProtected: true,
+      offshore: true,
+      gasOdorized: true,
+      classLocation: null,
+      inHca: null,
+      crossing: null,
+    });
     expect(ids(inherited)).toEqual(['RECTIFIER_CHECK']);
     // The asset's own values win.
     expect(withInheritedAttributes(asset({ cathodicallyProtected: false }), [pipeline]).cathodicallyProtected).toBe(false);
