@@ -159,6 +159,11 @@ async def test_write_tools(stack: Stack):
         updated = await call(client, "update_asset", {
             "asset_id": created["id"], "version": created["version"], "status": "ACTIVE"})
         assert updated["status"] == "ACTIVE" and updated["version"] > created["version"]
+        marked = await call(client, "update_asset", {
+            "asset_id": created["id"], "version": updated["version"], "atmospheric_exposure": True,
+            "offshore": True, "gas_odorized": False})
+        assert (marked["atmosphericExposure"], marked["offshore"], marked["gasOdorized"]) == (True, True, False)
+        updated = marked
         stale = await call_error(client, "update_asset", {
             "asset_id": created["id"], "version": created["version"], "name": "renamed"})
         assert "CONFLICT" in stale and "get_asset" in stale

@@ -16,6 +16,7 @@ AssetType = Literal[
 AssetStatus = Literal["PLANNED", "ACTIVE", "IDLE", "ABANDONED"]
 Product = Literal["NATURAL_GAS", "CRUDE_OIL", "REFINED_PRODUCTS", "NGL", "CO2", "HYDROGEN"]
 Regulation = Literal["CFR_192", "CFR_195"]
+Crossing = Literal["HIGHWAY", "RAILROAD"]
 MeasurementType = Literal[
     "ILI_ANOMALY", "WALL_THICKNESS_UT", "CP_PIPE_TO_SOIL", "RECTIFIER_OUTPUT", "PRESSURE", "TEMPERATURE", "FLOW",
     "CORROSION_COUPON", "ILI_RUN", "CP_SURVEY", "VALVE_INSPECTION", "LEAK_SURVEY", "PATROL",
@@ -70,6 +71,12 @@ class Asset(_Model):
     maopKpa: float | None = None
     classLocation: int | None = None
     inHca: bool
+    couldAffectHca: bool | None = None
+    cathodicallyProtected: bool | None = None
+    atmosphericExposure: bool | None = None
+    offshore: bool | None = None
+    gasOdorized: bool | None = None
+    crossing: str | None = None
     location: dict[str, Any] | None = Field(default=None, description="GeoJSON geometry (WGS 84 lon/lat).")
     installedAt: str | None = None
     version: int = Field(description="Send this back as `version` to update_asset.")

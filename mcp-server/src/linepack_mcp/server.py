@@ -33,6 +33,7 @@ from .models import (
     AssetCompliance,
     AssetRisk,
     ComplianceState,
+    Crossing,
     ComplianceStatusPage,
     ComplianceStatusRow,
     FlowStressMethod,
@@ -88,7 +89,8 @@ MAX_BATCH = 1000
 
 ASSET_FIELDS = (
     "id type name parent { id name type } status product regulation beginStationM endStationM lengthM "
-    "outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation inHca location installedAt version "
+    "outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation inHca couldAffectHca cathodicallyProtected "
+    "atmosphericExposure offshore gasOdorized crossing location installedAt version "
     "createdAt updatedAt"
 )
 MEASUREMENT_FIELDS = (
@@ -149,6 +151,15 @@ def _utc(dt: datetime | None) -> str | None:
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+def _compliance_attributes(could_affect_hca: bool | None, cathodically_protected: bool | None,
+                           atmospheric_exposure: bool | None, offshore: bool | None, gas_odorized: bool | None,
+                           crossing: str | None) -> dict[str, Any]:
+    """The asset attributes the compliance rules read, in the API's names (create and update share them)."""
+    return {"couldAffectHca": could_affect_hca, "cathodicallyProtected": cathodically_protected,
+            "atmosphericExposure": atmospheric_exposure, "offshore": offshore, "gasOdorized": gas_odorized,
+            "crossing": crossing}
 
 
 def _next_hint(tool: str, page_info: dict[str, Any], **same: Any) -> str | None:
@@ -725,6 +736,18 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         maop_kpa: Annotated[float | None, Field(gt=0)] = None,
         class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
         in_hca: bool | None = None,
+        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
+                                                             "consequence area (§195.452(a)).")] = None,
+        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
+                                                                   "survey obligations.")] = None,
+        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
+                                                                 "atmospheric corrosion inspection.")] = None,
+        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
+                                                     "instead of every 3 years.")] = None,
+        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
+                                                         "has shorter leakage-survey intervals.")] = None,
+        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
+                                                         "patrol interval.")] = None,
         location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
         installed_at: datetime | None = None,
     ) -> Annotated[CallToolResult, Asset]:
@@ -736,6 +759,8 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                 "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
                 "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm,
                 "smysMpa": smys_mpa, "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca,
+                **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
+                                         gas_odorized, crossing),
                 "location": location, "installedAt": _utc(installed_at),
             })},
         )
@@ -759,6 +784,18 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         maop_kpa: Annotated[float | None, Field(gt=0)] = None,
         class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
         in_hca: bool | None = None,
+        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
+                                                             "consequence area (§195.452(a)).")] = None,
+        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
+                                                                   "survey obligations.")] = None,
+        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
+                                                                 "atmospheric corrosion inspection.")] = None,
+        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
+                                                     "instead of every 3 years.")] = None,
+        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
+                                                         "has shorter leakage-survey intervals.")] = None,
+        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
+                                                         "patrol interval.")] = None,
         location: dict[str, Any] | None = None,
         installed_at: datetime | None = None,
     ) -> Annotated[CallToolResult, Asset]:
@@ -769,6 +806,8 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             "beginStationM": begin_station_m, "endStationM": end_station_m,
             "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm, "smysMpa": smys_mpa,
             "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca, "location": location,
+            **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
+                                     gas_odorized, crossing),
             "installedAt": _utc(installed_at),
         })
         if not changes:
