@@ -2,13 +2,13 @@
 #   docker build --target assets -t linepack/assets .     (gateway, auth, assets, measurements, analytics, compliance)
 # Each image holds its bundle (scripts/build-package.mjs: the service and the @linepack packages it uses),
 # the production dependencies of that one workspace, and the SDL files.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY . .
 RUN npm ci --no-audit --no-fund && npm run build
 
 # Production dependencies of one workspace only (e.g. no MongoDB driver in the gateway image).
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production APOLLO_TELEMETRY_DISABLED=true LINEPACK_SCHEMA_DIR=/app/schema
 COPY --from=build /app/schema/*.graphql ./schema/

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Linepack needs on a Debian machine, idempotently:
-# system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, Python 3.11+ for
+# Node.js 24, system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, Python 3.11+ for
 # the MCP companion), the npm dependencies, the embedded MongoDB launcher and the MCP companion package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +16,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Node.js 24 LTS (Node 20 is end of life). The npm registry's `node` package carries the official
+# binaries; /usr/local/bin comes before /usr/bin on Debian's PATH, so it takes over from a system Node.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 24 ]; then
+  echo "setup: installing Node.js 24 LTS (found ${node_major})"
+  as_root npm install -g --prefix /usr/local --no-audit --no-fund --loglevel=error node@24
+  hash -r
+  node_major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$node_major" -lt 24 ]; then
+    echo "setup: Node.js 24 is in /usr/local/bin but $(command -v node) comes first on PATH; put /usr/local/bin first" >&2
+    exit 1
+  fi
 fi
 
 echo "setup: npm ci"
