@@ -162,6 +162,30 @@ def _compliance_attributes(could_affect_hca: bool | None, cathodically_protected
             "crossing": crossing}
 
 
+def _found_asset(data: dict[str, Any], asset_id: str) -> dict[str, Any]:
+    """The `asset` of a query result, or an error the model can act on when the tenant has no such asset."""
+    asset = data.get("asset")
+    if asset is None:
+        raise ToolError(
+            f"No asset with id {asset_id!r} in this tenant (NOT_FOUND). Find ids with search_assets "
+            f"or list_assets."
+        )
+    return asset
+
+
+def _asset_ref(asset: dict[str, Any]) -> AssetRef:
+    return AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type"))
+
+
+def _page_fields(conn: dict[str, Any], item: Callable[[dict[str, Any]], BaseModel]) -> dict[str, Any]:
+    """A GraphQL connection as the fields every *Page model shares: its nodes as items, the count, pageInfo."""
+    return {
+        "items": [item(e["node"]) for e in conn["edges"]],
+        "totalCount": conn["totalCount"],
+        "pageInfo": PageInfo.model_validate(conn["pageInfo"]),
+    }
+
+
 def _next_hint(tool: str, page_info: dict[str, Any], **same: Any) -> str | None:
     if not page_info.get("hasNextPage"):
         return None
@@ -294,13 +318,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
 
     async def fetch_asset(asset_id: str, fields: str = ASSET_FIELDS) -> dict[str, Any]:
         data = await run_read(f"query LinepackAsset($id: ID!) {{ asset(id: $id) {{ {fields} }} }}", {"id": asset_id})
-        asset = data.get("asset")
-        if asset is None:
-            raise ToolError(
-                f"No asset with id {asset_id!r} in this tenant (NOT_FOUND). Find ids with search_assets "
-                f"or list_assets."
-            )
-        return asset
+        return _found_asset(data, asset_id)
 
     # -- read tools ----------------------------------------------------------------------------
 
@@ -368,9 +386,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         )
         conn = data["assets"]
         return AssetPage(
-            items=[Asset.model_validate(e["node"]) for e in conn["edges"]],
-            totalCount=conn["totalCount"],
-            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+            **_page_fields(conn, Asset.model_validate),
         )
 
     @tool(title="Search assets", annotations=READ)
@@ -422,15 +438,11 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             {"id": asset_id, "type": type, "from": _utc(observed_from), "to": _utc(observed_to),
              "first": first, "after": after},
         )
-        asset = data.get("asset")
-        if asset is None:
-            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        asset = _found_asset(data, asset_id)
         conn = asset["measurements"]
         page = MeasurementPage(
-            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
-            items=[Measurement.model_validate(e["node"]) for e in conn["edges"]],
-            totalCount=conn["totalCount"],
-            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+            asset=_asset_ref(asset),
+            **_page_fields(conn, Measurement.model_validate),
         )
         page.next = _next_hint("list_measurements", conn["pageInfo"], asset_id=asset_id, type=type,
                                observed_from=_utc(observed_from), observed_to=_utc(observed_to), first=first)
@@ -521,7 +533,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             verdict = (f"ERF {a.erf:.3f} <= 1: the safe pressure {a.safePressureKpa:.0f} kPa covers MAOP "
                        f"{inputs.maopKpa:.0f} kPa.")
         return _result(AnomalyAssessment(
-            asset=AssetRef(id=asset["id"], name=asset["name"], type=asset["type"]),
+            asset=_asset_ref(asset),
             measurementId=measurement_id, inputs=inputs, assessment=a, verdict=verdict,
         ))
 
@@ -547,16 +559,12 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             {"id": asset_id, "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None,
              "first": first, "after": after},
         )
-        asset = data.get("asset")
-        if asset is None:
-            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        asset = _found_asset(data, asset_id)
         conn = asset["anomalyAssessments"]
         page = AnomalyAssessmentPage(
-            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
-            items=[StoredAssessment.model_validate({**e["node"], "measurementId": e["node"]["measurement"]["id"]})
-                   for e in conn["edges"]],
-            totalCount=conn["totalCount"],
-            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+            asset=_asset_ref(asset),
+            **_page_fields(conn, lambda node: StoredAssessment.model_validate(
+                {**node, "measurementId": node["measurement"]["id"]})),
         )
         page.next = _next_hint("list_anomaly_assessments", conn["pageInfo"], asset_id=asset_id,
                                response_category=response_category, assessable=assessable, first=first)
@@ -574,12 +582,10 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             "drivers potentialImpactRadiusM modelVersion computedAt } } }",
             {"id": asset_id},
         )
-        asset = data.get("asset")
-        if asset is None:
-            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        asset = _found_asset(data, asset_id)
         risk = asset.get("risk")
         return _result(AssetRisk(
-            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            asset=_asset_ref(asset),
             risk=SegmentRisk.model_validate(risk) if risk else None,
             note=None if risk else "No risk score: only active pipelines and segments are scored, once analytics has "
                                    "received the asset.",
@@ -605,9 +611,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         )
         conn = data["riskRegister"]
         page = RiskRegisterPage(
-            items=[RiskRegisterEntry.model_validate(e["node"]) for e in conn["edges"]],
-            totalCount=conn["totalCount"],
-            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+            **_page_fields(conn, RiskRegisterEntry.model_validate),
         )
         page.next = _next_hint("risk_register", conn["pageInfo"], band=band, min_score=min_score,
                                regulation=regulation, first=first)
@@ -626,7 +630,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         note = None
         if asset_id:
             asset = await fetch_asset(asset_id, "id name type regulation")
-            ref = AssetRef(id=asset["id"], name=asset["name"], type=asset["type"])
+            ref = _asset_ref(asset)
             if asset.get("regulation") is None:
                 note = "The asset has no regulation set, so every obligation is listed."
             elif regulation and regulation != asset["regulation"]:
@@ -657,12 +661,10 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             "lastCompletedAt dueAt violations { rule brokenAt } } } } }",
             {"id": asset_id, "asOf": _utc(as_of), "days": due_soon_days},
         )
-        asset = data.get("asset")
-        if asset is None:
-            raise ToolError(f"No asset with id {asset_id!r} in this tenant (NOT_FOUND).")
+        asset = _found_asset(data, asset_id)
         c = asset["compliance"]
         return _result(AssetCompliance(
-            asset=AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type")),
+            asset=_asset_ref(asset),
             asOf=c["asOf"], state=c["state"],
             obligations=[ObligationStatus.model_validate(o) for o in c["obligations"]],
         ))
@@ -691,9 +693,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         )
         conn = data["complianceStatus"]
         page = ComplianceStatusPage(
-            items=[ComplianceStatusRow.model_validate(e["node"]) for e in conn["edges"]],
-            totalCount=conn["totalCount"],
-            pageInfo=PageInfo.model_validate(conn["pageInfo"]),
+            **_page_fields(conn, ComplianceStatusRow.model_validate),
         )
         page.next = _next_hint("list_compliance_status", conn["pageInfo"], state=state, obligation=obligation,
                                regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
