@@ -246,7 +246,9 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
 
   const started = Date.now();
   // stdin is a pipe that is never written: when this process goes away, the JVM sees EOF and exits.
-  const child = spawn(java, args, { cwd: toolDir, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: a terminal's Ctrl-C reaches only this process, which stops the services
+  // writing to the database before the database itself.
+  const child = spawn(java, args, { cwd: toolDir, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let stderrTail = '';
   let ready = false;
   let stopping = false;

@@ -78,7 +78,8 @@ export async function startRedisServer(opts: { port?: number; dataDir?: string }
   // On Linux, setpriv(1) makes the kernel SIGTERM redis-server if this process dies without stopping it.
   const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
   const [command, args] = setpriv ? [setpriv, ['--pdeathsig', 'TERM', '--', redisServer, ...redisArgs]] : [redisServer, redisArgs];
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group, like the embedded MongoDB: Ctrl-C stops the services before their Redis.
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);

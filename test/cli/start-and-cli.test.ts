@@ -18,6 +18,7 @@ interface DevState {
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-start-'));
 const devJson = path.join(stateDir, 'dev.json');
 let running: ChildProcess | null = null;
+let output = '';
 
 async function start(): Promise<DevState> {
   // Without MONGODB_URI, like `npm start` on a fresh clone: the embedded server, file-backed in the state dir.
@@ -28,8 +29,10 @@ async function start(): Promise<DevState> {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, as a terminal gives `npm start`, so stop() can Ctrl-C the whole group.
+    detached: true,
   });
-  let output = '';
+  output = '';
   running.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   running.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const deadline = Date.now() + 90_000;
@@ -44,8 +47,13 @@ async function stop(): Promise<number | null> {
   const child = running!;
   running = null;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGINT');
-  return exited;
+  const stoppingAt = output.length;
+  // A terminal's Ctrl-C signals every process of the foreground group, the databases' too.
+  process.kill(-child.pid!, 'SIGINT');
+  const code = await exited;
+  // Services stop before the databases they write to: nothing fails on the way down.
+  expect(output.slice(stoppingAt)).not.toMatch(/"level":50|ECONNREFUSED/);
+  return code;
 }
 
 function cli(args: string[], state = stateDir) {
