@@ -12,12 +12,16 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../repo-root';
-import { isExecutable, terminate, which } from './child-process';
+import { howExited, isExecutable, terminate, which } from './child-process';
 
 export interface EmbeddedMongo {
   /** Connection string for the `mongodb` driver, e.g. `mongodb://127.0.0.1:37017/`. */
   uri: string;
   port: number;
+  /** The JVM's process id (its own process group): what a crash test kills. */
+  pid: number;
+  /** Resolves when the JVM has exited, for whatever reason, saying how (`signal SIGKILL`). */
+  exited: Promise<string>;
   /** SIGTERM, wait for the JVM to exit (SIGKILL after a timeout). Idempotent. */
   stop(): Promise<void>;
 }
@@ -298,6 +302,8 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
   return {
     uri: `mongodb://127.0.0.1:${port}/`,
     port,
+    pid: child.pid!,
+    exited: howExited(child),
     stop() {
       stopPromise ??= (async () => {
         stopping = true;

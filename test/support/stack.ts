@@ -24,17 +24,17 @@ export const allReadWriteScopes: Scope[] = canonicalScopes.filter((s) => s !== '
  * prefix so test files never see each other's data.
  */
 export async function startTestStack(overrides: Partial<StackOptions> = {}): Promise<TestStack> {
-  const mongoUri = process.env['MONGODB_URI'];
+  const mongoUri = overrides.mongoUri ?? process.env['MONGODB_URI'];
   if (!mongoUri) throw new Error('MONGODB_URI is not set: the jest global setup starts the test database');
   const dbPrefix = overrides.dbPrefix ?? `t${randomBytes(5).toString('hex')}`;
   const stack = await startStack({
-    mongoUri,
     dbPrefix,
     gatewayPort: 0,
     subgraphPorts: 'free',
     logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
     credentialCacheTtlSeconds: 0,
     ...overrides,
+    mongoUri,
   });
   const mongo = await connectMongo(mongoUri);
   const authStore = new AuthStore(mongo.db(databaseName(dbPrefix, 'auth')));

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -13,7 +12,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 /**
@@ -23,7 +21,8 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
  *   java -cp 'target/classes:target/lib/*' dev.linepack.mongo.EmbeddedMongo [options]
  *     --port N           port to listen on; 0 (default) picks a free one
  *     --host ADDR        address to bind (default 127.0.0.1)
- *     --h2 FILE          keep the data in FILE (H2 MVStore), surviving restarts; default: in memory
+ *     --h2 FILE          keep the data in FILE (H2 MVStore, created 0600), surviving restarts and crashes: a write
+ *                        is answered only once it is committed and fsynced (DurableH2Backend); default: in memory
  *     --ignore-stdin     keep running when stdin reaches EOF (for a manual run with stdin closed)
  *     --wire-version N   experimental: report maxWireVersion N instead of the library's default (8)
  * </pre>
@@ -120,12 +119,7 @@ public final class EmbeddedMongo {
         if (options.h2File == null) {
             return new MemoryBackend();
         }
-        Path file = options.h2File.toAbsolutePath();
-        Path parent = file.getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
-        return new H2Backend(file.toString());
+        return DurableH2Backend.open(options.h2File.toAbsolutePath());
     }
 
     /** Reads stdin until EOF (the parent closed the pipe or died), then exits, which runs the shutdown hook. */

@@ -1,0 +1,161 @@
+/**
+ * Durability under crashes (issue 17): the file-backed embedded MongoDB is killed with SIGKILL at random points
+ * while clients record measurement batches through the gateway, then restarted on the same file, many times.
+ * Afterwards every acknowledged measurement must be there, every unique index must still be unique (also after
+ * every batch is retried), and every event the outbox relay published must name a document that exists.
+ *
+ * Against the embedded server's H2 store before the fix this lost acknowledged writes (and their published
+ * events) and let a retried batch store one idempotency key twice; see tools/mongo EmbeddedMongo.java.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import type { Db } from 'mongodb';
+import { eventStream } from '@linepack/lib/events/outbox';
+import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { until } from '@linepack/lib/testing/until';
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+const ITERATIONS = Number(process.env['CRASH_ITERATIONS'] ?? 20);
+const BATCH = 200;
+
+jest.setTimeout(ITERATIONS * 20_000 + 60_000);
+
+const recordMutation = 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }';
+
+interface Batch {
+  keys: string[];
+  /** The ids the gateway answered with; absent when the request failed (not acknowledged). */
+  ids?: string[];
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** kill -9 the database's whole process group, as a crash or the OOM killer would, and wait until it is gone. */
+async function crash(db: EmbeddedMongo): Promise<void> {
+  process.kill(-db.pid, 'SIGKILL');
+  if (!(await eventually(async () => !alive(db.pid), 10_000, 20))) throw new Error(`embedded MongoDB ${db.pid} survived SIGKILL`);
+}
+
+/** Every unique index of every collection in `db`, as [collection, index, duplicated key values]. */
+async function uniqueIndexViolations(db: Db): Promise<Array<[string, string, unknown]>> {
+  const violations: Array<[string, string, unknown]> = [];
+  for (const { name: collection } of await db.listCollections().toArray()) {
+    for (const index of await db.collection(collection).listIndexes().toArray()) {
+      if (!index['unique'] || index['name'] === '_id_') continue;
+      const fields = Object.keys(index['key'] as Record<string, number>);
+      const groupId = Object.fromEntries(fields.map((f) => [f.replace(/\./g, '_'), `$${f}`]));
+      const dupes = await db
+        .collection(collection)
+        .aggregate([{ $group: { _id: groupId, n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }, { $limit: 5 }])
+        .toArray();
+      for (const dupe of dupes) violations.push([collection, index['name'] as string, dupe['_id']]);
+    }
+  }
+  return violations;
+}
+
+describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again and again', () => {
+  let dir: string;
+  let database: EmbeddedMongo;
+  let stack: TestStack;
+  let redis: Redis;
+  let apiKey: string;
+  let tenantId: string;
+  let assetId: string;
+  const batches: Batch[] = [];
+  const dataFile = () => path.join(dir, 'mongo.h2');
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-crash-'));
+    database = await startEmbeddedMongo({ dataFile: dataFile() });
+    redis = new Redis(process.env['REDIS_URL']!);
+    stack = await startTestStack({ mongoUri: database.uri, redisUrl: process.env['REDIS_URL'] });
+    ({ apiKey, tenantId } = await stack.tenantWithKey());
+    assetId = (await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Crash-tested line' })).id;
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await database?.stop();
+    await redis?.quit();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function record(batch: Batch): Promise<void> {
+    const input = batch.keys.map((idempotencyKey, i) => ({
+      idempotencyKey,
+      assetId,
+      type: 'PRESSURE',
+      value: 5_000 + i,
+      unit: 'KPA',
+      observedAt: '2026-03-01T00:00:00Z',
+      source: 'SCADA',
+    }));
+    const res = await graphql<{ recordMeasurements: { ids: string[] } }>(stack.gatewayUrl, recordMutation, { apiKey, variables: { i: input } }).catch(
+      () => null,
+    );
+    if (res?.status === 200 && !res.body.errors?.length && res.body.data) batch.ids = res.body.data.recordMeasurements.ids;
+  }
+
+  it('loses no acknowledged write, keeps unique indexes unique and publishes events only for stored documents', async () => {
+    for (let iteration = 0; iteration < ITERATIONS; iteration++) {
+      let sending = true;
+      const client = (async () => {
+        for (let n = 0; sending; n++) {
+          const batch: Batch = { keys: Array.from({ length: BATCH }, (_, i) => `crash-${iteration}-${n}-${i}`) };
+          batches.push(batch);
+          await record(batch);
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 300 + Math.random() * 1_500));
+      await crash(database);
+      database = await startEmbeddedMongo({ dataFile: dataFile(), port: database.port });
+      sending = false;
+      await client;
+    }
+
+    const measurementsDb = stack.mongo.db(`${stack.dbPrefix}_measurements`);
+    const measurements = measurementsDb.collection('measurements');
+    const acknowledged = batches.flatMap((b) => b.ids ?? []);
+    expect(acknowledged.length).toBeGreaterThan(ITERATIONS * BATCH); // the clients did get work done between crashes
+    const stored = new Set(
+      (await measurements.find({ _id: { $in: acknowledged as never[] } }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)),
+    );
+    const lost = acknowledged.filter((id) => !stored.has(id));
+    expect({ lost: lost.length, examples: lost.slice(0, 3) }).toEqual({ lost: 0, examples: [] });
+
+    // The relay drains every outbox; then each published event names a measurement that exists.
+    await until(
+      () => measurements.countDocuments({ 'outbox.id': { $exists: true } }),
+      (pending) => pending === 0,
+      30_000,
+    );
+    const entries = await redis.xrange(eventStream(stack.dbPrefix, 'measurements'), '-', '+');
+    const eventIds = entries.map(([, fields]) => JSON.parse(fields[fields.indexOf('data') + 1]!) as { id: string }).map((data) => data.id);
+    const existing = new Set((await measurements.find({ _id: { $in: eventIds as never[] } }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)));
+    const phantoms = eventIds.filter((id) => !existing.has(id));
+    expect({ eventsForMissingDocuments: phantoms.length, examples: phantoms.slice(0, 3) }).toEqual({ eventsForMissingDocuments: 0, examples: [] });
+    expect(new Set(eventIds).size).toBe(await measurements.countDocuments({ tenantId }));
+
+    // Retrying every batch (as clients whose request failed would) stores each idempotency key exactly once.
+    for (const batch of batches) {
+      delete batch.ids;
+      await record(batch);
+      expect(batch.ids).toHaveLength(BATCH);
+    }
+    expect(await measurements.countDocuments({ tenantId })).toBe(batches.length * BATCH);
+    for (const subgraph of ['measurements', 'assets', 'auth']) {
+      expect(await uniqueIndexViolations(stack.mongo.db(`${stack.dbPrefix}_${subgraph}`))).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,140 @@
+package dev.linepack.mongo;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+import org.h2.mvstore.MVStore;
+
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.MongoQuery;
+import io.netty.channel.Channel;
+
+/**
+ * The H2 (MVStore) backend made durable: a write command is answered only after its effects are committed to the
+ * file and fsynced, and no commit ever captures a write half-applied.
+ *
+ * <p>Why: mongo-java-server's {@code H2Backend(String)} opens the store with {@code MVStore.open}, whose background
+ * thread commits about once a second and also whenever unsaved changes pass a memory threshold, from whichever thread
+ * writes next. An acknowledged insert could so be lost by kill -9 (its event already published), and a commit could
+ * land between a document's put and its unique-index entry, so that after a crash a retried insert stored the same
+ * key twice. Here the store is opened with neither trigger, write commands run one at a time under a write lock and
+ * end with {@code commit()} + {@code sync()}, and reads hold a read lock so they only ever see committed data.
+ * MVStore finds the newest intact chunk when it is opened again, so a crash mid-commit falls back to the previous
+ * acknowledged state.
+ */
+final class DurableH2Backend extends H2Backend {
+
+    /** Commands that never change data; anything else (including commands unknown here) is treated as a write. */
+    private static final Set<String> READ_ONLY_COMMANDS = Set.of(
+        "find", "getmore", "count", "distinct", "listcollections", "listindexes", "listdatabases", "killcursors",
+        "ping", "hello", "ismaster", "buildinfo", "whatsmyuri", "serverstatus", "dbstats", "collstats",
+        "getlasterror", "getparameter", "getcmdlineopts", "hostinfo", "connectionstatus", "endsessions", "explain",
+        "getlog", "getfreemonitoringstatus");
+
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    private DurableH2Backend(MVStore store) {
+        super(store);
+    }
+
+    /** Opens (or creates, readable by its owner only) the store file. */
+    static DurableH2Backend open(Path file) throws IOException {
+        Path parent = file.getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
+        if (Files.notExists(file)) {
+            // MVStore takes an empty file as a new store; creating it here decides its permissions (it holds hashes).
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
+        } else {
+            Files.setPosixFilePermissions(file, ownerOnly);
+        }
+        MVStore store = new MVStore.Builder()
+            .fileName(file.toString())
+            .autoCommitDisabled() // no background commits
+            .autoCommitBufferSize(0) // and none triggered by memory use in the middle of a write
+            .open();
+        return new DurableH2Backend(store);
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String database, String command, Document query) {
+        if (isReadOnly(command, query)) {
+            lock.readLock().lock();
+            try {
+                return super.handleCommand(channel, database, command, query);
+            } finally {
+                lock.readLock().unlock();
+            }
+        }
+        lock.writeLock().lock();
+        try {
+            return super.handleCommand(channel, database, command, query);
+        } finally {
+            // Also after a failed command: what an ordered insert stored before its duplicate key stays stored, as in
+            // MongoDB, and must reach the disk before the client hears about it.
+            try {
+                commitAndSync();
+            } finally {
+                lock.writeLock().unlock();
+            }
+        }
+    }
+
+    /** Legacy OP_QUERY reads (the driver sends the handshake this way). */
+    @Override
+    public QueryResult handleQuery(MongoQuery query) {
+        lock.readLock().lock();
+        try {
+            return super.handleQuery(query);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            super.close();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private void commitAndSync() {
+        MVStore store = getMvStore();
+        if (store.isClosed() || !store.hasUnsavedChanges()) {
+            return;
+        }
+        store.commit();
+        store.sync();
+    }
+
+    private static boolean isReadOnly(String command, Document query) {
+        String name = command.toLowerCase(Locale.ROOT);
+        if (name.equals("aggregate")) {
+            // $out and $merge write their results into a collection.
+            Object pipeline = query.get("pipeline");
+            if (pipeline instanceof List<?> stages) {
+                for (Object stage : stages) {
+                    if (stage instanceof Document d && (d.containsKey("$out") || d.containsKey("$merge"))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+        return READ_ONLY_COMMANDS.contains(name);
+    }
+}
