@@ -14,6 +14,10 @@ export async function connectMongo(uri: string, options: MongoClientOptions = {}
     // sessions or transactions: nothing here may rely on them.
     serverSelectionTimeoutMS: 10_000,
     appName: 'linepack',
+    // An acknowledged write is journaled on a majority, so a crash or failover cannot take it back after its
+    // client (or the outbox relay, reading with readConcern majority) has seen it. The embedded server commits
+    // and fsyncs every write before answering (tools/mongo DurableH2Backend).
+    writeConcern: { w: 'majority', journal: true },
     ...options,
   });
   await client.connect();

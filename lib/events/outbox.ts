@@ -7,7 +7,13 @@ import type { Logger } from '../logger';
  * Domain events leave a subgraph through an outbox stored *inside the document they
  * describe*, written by the same single-document write as the change itself. No transaction is
  * needed (the embedded server has none) and no event can be lost: if the process dies after the
- * write, the entry is still there for the relay. Delivery is at-least-once; consumers dedupe on `id`.
+ * write, the entry is still there for the relay. The relay publishes only what is durable (it reads with
+ * readConcern majority; the embedded server never shows a read what it has not fsynced), so no event
+ * describes a write a crash took back.
+ *
+ * Delivery is at-least-once: a crash between publishing and removing the entry publishes it again, with
+ * the same `id`. Consumers must de-duplicate on the event `id` (lib/events/consumer.ts handlers are
+ * idempotent), never on the Redis stream entry id.
  */
 export interface OutboxEntry {
   id: string;
@@ -83,7 +89,10 @@ export class OutboxRelay<D extends OutboxDocument> {
   /** Publishes one batch; returns how many events went out. */
   async drainOnce(): Promise<number> {
     const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000 } = this.options;
-    const pending = (await collection.find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize }).toArray()) as unknown as D[];
+    // Majority-committed documents only: an event must never describe a write that a failover could roll back.
+    const pending = (await collection
+      .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize, readConcern: { level: 'majority' } })
+      .toArray()) as unknown as D[];
     if (pending.length === 0) return 0;
     const pipeline = redis.pipeline();
     let count = 0;
