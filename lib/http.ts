@@ -55,8 +55,8 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   });
 }
 
-/** In-flight requests get this long to finish on shutdown before their connections are cut. */
-export const SHUTDOWN_GRACE_MS = 2_000;
+/** In-flight requests get this long to finish on shutdown before their connections are cut (a batch of 10,000 measurements fits). */
+export const SHUTDOWN_GRACE_MS = 10_000;
 
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {

@@ -16,10 +16,12 @@ import { parseArgs } from 'node:util';
 import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { startRedisServer, RedisServerUnavailableError, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
 import { startStack } from '../dev/stack';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { lockStateDir, StateDirInUseError } from './state-dir';
 
 export interface DevState extends DemoCredentials {
   gatewayUrl: string;
@@ -30,6 +32,8 @@ export interface DevState extends DemoCredentials {
 }
 
 const DB_PREFIX = 'linepack';
+/** Requests in flight get SHUTDOWN_GRACE_MS to finish; the whole stop, databases included, this long. */
+const SHUTDOWN_DEADLINE_MS = SHUTDOWN_GRACE_MS + 10_000;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -39,7 +43,18 @@ async function main(): Promise<void> {
   const freePorts = ephemeral || (values['free-ports'] ?? false);
   const stateDir = path.resolve(values['state-dir'] ?? process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack'));
   const devJsonPath = path.join(stateDir, 'dev.json');
-  mkdirSync(stateDir, { recursive: true });
+  // Before anything in the directory is touched: a second start must leave a running one alone.
+  let releaseStateDir: () => void;
+  try {
+    releaseStateDir = lockStateDir(stateDir);
+  } catch (err) {
+    if (err instanceof StateDirInUseError) {
+      console.error(`linepack: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  process.on('exit', () => releaseStateDir());
   const previous = existsSync(devJsonPath) ? (JSON.parse(readFileSync(devJsonPath, 'utf8')) as Partial<DevState>) : null;
   // A stale file would tell scripts a stopped system is running.
   rmSync(devJsonPath, { force: true });
@@ -111,7 +126,11 @@ async function main(): Promise<void> {
       `Linepack is running${ephemeral ? ' (ephemeral: data is discarded on exit)' : ''}.`,
       `  GraphQL gateway  ${stack.gatewayUrl}`,
       `  Auth routes      ${state.authUrl}/login, /refresh, /introspect`,
-      `  MongoDB          ${embedded ? `embedded mongo-java-server (${ephemeral ? 'in memory' : path.join(stateDir, 'mongo.h2')})` : 'MONGODB_URI'}`,
+      `  MongoDB          ${
+        embedded
+          ? `embedded mongo-java-server (${ephemeral ? 'in memory' : `${path.join(stateDir, 'mongo.h2')}; every acknowledged write is fsynced, crash-safe`})`
+          : 'MONGODB_URI (writes acknowledged by a majority, journaled)'
+      }`,
       `  Redis            ${process.env['REDIS_URL'] ? 'REDIS_URL' : embeddedRedis ? `redis-server on ${embeddedRedis.url}${ephemeral ? '' : ` (${path.join(stateDir, 'redis')})`}` : 'none'}`,
       `  Domain events    ${redisUrl ? 'flowing: analytics and compliance follow assets and measurements' : `NOT flowing — ${redisProblem ?? 'no Redis'}`}`,
       '',
@@ -128,23 +147,37 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
 
+  // Supervision: the services share this process, so a crash in one (an uncaught error) or the loss of a
+  // database takes the whole stack down in order, with the reason and a non-zero exit — never a half-alive
+  // stack that answers some requests and fails others.
   let stopping = false;
-  const shutdown = async () => {
+  const shutdown = async (failure: string | null) => {
     if (stopping) return;
     stopping = true;
-    console.log('\nStopping Linepack…');
+    console.log(failure ? `\nlinepack: ${failure}; stopping Linepack.` : '\nStopping Linepack…');
     // A stuck connection must not keep a stopped system half-alive.
     setTimeout(() => {
       console.error('linepack: shutdown took too long; exiting');
       process.exit(1);
-    }, 15_000).unref();
-    await stack.stop();
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    // In order: the gateway stops accepting and lets requests in flight finish (their clients get an
+    // answer), then the subgraphs, and only then the databases they were writing to.
+    await stack.stop().catch((err: unknown) => console.error(`linepack: stopping the services failed: ${(err as Error).message}`));
     await embeddedRedis?.stop();
     await embedded?.stop();
-    process.exit(0);
+    process.exit(failure ? 1 : 0);
   };
-  process.on('SIGINT', () => void shutdown());
-  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGINT', () => void shutdown(null));
+  process.on('SIGTERM', () => void shutdown(null));
+  const crashed = (kind: string) => (err: unknown) => {
+    if (stopping) return;
+    console.error(`linepack: ${kind} in a service:`, err);
+    void shutdown(`a service crashed (${err instanceof Error ? err.message : String(err)})`);
+  };
+  process.on('uncaughtException', crashed('uncaught error'));
+  process.on('unhandledRejection', crashed('unhandled promise rejection'));
+  void embedded?.exited.then((how) => shutdown(`the embedded MongoDB exited unexpectedly (${how})`));
+  void embeddedRedis?.exited.then((how) => shutdown(`redis-server exited unexpectedly (${how})`));
 }
 
 main().catch((err: unknown) => {

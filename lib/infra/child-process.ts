@@ -28,6 +28,12 @@ export function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** Resolves once `child` has exited, saying how: `exit code 1`, `signal SIGKILL`. */
+export function howExited(child: ChildProcess): Promise<string> {
+  const how = () => (child.signalCode ? `signal ${child.signalCode}` : `exit code ${child.exitCode}`);
+  return exited(child).then(how);
+}
+
 /** SIGTERM, then SIGKILL if the process has not exited within `timeoutMs`. Resolves once it is gone; true when it had to be killed. */
 export async function terminate(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return false;

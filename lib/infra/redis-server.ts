@@ -6,13 +6,15 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
-import { terminate, which } from './child-process';
+import { howExited, terminate, which } from './child-process';
 import { freePort } from './free-port';
 
 export interface RedisServerProcess {
   /** `redis://127.0.0.1:<port>` */
   url: string;
   port: number;
+  /** Resolves when redis-server has exited, for whatever reason, saying how (`signal SIGKILL`). */
+  exited: Promise<string>;
   /** SIGTERM, wait for exit (SIGKILL after a timeout); the port is free again afterwards. Idempotent. */
   stop(): Promise<void>;
 }
@@ -124,6 +126,7 @@ export async function startRedisServer(opts: { port?: number; dataDir?: string }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    exited: howExited(child),
     stop() {
       stopPromise ??= (async () => {
         await terminate(child, STOP_TIMEOUT_MS);

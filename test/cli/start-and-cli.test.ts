@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
@@ -20,12 +20,12 @@ const devJson = path.join(stateDir, 'dev.json');
 let running: ChildProcess | null = null;
 let output = '';
 
-async function start(): Promise<DevState> {
+async function start(nodeArgs: string[] = []): Promise<DevState> {
   // Without MONGODB_URI, like `npm start` on a fresh clone: the embedded server, file-backed in the state dir.
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['MONGODB_URI'];
   delete env['REDIS_URL'];
-  running = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
+  running = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,10 +43,15 @@ async function start(): Promise<DevState> {
   return JSON.parse(readFileSync(devJson, 'utf8')) as DevState;
 }
 
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
 async function stop(): Promise<number | null> {
   const child = running!;
   running = null;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = exitOf(child);
   const stoppingAt = output.length;
   // A terminal's Ctrl-C signals every process of the foreground group, the databases' too.
   process.kill(-child.pid!, 'SIGINT');
@@ -68,6 +73,30 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** Pids of the embedded MongoDB JVMs serving this state directory's file. */
+function databasePids(): number[] {
+  const dataFile = path.join(stateDir, 'mongo.h2');
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataFile);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+const mode = (file: string) => (statSync(path.join(stateDir, file)).mode & 0o777).toString(8);
+
+const measurementCount = async (s: DevState, assetId: string) =>
+  (
+    await graphql<{ asset: { measurements: { totalCount: number } } }>(s.gatewayUrl, `{ asset(id: "${assetId}") { measurements(first: 1) { totalCount } } }`, {
+      apiKey: s.apiKey,
+    })
+  ).body.data?.asset.measurements.totalCount;
+
 const totalAssets = async (s: DevState, key = s.apiKey) =>
   (await graphql<{ pipelineSummary: { totalAssets: number } }>(s.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey: key })).body.data?.pipelineSummary
     .totalAssets;
@@ -84,12 +113,65 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
   const login = await fetch(`${first.authUrl}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first.user) });
   expect(login.status).toBe(200);
 
-  expect(await stop()).toBe(0);
+  // What holds hashes and keys is its owner's only.
+  expect({ dir: (statSync(stateDir).mode & 0o777).toString(8), db: mode('mongo.h2'), devJson: mode('dev.json'), key: mode('jwt-signing-key.pem') }).toEqual({
+    dir: '700',
+    db: '600',
+    devJson: '600',
+    key: '600',
+  });
+
+  // A second start on the directory in use says so and changes nothing.
+  const devJsonBefore = readFileSync(devJson, 'utf8');
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env['MONGODB_URI'];
+  delete env['REDIS_URL'];
+  const again = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+  });
+  expect(again.status).toBe(1);
+  expect(again.stderr).toContain(`${stateDir} is in use by another Linepack (pid ${running!.pid}); nothing was changed.`);
+  expect(readFileSync(devJson, 'utf8')).toBe(devJsonBefore);
+  expect(await totalAssets(first)).toBe(9);
+
+  // Ctrl-C while a batch is being stored: its client gets the answer, and the batch is there after the restart.
+  const segment = (
+    await graphql<{ createAsset: { id: string } }>(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Meter Station 7" }) { id } }', {
+      apiKey: first.apiKey,
+    })
+  ).body.data!.createAsset.id;
+  const batch = Array.from({ length: 3_000 }, (_, i) => ({
+    idempotencyKey: `in-flight-${i}`,
+    assetId: segment,
+    type: 'PRESSURE',
+    value: 6_000,
+    unit: 'KPA',
+    observedAt: '2026-03-01T00:00:00Z',
+    source: 'SCADA',
+  }));
+  const inFlight = graphql<{ recordMeasurements: { insertedCount: number } }>(
+    first.gatewayUrl,
+    'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }',
+    { apiKey: first.apiKey, variables: { i: batch } },
+  );
+  await new Promise((r) => setTimeout(r, 300)); // it has reached the gateway
+  const stopped = stop();
+  const answer = await inFlight;
+  expect({ status: answer.status, errors: answer.body.errors, data: answer.body.data }).toEqual({
+    status: 200,
+    errors: undefined,
+    data: { recordMeasurements: { insertedCount: 3_000 } },
+  });
+  expect(await stopped).toBe(0);
+  expect(databasePids()).toEqual([]);
 
   const second = await start();
   expect(second.tenantId).toBe(first.tenantId);
   expect(second.apiKey).toBe(first.apiKey);
-  expect(await totalAssets(second)).toBe(9); // the seed did not run again and nothing was lost
+  expect(await totalAssets(second)).toBe(10); // the seed did not run again and nothing was lost
+  expect(await measurementCount(second, segment)).toBe(3_000);
 }, 180_000);
 
 it('the linepack CLI creates a tenant, a key that works through the gateway, and a user', async () => {
@@ -126,3 +208,31 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
   expect(bad.status).toBe(2);
   expect(bad.stderr).toContain('unknown scope "assets:delete"');
 }, 60_000);
+
+it('a crashed service or a lost database stops the whole stack with the reason and a non-zero exit', async () => {
+  if (!running) await start();
+  // kill -9 of the database (the OOM killer, a JVM crash): no half-alive stack that still answers.
+  const [database] = databasePids();
+  expect(database).toBeDefined();
+  const child = running!;
+  running = null;
+  process.kill(database!, 'SIGKILL');
+  expect(await exitOf(child)).toBe(1);
+  expect(output).toMatch(/linepack: the embedded MongoDB exited unexpectedly \(signal SIGKILL\); stopping Linepack\./);
+
+  // The next start takes over the dead stack's lock, and what was acknowledged is there.
+  const state = await start([
+    '--import',
+    `data:text/javascript,${encodeURIComponent("process.on('SIGUSR2', () => setImmediate(() => { throw new Error('simulated resolver bug'); }));")}`,
+  ]);
+  expect(await totalAssets(state)).toBe(10);
+
+  // An uncaught error in a service: logged with its reason, everything stopped in order, exit 1.
+  const crashing = running!;
+  running = null;
+  process.kill(crashing.pid!, 'SIGUSR2');
+  expect(await exitOf(crashing)).toBe(1);
+  expect(output).toContain('linepack: uncaught error in a service: Error: simulated resolver bug');
+  expect(output).toContain('linepack: a service crashed (simulated resolver bug); stopping Linepack.');
+  expect(databasePids()).toEqual([]);
+}, 180_000);
