@@ -7,6 +7,8 @@ export const errorStatus = {
   FORBIDDEN: 403,
   RATE_LIMITED: 429,
   BAD_USER_INPUT: 400,
+  GRAPHQL_PARSE_FAILED: 400,
+  GRAPHQL_VALIDATION_FAILED: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
   INTERNAL_SERVER_ERROR: 500,
@@ -58,6 +60,16 @@ export function problem(status: number, code: string, title: string, detail?: st
   };
 }
 
+/**
+ * Messages graphql-js writes while coercing input quote the whole offending value ("Variable \"$id\" got invalid
+ * value …"); a client's megabyte must not come back to it, nor fill logs. Longer messages keep their start.
+ */
+export const MAX_ERROR_MESSAGE_LENGTH = 500;
+
+function bounded(message: string): string {
+  return message.length > MAX_ERROR_MESSAGE_LENGTH ? `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}… (message cut)` : message;
+}
+
 /** Hides internals: unexpected errors reach clients as a bare INTERNAL_SERVER_ERROR, logged in full here. */
 export function formatErrorFor(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -67,6 +79,6 @@ export function formatErrorFor(logger: Logger) {
       return { message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' }, ...(formatted.path ? { path: formatted.path } : {}) };
     }
     const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
+    return { ...formatted, message: bounded(formatted.message), extensions };
   };
 }

@@ -62,7 +62,11 @@ export async function startTestStack(overrides: Partial<StackOptions> = {}): Pro
 export interface GraphQLResponse<T = Record<string, unknown>> {
   status: number;
   headers: Headers;
-  body: { data?: T | null; errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[] };
+  body: {
+    data?: T | null;
+    errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+    extensions?: Record<string, unknown>;
+  };
 }
 
 /** A GraphQL request over HTTP, as any client would send it. */

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
+import { graphqlErrorBody } from '@linepack/lib/errors';
+
+/**
+ * Bounds on the shape of a GraphQL request that hold before graphql-js ever sees it. Parsing, validation and
+ * variable coercion recurse, so a query or a JSON value nested thousands deep would overflow the stack (a 500
+ * and a wasted core); strings of megabytes would be stored and echoed back in errors. These are refused with a
+ * 400 naming the rule, and every limit is in the README (Errors and limits).
+ */
+export const requestShapeLimits = {
+  /** Braces, brackets and parentheses open at once in the query text. */
+  maxQueryNesting: 64,
+  /** Objects and arrays open at once in the variables (a GeoJSON polygon needs 4). */
+  maxVariableNesting: 32,
+  /** Characters in any one string, in the variables or as a literal in the query. */
+  maxStringLength: 10_000,
+} as const;
+
+/** The deepest nesting of `{ ( [` in a GraphQL document, skipping strings, block strings and comments. */
+export function queryNesting(query: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < query.length; i++) {
+    const c = query[i];
+    if (c === '#') {
+      while (i < query.length && query[i] !== '\n' && query[i] !== '\r') i++;
+    } else if (c === '"') {
+      if (query.startsWith('"""', i)) {
+        const end = query.indexOf('"""', i + 3);
+        // An escaped \""" inside a block string does not end it.
+        let close = end;
+        while (close !== -1 && query[close - 1] === '\\') close = query.indexOf('"""', close + 3);
+        i = close === -1 ? query.length : close + 2;
+      } else {
+        i++;
+        while (i < query.length && query[i] !== '"' && query[i] !== '\n') i += query[i] === '\\' ? 2 : 1;
+      }
+    } else if (c === '{' || c === '(' || c === '[') {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === '}' || c === ')' || c === ']') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+type VariableProblem = { path: string; rule: string };
+
+/** The first variable value that breaks a limit, found without recursion (it is the input being bounded). */
+export function variableProblem(variables: unknown): VariableProblem | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: variables, path: 'variables', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.length > requestShapeLimits.maxStringLength) {
+        return { path, rule: `is ${value.length} characters long; at most ${requestShapeLimits.maxStringLength} are accepted` };
+      }
+    } else if (typeof value === 'number') {
+      // JSON.parse turns 1e309 into Infinity.
+      if (!Number.isFinite(value)) return { path, rule: 'is not a finite number' };
+    } else if (value !== null && typeof value === 'object') {
+      if (depth >= requestShapeLimits.maxVariableNesting) return { path, rule: `nests deeper than ${requestShapeLimits.maxVariableNesting} levels` };
+      const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v]) : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
+      for (const [key, child] of entries) stack.push({ value: child, path: `${path}${key}`, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+const INVALID_JSON = Symbol('invalid JSON');
+
+/** A request parameter as sent: GET requests carry variables and extensions as JSON text. */
+function jsonParameter(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return INVALID_JSON;
+  }
+}
+
+/**
+ * Express middleware for /graphql, after the JSON body parser: refuses what graphql-js should never be handed,
+ * and a persisted-query hash that does not match its query.
+ */
+export function requestShapeGuard(req: Request, res: Response, next: NextFunction): void {
+  const body = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; variables?: unknown; extensions?: unknown } | undefined;
+  const refuse = (code: 'GRAPHQL_PARSE_FAILED' | 'BAD_USER_INPUT', message: string) => void res.status(400).json(graphqlErrorBody(code, message));
+  if (!body || typeof body !== 'object') return next();
+  const { query } = body;
+  if (typeof query === 'string') {
+    const nesting = queryNesting(query);
+    if (nesting > requestShapeLimits.maxQueryNesting) {
+      return refuse('GRAPHQL_PARSE_FAILED', `the query nests ${nesting} levels deep; at most ${requestShapeLimits.maxQueryNesting} are accepted`);
+    }
+  }
+  const variables = jsonParameter(body.variables);
+  if (variables === INVALID_JSON) return refuse('BAD_USER_INPUT', 'variables is not valid JSON');
+  const problem = variableProblem(variables);
+  if (problem) return refuse('BAD_USER_INPUT', `${problem.path} ${problem.rule}`);
+
+  const extensions = jsonParameter(body.extensions);
+  if (extensions === INVALID_JSON) return refuse('BAD_USER_INPUT', 'extensions is not valid JSON');
+  const hash = (extensions as { persistedQuery?: { sha256Hash?: unknown } } | undefined)?.persistedQuery?.sha256Hash;
+  if (typeof query === 'string' && typeof hash === 'string' && createHash('sha256').update(query).digest('hex') !== hash.toLowerCase()) {
+    return refuse('BAD_USER_INPUT', 'the persisted-query sha256Hash does not match the query');
+  }
+  next();
+}
+
+/**
+ * Validation rule: literals a client wrote in the query are bounded like variables — no string longer than the
+ * limit, and no number graphql-js would turn into Infinity (its Float scalar accepts `1e309` as a literal).
+ */
+export function literalLimitsRule(context: ValidationContext): ASTVisitor {
+  return {
+    StringValue(node) {
+      if (node.value.length > requestShapeLimits.maxStringLength) {
+        context.reportError(
+          new GraphQLError(`a string literal is ${node.value.length} characters long; at most ${requestShapeLimits.maxStringLength} are accepted`, {
+            nodes: [node],
+          }),
+        );
+      }
+    },
+    FloatValue(node) {
+      if (!Number.isFinite(Number(node.value))) {
+        context.reportError(new GraphQLError(`Float cannot represent ${node.value.slice(0, 40)}: out of range`, { nodes: [node] }));
+      }
+    },
+  };
+}

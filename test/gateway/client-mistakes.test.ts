@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/**
+ * A client's mistake is a 4xx with a code and a message, never a 500 (issue 16): syntax errors, limits,
+ * out-of-range literals and variables, absurdly nested input, bad persisted-query hashes, malformed JSON.
+ */
+let stack: TestStack;
+let apiKey: string;
+beforeAll(async () => {
+  stack = await startTestStack();
+  apiKey = (await stack.tenantWithKey()).apiKey;
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function post(body: unknown): Promise<{ status: number; code: unknown; message: string; length: number }> {
+  const res = await fetch(stack.gatewayUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const parsed = JSON.parse(text) as { errors?: { message: string; extensions?: { code?: unknown } }[] };
+  return { status: res.status, code: parsed.errors?.[0]?.extensions?.code, message: parsed.errors?.[0]?.message ?? '', length: text.length };
+}
+
+const createAsset = 'mutation($input: CreateAssetInput!) { createAsset(input: $input) { id } }';
+
+it.each([
+  ['a syntax error', { query: '{ me { id ' }, 'GRAPHQL_PARSE_FAILED', /Syntax Error/],
+  ['more than 20,000 tokens', { query: `{ ${'__typename '.repeat(20_001)}}` }, 'GRAPHQL_PARSE_FAILED', /20000 tokens/],
+  ['a query nested 5,000 deep', { query: '{ a '.repeat(5_000) + '}'.repeat(5_000) }, 'GRAPHQL_PARSE_FAILED', /nest/i],
+  [
+    'a Float literal out of range',
+    { query: 'mutation { createAsset(input: { type: PIPELINE, name: "x", maopKpa: 1e309 }) { id } }' },
+    'GRAPHQL_VALIDATION_FAILED',
+    /Float/,
+  ],
+  [
+    'a Float variable out of range',
+    `{"query":${JSON.stringify(createAsset)},"variables":{"input":{"type":"PIPELINE","name":"x","maopKpa":1e309}}}`,
+    'BAD_USER_INPUT',
+    /maopKpa/,
+  ],
+  [
+    'a GeoJSON nested 5,000 deep',
+    `{"query":${JSON.stringify(createAsset)},"variables":{"input":{"type":"PIPELINE","name":"x","geometry":{"type":"LineString","coordinates":${'['.repeat(5_000)}${']'.repeat(5_000)}}}}}`,
+    'BAD_USER_INPUT',
+    /nest/i,
+  ],
+  [
+    'a persisted-query hash that does not match the query',
+    { query: '{ __typename }', extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update('something else').digest('hex') } } },
+    'BAD_USER_INPUT',
+    /hash/i,
+  ],
+  ['malformed JSON', '{"query": "{ __typename }"', 'BAD_USER_INPUT', /malformed JSON/],
+])('%s answers 400 with a code and a message', async (_name, body, code, message) => {
+  const res = await post(body);
+  expect({ status: res.status, code: res.code }).toEqual({ status: 400, code });
+  expect(res.message).toMatch(message);
+});
+
+it('never echoes more than a short prefix of an offending value', async () => {
+  const huge = 'x'.repeat(1_000_000);
+  for (const body of [
+    { query: `{ asset(id: "${huge}") { id } }` },
+    { query: 'query($id: ID!) { asset(id: $id) { id } }', variables: { id: huge } },
+    { query: 'query($n: Int) { assets(first: $n) { totalCount } }', variables: { n: huge } },
+  ]) {
+    const res = await post(body);
+    expect(res.status).toBe(400);
+    expect(res.length).toBeLessThan(2_000);
+  }
+});
+
+it('still answers a correct request normally', async () => {
+  const res = await graphql(stack.gatewayUrl, '{ me { tenantId } }', { apiKey });
+  expect(res.status).toBe(200);
+  expect(res.body.errors).toBeUndefined();
+});
