@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fieldError } from './errors';
+import { textLimits } from './validation';
 
 /** Relay-style cursor pages: `first`/`after`, `pageInfo`, `totalCount`. */
 export const MAX_PAGE_SIZE = 500;
@@ -19,6 +20,7 @@ export function encodeCursor(sortKey: unknown): string {
 
 export function decodeCursor<S extends z.ZodType>(cursor: string | null | undefined, schema: S): z.output<S> | null {
   if (cursor == null) return null;
+  if (cursor.length > textLimits.cursor) throw fieldError('BAD_USER_INPUT', 'after is not a cursor returned by this field', { field: 'after' });
   try {
     const parsed = schema.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
     if (parsed.success) return parsed.data;

@@ -1,18 +1,30 @@
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
-const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|([+-])(\d{2}):(\d{2}))$/;
+
+/** The years a DateTime may fall in (SDL: shared.graphql); anything else is a typo or a probe, not a record. */
+export const DATE_TIME_YEARS = { min: 1900, max: 2199 } as const;
+
+function badDateTime(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
 
 function parseDateTime(value: unknown): Date {
-  if (typeof value !== 'string' || !isoDateTime.test(value)) {
-    throw new GraphQLError('DateTime must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z', {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+  const match = typeof value === 'string' && value.length <= 40 ? isoDateTime.exec(value) : null;
+  if (!match) throw badDateTime('DateTime must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z');
+  const [, year, month, day, hour, minute, second = '0', , , offsetHours = '0', offsetMinutes = '0'] = match.map((part) => part ?? undefined);
+  const y = Number(year);
+  const m = Number(month);
+  // Date.parse rolls 2026-02-30 over to March 2; a calendar date must exist as written.
+  const daysInMonth = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  if (m < 1 || m > 12 || Number(day) < 1 || Number(day) > daysInMonth) throw badDateTime(`DateTime ${String(value)} is not a calendar date`);
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) {
+    throw badDateTime(`DateTime ${String(value)} is not a time of day`);
   }
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) {
-    throw new GraphQLError(`DateTime ${value} is not a real instant`, { extensions: { code: 'BAD_USER_INPUT' } });
+  if (y < DATE_TIME_YEARS.min || y > DATE_TIME_YEARS.max) {
+    throw badDateTime(`DateTime must be in the years ${DATE_TIME_YEARS.min} to ${DATE_TIME_YEARS.max}, got ${year}`);
   }
-  return date;
+  return new Date(value as string);
 }
 
 /** ISO 8601 in UTC on the wire, Date in resolvers and in MongoDB. */

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { invalidInput, type Violation } from '@linepack/lib/validation';
+import { invalidInput, safeText, textLimits, type Violation } from '@linepack/lib/validation';
 import type { AssetDocument, AssetStatus, AssetType } from './documents';
 
 const finite = z.number().finite();
+/** The longest pipeline on Earth is under 10,000 km; stations beyond that are mistakes, and sums of them stay finite. */
+export const MAX_STATION_M = 10_000_000;
+const station = finite.min(0, 'must be ≥ 0').max(MAX_STATION_M, `must be ≤ ${MAX_STATION_M} m`);
 const position = z
   .union([z.tuple([finite, finite]), z.tuple([finite, finite, finite])])
   .refine(([lon, lat]) => lon >= -180 && lon <= 180 && lat >= -90 && lat <= 90, 'coordinates must be [longitude, latitude] within ±180, ±90');
@@ -14,14 +17,14 @@ export const geoJsonSchema = z.discriminatedUnion('type', [
 
 /** Field rules shared by create and update; cross-field rules are checked on the merged result. */
 const fields = {
-  name: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
-  parentId: z.string().min(1).nullable(),
+  name: safeText(textLimits.name),
+  parentId: z.string().min(1).max(textLimits.id, `at most ${textLimits.id} characters`).nullable(),
   product: z.enum(['NATURAL_GAS', 'CRUDE_OIL', 'REFINED_PRODUCTS', 'NGL', 'CO2', 'HYDROGEN']).nullable(),
   regulation: z.enum(['CFR_192', 'CFR_195']).nullable(),
-  beginStationM: finite.min(0, 'must be ≥ 0').nullable(),
-  endStationM: finite.min(0, 'must be ≥ 0').nullable(),
+  beginStationM: station.nullable(),
+  endStationM: station.nullable(),
   outsideDiameterMm: finite.gt(0, 'must be > 0').max(5000, 'must be ≤ 5000 mm').nullable(),
-  wallThicknessMm: finite.gt(0, 'must be > 0').nullable(),
+  wallThicknessMm: finite.gt(0, 'must be > 0').max(2500, 'must be ≤ 2500 mm').nullable(),
   smysMpa: finite.min(100, 'must be from 100 to 1000 MPa').max(1000, 'must be from 100 to 1000 MPa').nullable(),
   maopKpa: finite.gt(0, 'must be > 0').max(50_000, 'must be ≤ 50000 kPa').nullable(),
   classLocation: z.number().int('must be an integer').min(1, 'must be 1, 2, 3 or 4').max(4, 'must be 1, 2, 3 or 4').nullable(),

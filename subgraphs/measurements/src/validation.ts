@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Violation } from '@linepack/lib/validation';
-import { violationsOf } from '@linepack/lib/validation';
+import { safeText, textLimits, violationsOf } from '@linepack/lib/validation';
 import { inspectionRecordTypes, type MeasurementType, type MeasurementUnit } from './documents';
 
 export const MAX_BATCH_SIZE = 10_000;
@@ -8,24 +8,29 @@ export const MAX_BATCH_SIZE = 10_000;
 export const FUTURE_SKEW_MS = 5 * 60_000;
 
 const finite = z.number().finite();
+/** As for asset stations (assets validation): beyond 10,000 km is a mistake. */
+const MAX_DISTANCE_M = 10_000_000;
+const distance = finite.min(0, 'must be ≥ 0').max(MAX_DISTANCE_M, `must be ≤ ${MAX_DISTANCE_M} m`);
+/** A pipe joint is about 12 m long; anomalies longer than 100 m are not single features. */
+const featureSize = finite.gt(0, 'must be > 0').max(100_000, 'must be ≤ 100000 mm');
 
 const itemSchema = z.object({
-  idempotencyKey: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
-  assetId: z.string().min(1, 'must not be empty'),
+  idempotencyKey: safeText(textLimits.key),
+  assetId: z.string().min(1, 'must not be empty').max(textLimits.id, `at most ${textLimits.id} characters`),
   type: z.string(),
   observedAt: z.date(),
-  stationM: finite.min(0, 'must be ≥ 0').nullish(),
+  stationM: distance.nullish(),
   value: finite.nullish(),
   unit: z.string().nullish(),
   source: z.enum(['ILI', 'FIELD', 'SCADA', 'LAB']),
-  runId: z.string().trim().min(1).max(100).nullish(),
+  runId: safeText(100).nullish(),
   featureType: z.enum(['METAL_LOSS', 'DENT', 'CRACK', 'GOUGE', 'LAMINATION', 'WELD_ANOMALY']).nullish(),
   surface: z.enum(['EXTERNAL', 'INTERNAL', 'MID_WALL']).nullish(),
-  odometerM: finite.min(0, 'must be ≥ 0').nullish(),
+  odometerM: distance.nullish(),
   clockDeg: finite.min(0, 'must be from 0 to 360').max(360, 'must be from 0 to 360').nullish(),
   depthPctWt: finite.min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100').nullish(),
-  lengthMm: finite.gt(0, 'must be > 0').nullish(),
-  widthMm: finite.gt(0, 'must be > 0').nullish(),
+  lengthMm: featureSize.nullish(),
+  widthMm: featureSize.nullish(),
 });
 
 export type MeasurementItem = z.output<typeof itemSchema> & { type: MeasurementType; unit?: MeasurementUnit | null };
