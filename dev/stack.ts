@@ -36,6 +36,8 @@ export interface StackOptions {
   /** Run the outbox relays (default: whenever redisUrl is set). */
   eventRelay?: boolean;
   monitorCommands?: boolean;
+  /** The gateway's per-request deadline (default 30 s). */
+  requestTimeoutMs?: number;
   /** The auth service's token signing key and lifetimes; a fresh key when not given. */
   auth?: Partial<AuthServiceOptions>;
 }
@@ -100,6 +102,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         rateLimitWindows: options.rateLimitWindows ?? productionWindows,
         trustProxy: false,
         logLevel,
+        requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
       },
       createLogger('gateway', logLevel, options.logDestination),

@@ -11,6 +11,8 @@ export interface Identity {
   tenantId: string;
   scopes: Scope[];
   requestId: string;
+  /** When the gateway stops waiting for this request (epoch ms); reads should not outlive it. */
+  deadline?: number;
 }
 
 /** Header that carries the gateway-minted identity token to subgraphs. */
@@ -32,6 +34,7 @@ const claimsSchema = z.object({
   scopes: z.array(z.string()),
   credential_kind: z.enum(['api_key', 'user']),
   request_id: z.string().min(1),
+  deadline: z.number().int().positive().optional(),
 });
 
 export interface InternalKeyPair {
@@ -56,6 +59,7 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
       scopes: identity.scopes,
       credential_kind: identity.kind,
       request_id: identity.requestId,
+      ...(identity.deadline ? { deadline: identity.deadline } : {}),
     },
     privateKeyPem,
     {
@@ -63,7 +67,8 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
       subject: identity.subject,
       audience,
       issuer: ISSUER,
-      expiresIn: INTERNAL_TOKEN_TTL_SECONDS,
+      // Valid as long as the request may run (the deadline is under 55 s), never beyond the agreed 60 s.
+      expiresIn: identity.deadline ? Math.min(60, Math.max(1, Math.ceil((identity.deadline - Date.now()) / 1000) + 5)) : INTERNAL_TOKEN_TTL_SECONDS,
       jwtid: randomUUID(),
     },
   );
@@ -87,5 +92,6 @@ export function verifyInternalToken(token: string, audience: string, publicKeyPe
     tenantId: claims.data.tenant_id,
     scopes: knownScopes(claims.data.scopes),
     requestId: claims.data.request_id,
+    ...(claims.data.deadline ? { deadline: claims.data.deadline } : {}),
   };
 }

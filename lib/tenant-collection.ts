@@ -23,29 +23,38 @@ export interface TenantDocument extends Document {
  * another tenant: every filter, pipeline, insert and upsert is pinned to `tenantId`.
  */
 export class TenantCollection<T extends TenantDocument> {
+  /**
+   * @param deadline when the gateway stops waiting for this request (epoch ms, from the identity token): reads
+   * get maxTimeMS so the database stops too. Writes are never cut half-way.
+   */
   constructor(
     readonly collection: Collection<T>,
     readonly tenantId: string,
+    readonly deadline?: number,
   ) {}
 
   private scoped(filter: Filter<T> = {}): Filter<T> {
     return { ...filter, tenantId: this.tenantId } as Filter<T>;
   }
 
-  findOne(filter: Filter<T>, options?: FindOptions): Promise<WithId<T> | null> {
-    return this.collection.findOne(this.scoped(filter), options);
+  private bounded<O extends { maxTimeMS?: number }>(options: O): O {
+    return this.deadline ? { ...options, maxTimeMS: Math.max(1, this.deadline - Date.now()) } : options;
   }
 
-  find(filter: Filter<T>, options?: FindOptions) {
-    return this.collection.find(this.scoped(filter), options);
+  findOne(filter: Filter<T>, options: FindOptions = {}): Promise<WithId<T> | null> {
+    return this.collection.findOne(this.scoped(filter), this.bounded(options));
   }
 
-  countDocuments(filter: Filter<T> = {}, options?: CountDocumentsOptions): Promise<number> {
-    return this.collection.countDocuments(this.scoped(filter), options);
+  find(filter: Filter<T>, options: FindOptions = {}) {
+    return this.collection.find(this.scoped(filter), this.bounded(options));
+  }
+
+  countDocuments(filter: Filter<T> = {}, options: CountDocumentsOptions = {}): Promise<number> {
+    return this.collection.countDocuments(this.scoped(filter), this.bounded(options));
   }
 
   aggregate<R extends Document>(pipeline: Document[]) {
-    return this.collection.aggregate<R>([{ $match: { tenantId: this.tenantId } }, ...pipeline]);
+    return this.collection.aggregate<R>([{ $match: { tenantId: this.tenantId } }, ...pipeline], this.bounded({}));
   }
 
   async insertOne(doc: Omit<T, 'tenantId'>): Promise<T> {

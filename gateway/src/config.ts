@@ -29,6 +29,8 @@ export const gatewayConfigSchema = z.object({
   /** Window lengths are configurable so tests can run a "day" in seconds. */
   RATE_LIMIT_MINUTE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   RATE_LIMIT_DAY_WINDOW_SECONDS: z.coerce.number().int().min(1).default(86_400),
+  /** Each GraphQL request is stopped after this long (504 TIMEOUT); identity tokens live at most 60 s, so < 55 s. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(55_000).default(30_000),
   LOG_LEVEL: logLevelSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
@@ -46,6 +48,7 @@ export interface GatewayConfig {
   rateLimitWindows: RateLimitWindows;
   trustProxy: boolean | number | string;
   logLevel: string;
+  requestTimeoutMs: number;
   /** Overrides of the routing URLs baked into the supergraph (development and tests use free ports). */
   subgraphUrls: Partial<Record<SubgraphName, string>>;
 }
@@ -68,6 +71,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     trustProxy: parsed.TRUST_PROXY,
     rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },
     logLevel: parsed.LOG_LEVEL,
+    requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
     subgraphUrls,
   };
 }

@@ -9,6 +9,24 @@ export const tierLimits: Readonly<Record<Exclude<Tier, 'enterprise'>, { minute: 
   pro: { minute: 300, day: 10_000 },
 };
 
+/**
+ * Operation cost per minute by tier (gateway/src/cost.ts prices each operation): a heavy query spends more of
+ * the minute than `{ __typename }`. Enterprise, like its request count, is not counted.
+ */
+export const tierCostPerMinute: Readonly<Record<Exclude<Tier, 'enterprise'>, number>> = {
+  free: 1_000_000,
+  pro: 10_000_000,
+};
+
+export interface CostDecision {
+  allowed: boolean;
+  /** Budget per minute; null when not counted. */
+  limit: number | null;
+  /** What is left of this minute's budget after this operation; null when not counted. */
+  remaining: number | null;
+  retryAfterSeconds: number;
+}
+
 export interface RateLimitWindows {
   /** Length of the short window in seconds (60 in production; shorter in tests). */
   minuteSeconds: number;
@@ -50,6 +68,7 @@ export const FAILED_AUTH_PER_MINUTE = 60;
 export class TieredRateLimiter {
   private readonly limiters: Record<Exclude<Tier, 'enterprise'>, TierLimiters>;
   private readonly failedAuth: CountedWindow;
+  private readonly costBudgets: Record<Exclude<Tier, 'enterprise'>, CountedWindow>;
   private degraded = false;
 
   constructor(
@@ -57,11 +76,22 @@ export class TieredRateLimiter {
     windows: RateLimitWindows,
     private readonly logger: Logger,
   ) {
-    const counted = (points: number, seconds: number, keyPrefix: string): CountedWindow => ({
+    // Once a key has spent its window, this replica refuses it from memory until the window ends: a client that
+    // keeps sending after its 429 costs no Redis round trips (it would otherwise slow everyone else down).
+    const counted = (points: number, seconds: number, keyPrefix: string, blockInMemory = true): CountedWindow => ({
       points,
       seconds,
       local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
-      shared: redis ? new RateLimiterRedis({ storeClient: redis, points, duration: seconds, keyPrefix, rejectIfRedisNotReady: true }) : null,
+      shared: redis
+        ? new RateLimiterRedis({
+            storeClient: redis,
+            points,
+            duration: seconds,
+            keyPrefix,
+            rejectIfRedisNotReady: true,
+            ...(blockInMemory ? { inMemoryBlockOnConsumed: points } : {}),
+          })
+        : null,
     });
     const build = (tier: Exclude<Tier, 'enterprise'>): TierLimiters => {
       const one = (window: WindowName) => {
@@ -71,7 +101,11 @@ export class TieredRateLimiter {
       return { minute: one('minute'), day: one('day') };
     };
     this.limiters = { free: build('free'), pro: build('pro') };
-    this.failedAuth = counted(FAILED_AUTH_PER_MINUTE, windows.minuteSeconds, `linepack:rl:auth-failures:${windows.minuteSeconds}`);
+    const costWindow = (tier: Exclude<Tier, 'enterprise'>) =>
+      // Not blocked in memory: a refused operation gives its cost back, and a cheaper one may still fit.
+      counted(tierCostPerMinute[tier], windows.minuteSeconds, `linepack:rl:${tier}:cost:${windows.minuteSeconds}`, false);
+    this.costBudgets = { free: costWindow('free'), pro: costWindow('pro') };
+    this.failedAuth = counted(FAILED_AUTH_PER_MINUTE, windows.minuteSeconds, `linepack:rl:auth-failures:${windows.minuteSeconds}`, false);
     if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
     redis?.on('ready', this.onReady);
     redis?.on('close', this.onClose);
@@ -128,6 +162,26 @@ export class TieredRateLimiter {
 
   async recordAuthFailure(address: string): Promise<void> {
     await this.counted(this.failedAuth, (limiter) => limiter.penalty(address));
+  }
+
+  /** Spends `cost` of the credential's per-minute cost budget; an operation costing more than is left is refused whole. */
+  async consumeCost(key: string, tier: Tier, cost: number): Promise<CostDecision> {
+    if (tier === 'enterprise' || cost <= 0) return { allowed: true, limit: null, remaining: null, retryAfterSeconds: 0 };
+    const window = this.costBudgets[tier];
+    try {
+      const res = await this.counted(window, (limiter) => limiter.consume(key, cost));
+      return { allowed: true, limit: window.points, remaining: Math.max(0, res.remainingPoints), retryAfterSeconds: 0 };
+    } catch (res) {
+      if (!(res instanceof RateLimiterRes)) throw res;
+      // A refused operation spent nothing: give back what consume() counted.
+      await this.counted(window, (limiter) => limiter.reward(key, cost)).catch(() => undefined);
+      return {
+        allowed: false,
+        limit: window.points,
+        remaining: Math.max(0, window.points - (res.consumedPoints - cost)),
+        retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+      };
+    }
   }
 
   async consume(key: string, tier: Tier): Promise<RateLimitDecision> {

@@ -6,6 +6,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { LRUCache } from 'lru-cache';
 import type { SubgraphName } from '@linepack/schema/subgraphs';
 import { graphqlErrorBody, problem } from '@linepack/lib/errors';
 import { accessLogMiddleware, bearerToken, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
@@ -21,6 +22,9 @@ import { TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
+import { literalLimitsRule, requestShapeGuard } from './request-guards';
+import { costPlugin, oneCallPerMutationRule } from './cost';
+import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 
 export interface RunningGateway {
   url: string;
@@ -29,19 +33,25 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** A client that ignores its Retry-After and sends a larger body has its connection closed instead of its body drained. */
+const REFUSED_BODY_DRAIN_LIMIT = 64 * 1024;
+
+/** Tokens in one query document (a syntax error beyond it, 400). */
+const MAX_TOKENS = 20_000;
+
 /** Enough for a 10,000-item measurement batch in variables; far below what would tie up a gateway. */
 const GATEWAY_BODY_LIMIT = '8mb';
 
-/**
- * Per-request bounds (graphql-armor). The cost counts list sizes (`first`), so it allows a full
- * 500-row page of a list with a couple of dozen fields, and refuses multiplying that by aliases.
- */
+/** Per-request bounds on the document's shape (graphql-armor); what it costs is cost.ts's business. */
 export const queryLimits: NonNullable<ConstructorParameters<typeof ApolloArmor>[0]> = {
+  // The token limit is graphql-js's own (parseOptions below): armor's re-parses the query in a plugin, which
+  // turned every syntax error into a 500.
+  maxTokens: { enabled: false },
   maxDepth: { n: 12 },
   maxAliases: { n: 30 },
   maxDirectives: { n: 50 },
-  maxTokens: { n: 20_000 },
-  costLimit: { maxCost: 250_000 },
+  // Cost is priced after the variables are known (cost.ts); armor's counts only literal `first` values.
+  costLimit: { enabled: false },
   blockFieldSuggestion: { enabled: true },
 };
 
@@ -67,6 +77,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
   const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
+  /** When each recently refused credential may send again (its Retry-After). */
+  const refusedUntil = new LRUCache<string, number>({ max: 10_000 });
 
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
   // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
@@ -84,11 +96,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     allowBatchedHttpRequests: false,
-    validationRules: armor.validationRules,
+    parseOptions: { maxTokens: MAX_TOKENS },
+    validationRules: [...armor.validationRules, literalLimitsRule, oneCallPerMutationRule],
     plugins: [
       ...armor.plugins,
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
       scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes),
+      costPlugin(rateLimiter),
+      deadlinePlugin(),
     ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
@@ -156,12 +171,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   };
 
   /** After authentication (the budget is per credential), before parsing: a refused request costs the subgraphs nothing. */
-  const rateLimit = async (_req: Request, res: Response, next: NextFunction) => {
+  const rateLimit = async (req: Request, res: Response, next: NextFunction) => {
     const credential = res.locals['credential'] as VerifiedCredential;
     const decision = await rateLimiter.consume(credential.rateLimitKey, credential.tier);
     res.set(decision.headers);
     if (decision.allowed) return next();
     const retryAfter = decision.headers['Retry-After'];
+    // A refused request's body is never read, but on a kept-alive connection Node still receives and discards all
+    // of it before the next request. A client that ignores its Retry-After and keeps sending large bodies gets its
+    // connection closed instead: it costs that client a reconnect, not everyone else megabytes of reading.
+    const now = Date.now();
+    const ignoredRetryAfter = (refusedUntil.get(credential.rateLimitKey) ?? 0) > now;
+    refusedUntil.set(credential.rateLimitKey, now + Number(retryAfter) * 1000);
+    if (ignoredRetryAfter && Number(req.header('content-length') ?? 0) > REFUSED_BODY_DRAIN_LIMIT) res.set('Connection', 'close');
     res.status(429).json(
       graphqlErrorBody('RATE_LIMITED', `rate limit of the ${credential.tier} tier exceeded; retry in ${retryAfter} s`, {
         retryAfterSeconds: Number(retryAfter),
@@ -173,12 +195,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     '/graphql',
     authenticate,
     rateLimit,
+    deadlineMiddleware(config.requestTimeoutMs),
     express.json({ limit: GATEWAY_BODY_LIMIT }),
+    requestShapeGuard,
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const credential = res.locals['credential'] as VerifiedCredential;
         const requestId = requestIdOf(res);
-        return { credential, requestId, logger: logger.child({ requestId, subject: credential.subject }) };
+        return { credential, requestId, logger: logger.child({ requestId, subject: credential.subject }), deadline: res.locals['deadline'] as RequestDeadline };
       },
     }),
   );

@@ -2,6 +2,7 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import { GraphQLError } from 'graphql';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import type { GatewayContext } from './context';
+import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
 
 /**
  * Calls one subgraph. The client's credential never leaves the gateway: each request carries
@@ -13,22 +14,24 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     url: string,
     private readonly privateKeyPem: string,
   ) {
-    super({ url });
+    // Node's fetch, so a request's subgraph calls are aborted with it (deadline.ts).
+    super({ url, fetcher: fetchWithDeadline as never });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     // Health checks and schema loading have no request context; those never reach resolvers.
     if (!('credential' in context) || !context.credential) return;
-    const { credential, requestId } = context;
+    const { credential, requestId, deadline } = context;
     request.http?.headers.set(
       INTERNAL_IDENTITY_HEADER,
       mintInternalToken(
-        { subject: credential.subject, kind: credential.kind, tenantId: credential.tenantId, scopes: credential.scopes, requestId },
+        { subject: credential.subject, kind: credential.kind, tenantId: credential.tenantId, scopes: credential.scopes, requestId, deadline: deadline.at },
         this.name,
         this.privateKeyPem,
       ),
     );
     request.http?.headers.set('x-request-id', requestId);
+    request.http?.headers.set(REQUEST_KEY_HEADER, deadline.key);
   }
 
   /**

@@ -54,3 +54,21 @@ it('cannot revoke another tenant’s key', async () => {
   expect(res.body.errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
   expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: other.apiKey })).status).toBe(200);
 });
+
+it('caps the active keys of a tenant at 100 (each has its own rate-limit budget); revoking one makes room', async () => {
+  const { tenantId, apiKey: capAdmin } = await stack.tenantWithKey({ tier: 'PRO', scopes: ['admin'] });
+  // The admin key is the first; a revoked key does not count.
+  const revoked = await stack.authStore.createApiKey({ tenantId, name: 'old', scopes: ['assets:read'], tier: 'FREE' });
+  await stack.authStore.revokeApiKey(tenantId, revoked.apiKey._id);
+  for (let i = 1; i < 100; i++) await stack.authStore.createApiKey({ tenantId, name: `k${i}`, scopes: ['assets:read'], tier: 'FREE' });
+  const create = () =>
+    graphql<Record<string, any>>(stack.gatewayUrl, 'mutation { createApiKey(input: { name: "one more", scopes: ["assets:read"] }) { apiKey { id } } }', {
+      apiKey: capAdmin,
+    });
+  const refused = await create();
+  expect(refused.body.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
+  expect(refused.body.errors?.[0]?.message).toContain('the tenant already has 100 active API keys, the most allowed is 100: revoke one first');
+  const victim = (await stack.authStore.listApiKeys(tenantId)).find((k) => k.name === 'k1')!;
+  await stack.authStore.revokeApiKey(tenantId, victim._id);
+  expect((await create()).body.errors).toBeUndefined();
+});

@@ -55,3 +55,54 @@ it('refuses batched requests', async () => {
   });
   expect(res.status).toBe(400);
 });
+
+describe('cost, priced after the variables are known', () => {
+  const heavy = (n: string) =>
+    `query($n: Int) { ${Array.from({ length: 30 }, (_, i) => `a${i}: assets(first: ${n}) { edges { node { id measurements(first: ${n}) { edges { node { id value } } } } } }`).join(' ')} }`;
+
+  it('refuses a list size passed as a variable exactly as when it is written literally', async () => {
+    const literal = await refusal(heavy('500'));
+    const viaVariable = await graphql(stack.gatewayUrl, heavy('$n'), { apiKey, variables: { n: 500 } });
+    expect(literal.status).toBe(400);
+    expect(viaVariable.status).toBe(400);
+    expect(viaVariable.body.errors?.[0]?.extensions?.['code']).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(viaVariable.body.errors?.[0]?.message).toMatch(/^operation cost \d+ exceeds the maximum of 250000/);
+  });
+
+  it('reports what an operation cost', async () => {
+    const res = await graphql(stack.gatewayUrl, 'query($n: Int) { assets(first: $n) { edges { node { id } } } }', { apiKey, variables: { n: 20 } });
+    expect(res.body.errors).toBeUndefined();
+    // The connection, then 20 edges each with its node.
+    expect(res.body.extensions?.['cost']).toMatchObject({ requested: 41, maximum: 250_000 });
+  });
+
+  it('lets a request call each mutation once', async () => {
+    const item = (i: number) =>
+      `{ idempotencyKey: "dup-${i}", assetId: "x", type: PRESSURE, value: 1, unit: KPA, observedAt: "2026-01-01T00:00:00Z", source: SCADA }`;
+    const r = await refusal(
+      `mutation { a: recordMeasurements(input: [${item(1)}]) { insertedCount } b: recordMeasurements(input: [${item(2)}]) { insertedCount } }`,
+    );
+    expect(r.status).toBe(400);
+    expect(r.message).toContain('recordMeasurements appears more than once');
+  });
+
+  it('spends a per-minute cost budget by tier: heavy queries run out before the request count does', async () => {
+    const { apiKey: freeKey } = await stack.tenantWithKey({ tier: 'FREE' });
+    // 1 + 240 × (edge + node + connection + 120 × (edge + node)) = 58,321 per query; the free budget is 1,000,000 a minute.
+    const query = '{ assets(first: 240) { edges { node { id measurements(first: 120) { edges { node { id } } } } } } }';
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof graphql>> | null = null;
+    for (let i = 0; i < 25 && !refused; i++) {
+      const res = await graphql(stack.gatewayUrl, query, { apiKey: freeKey });
+      statuses.push(res.status);
+      if (res.status !== 200) refused = res;
+    }
+    expect(statuses.slice(0, 17)).toEqual(Array(17).fill(200));
+    expect(refused?.status).toBe(429);
+    expect(refused?.body.errors?.[0]?.extensions?.['code']).toBe('RATE_LIMITED');
+    expect(refused?.body.errors?.[0]?.message).toMatch(/cost budget of the free tier spent/);
+    expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Cheap requests still fit in what is left of the budget.
+    expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: freeKey })).status).toBe(200);
+  });
+});

@@ -22,7 +22,7 @@ describe('gateway authentication', () => {
   it('answers { __typename } for a valid API key', async () => {
     const res = await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: tenantA.apiKey });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { __typename: 'Query' } });
+    expect(res.body).toEqual({ data: { __typename: 'Query' }, extensions: { cost: { requested: 0, maximum: 250_000 } } });
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 

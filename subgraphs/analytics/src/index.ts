@@ -32,7 +32,7 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
       return {
         buildContext: (base) => ({
           ...base,
-          analytics: new AnalyticsRepository(db, base.identity.tenantId),
+          analytics: new AnalyticsRepository(db, base.identity.tenantId, base.identity.deadline),
           settings: new TenantSettingsStore(db, base.identity.tenantId, base.logger),
         }),
         stop: () => consumer.stop(),

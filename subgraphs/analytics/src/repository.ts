@@ -25,9 +25,9 @@ export class AnalyticsRepository {
   private readonly assessments: TenantCollection<AssessmentDocument>;
   private readonly risks: TenantCollection<RiskDocument>;
 
-  constructor(db: Db, tenantId: string) {
-    this.assessments = new TenantCollection(db.collection<AssessmentDocument>(ANALYTICS_COLLECTIONS.assessments), tenantId);
-    this.risks = new TenantCollection(db.collection<RiskDocument>(ANALYTICS_COLLECTIONS.risks), tenantId);
+  constructor(db: Db, tenantId: string, deadline?: number) {
+    this.assessments = new TenantCollection(db.collection<AssessmentDocument>(ANALYTICS_COLLECTIONS.assessments), tenantId, deadline);
+    this.risks = new TenantCollection(db.collection<RiskDocument>(ANALYTICS_COLLECTIONS.risks), tenantId, deadline);
   }
 
   assessment(measurementId: string): Promise<AssessmentDocument | null> {

@@ -27,7 +27,7 @@ export function startAssetsSubgraph(options: SubgraphStartOptions): Promise<Runn
       );
       return {
         buildContext: (base) => {
-          const assets = new AssetRepository(db, base.identity.tenantId);
+          const assets = new AssetRepository(db, base.identity.tenantId, base.identity.deadline);
           return { ...base, assets, assetById: new DataLoader((ids: readonly string[]) => assets.findByIds(ids)) };
         },
         stop: () => relay.stop(),

@@ -43,8 +43,8 @@ export interface AssetSummaryCounts {
 export class AssetRepository {
   private readonly assets: TenantCollection<AssetDocument>;
 
-  constructor(db: Db, tenantId: string) {
-    this.assets = new TenantCollection(db.collection<AssetDocument>(ASSETS_COLLECTION), tenantId);
+  constructor(db: Db, tenantId: string, deadline?: number) {
+    this.assets = new TenantCollection(db.collection<AssetDocument>(ASSETS_COLLECTION), tenantId, deadline);
   }
 
   get tenantId(): string {

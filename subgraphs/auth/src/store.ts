@@ -3,11 +3,15 @@ import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
+import { hasUnsafeCharacters, UNSAFE_CHARACTERS_RULE } from '@linepack/lib/validation';
 import { normalizeScopes, type Role, type Scope } from '@linepack/lib/scopes';
 import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from '@linepack/lib/api-keys';
 import type { ApiKeyDocument, TenantRecord, Tier, UserDocument } from './documents';
 
 export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
+
+/** Each key has its own rate-limit budget, so their number is bounded (SDL: createApiKey). */
+export const MAX_ACTIVE_API_KEYS_PER_TENANT = 100;
 
 export class AuthStoreError extends Error {
   constructor(
@@ -52,6 +56,7 @@ export class AuthStore {
   async createTenant(input: { name: string; tier: Tier }): Promise<TenantRecord> {
     const name = input.name.trim();
     if (!name || name.length > 200) throw new AuthStoreError('BAD_USER_INPUT', 'name', 'tenant name must be 1–200 characters');
+    if (hasUnsafeCharacters(name)) throw new AuthStoreError('BAD_USER_INPUT', 'name', `tenant name ${UNSAFE_CHARACTERS_RULE}`);
     const tenant: TenantRecord = { _id: randomUUID(), name, tier: input.tier, createdAt: new Date() };
     await this.tenants.insertOne(tenant);
     return tenant;
@@ -87,8 +92,17 @@ export class AuthStore {
     }
     const name = input.name.trim();
     if (!name || name.length > 100) throw new AuthStoreError('BAD_USER_INPUT', 'name', 'key name must be 1–100 characters');
-    const secret = generateApiKeySecret();
+    if (hasUnsafeCharacters(name)) throw new AuthStoreError('BAD_USER_INPUT', 'name', `key name ${UNSAFE_CHARACTERS_RULE}`);
     const now = new Date();
+    const active = await this.apiKeys.countDocuments({ tenantId: tenant._id, revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+    if (active >= MAX_ACTIVE_API_KEYS_PER_TENANT) {
+      throw new AuthStoreError(
+        'CONFLICT',
+        'tenant',
+        `the tenant already has ${active} active API keys, the most allowed is ${MAX_ACTIVE_API_KEYS_PER_TENANT}: revoke one first`,
+      );
+    }
+    const secret = generateApiKeySecret();
     const apiKey: ApiKeyDocument = {
       _id: randomUUID(),
       tenantId: tenant._id,

@@ -31,7 +31,7 @@ export function startComplianceSubgraph(options: SubgraphStartOptions): Promise<
       });
       const computer = new StatusComputer(db);
       return {
-        buildContext: (base) => ({ ...base, compliance: new ComplianceRepository(db, base.identity.tenantId, computer) }),
+        buildContext: (base) => ({ ...base, compliance: new ComplianceRepository(db, base.identity.tenantId, computer, base.identity.deadline) }),
         stop: () => consumer.stop(),
       };
     },

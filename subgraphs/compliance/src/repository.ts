@@ -37,9 +37,10 @@ export class ComplianceRepository {
     db: Db,
     readonly tenantId: string,
     private readonly computer = new StatusComputer(db),
+    deadline?: number,
   ) {
-    this.rows = new TenantCollection(db.collection<StatusRow>(COMPLIANCE_COLLECTIONS.status), tenantId);
-    this.assets = new TenantCollection(db.collection<AssetProjection>(COMPLIANCE_COLLECTIONS.assets), tenantId);
+    this.rows = new TenantCollection(db.collection<StatusRow>(COMPLIANCE_COLLECTIONS.status), tenantId, deadline);
+    this.assets = new TenantCollection(db.collection<AssetProjection>(COMPLIANCE_COLLECTIONS.assets), tenantId, deadline);
   }
 
   assetCompliance(assetId: string, asOf: Date, dueSoonDays: number): Promise<AssetComplianceResult> {

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { NextFunction, Request, Response } from 'express';
+import type { GatewayContext } from './context';
+
+/**
+ * Every GraphQL request has a deadline. When it passes, or the client goes away, the request's subgraph fetches
+ * are aborted (the subgraphs see the connection close), the identity tokens minted for it carry the same deadline
+ * (subgraphs bound their MongoDB reads with maxTimeMS), and a request cut by its deadline answers 504 TIMEOUT.
+ * Writes are not cut half-way: a subgraph finishes a write it has started (each is one database command), so a
+ * mutation answered 504 may have been applied, and retrying it with the same idempotency key or version is safe.
+ */
+export interface RequestDeadline {
+  /** Epoch milliseconds. */
+  at: number;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Names this request to the subgraph fetcher; never leaves the gateway. */
+  key: string;
+}
+
+export class DeadlineExceeded extends Error {}
+class ClientWentAway extends Error {}
+
+/** Carries the request key from willSendRequest to the fetcher, which removes it. */
+export const REQUEST_KEY_HEADER = 'x-linepack-request-key';
+
+const signals = new Map<string, AbortSignal>();
+
+export function deadlineMiddleware(timeoutMs: number) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const controller = new AbortController();
+    const key = randomUUID();
+    const timer = setTimeout(() => controller.abort(new DeadlineExceeded(`deadline of ${timeoutMs} ms passed`)), timeoutMs);
+    signals.set(key, controller.signal);
+    const done = () => {
+      clearTimeout(timer);
+      signals.delete(key);
+    };
+    res.once('finish', done);
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new ClientWentAway('the client closed the connection'));
+      done();
+    });
+    res.locals['deadline'] = { at: Date.now() + timeoutMs, timeoutMs, signal: controller.signal, key } satisfies RequestDeadline;
+    next();
+  };
+}
+
+/** The subgraph fetcher: Node's fetch, aborted with the request it serves. */
+export function fetchWithDeadline(url: string, init: Omit<RequestInit, 'headers'> & { headers?: Record<string, string> }): ReturnType<typeof fetch> {
+  const headers: Record<string, string> = { ...init.headers };
+  const key = headers[REQUEST_KEY_HEADER];
+  delete headers[REQUEST_KEY_HEADER];
+  const signal = key ? signals.get(key) : undefined;
+  return fetch(url, { ...init, headers, ...(signal ? { signal } : {}) });
+}
+
+/** A response whose subgraph work was cut by the deadline becomes 504 TIMEOUT instead of a partial result. */
+export function deadlinePlugin(): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ contextValue, response }) {
+          const { signal, timeoutMs } = contextValue.deadline;
+          if (!signal.aborted || !(signal.reason instanceof DeadlineExceeded) || response.body.kind !== 'single') return;
+          response.http.status = 504;
+          response.body.singleResult = {
+            errors: [
+              {
+                message: `the request did not finish within ${timeoutMs / 1000} s and was stopped; a mutation may have been applied, and retrying it with the same idempotency key or version is safe`,
+                extensions: { code: 'TIMEOUT' },
+              },
+            ],
+          };
+        },
+      };
+    },
+  };
+}
