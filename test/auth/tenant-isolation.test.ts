@@ -68,6 +68,16 @@ it('writes: B cannot update A’s asset', async () => {
   expect(res.body.errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
 });
 
+it('writes: B cannot record measurements against A’s asset', async () => {
+  const res = await graphql(
+    stack.gatewayUrl,
+    `mutation { recordMeasurements(input: [{ idempotencyKey: "b-1", assetId: "${assetOfA}", type: PRESSURE, value: 1, unit: KPA, observedAt: "2026-01-02T00:00:00Z", source: SCADA }]) { ids } }`,
+    { apiKey: b.apiKey },
+  );
+  expect(res.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  expect(res.body.errors?.[0]?.message).toBe('input[0].assetId: no asset with this id in your tenant');
+});
+
 it('summaries: B’s counts exclude A’s data', async () => {
   const res = await graphql<{ pipelineSummary: { totalAssets: number; measurementCount: number } }>(
     stack.gatewayUrl,

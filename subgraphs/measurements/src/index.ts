@@ -1,6 +1,8 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { eventStream } from '@linepack/lib/events/outbox';
 import { startOutboxRelay } from '@linepack/lib/events/relay-process';
+import { startEventConsumer } from '@linepack/lib/events/consumer-process';
+import { assetRefHandler, AssetRefs, ensureAssetRefIndexes } from './asset-refs';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
@@ -8,6 +10,9 @@ import type { SubgraphContext } from './context';
 import { measurementEventData, type MeasurementDocument } from './documents';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
+
+/** Measurements follow the assets stream to know which asset ids exist (asset-refs.ts). */
+export const MEASUREMENTS_CONSUMER_GROUP = 'measurements';
 
 export const descriptor: SubgraphDescriptor = { name: 'measurements', defaultPort: subgraphPort('measurements'), ownsDatabase: true };
 
@@ -18,6 +23,15 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureMeasurementIndexes(db);
+      await ensureAssetRefIndexes(db);
+      const followsAssets = Boolean(options.redisUrl) && options.eventRelay !== false;
+      if (!followsAssets) options.logger.warn('measurements are not checked against the assets register: this subgraph follows no asset events (no REDIS_URL)');
+      const consumer = startEventConsumer(options, db, {
+        group: MEASUREMENTS_CONSUMER_GROUP,
+        streams: [eventStream(options.dbPrefix, 'assets')],
+        handle: assetRefHandler(db),
+      });
+      const assetRefs = followsAssets ? new AssetRefs(db) : null;
       const relay = startOutboxRelay(
         options,
         db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION),
@@ -25,8 +39,11 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         measurementEventData,
       );
       return {
-        buildContext: (base) => ({ ...base, measurements: new MeasurementRepository(db, base.identity.tenantId) }),
-        stop: () => relay.stop(),
+        buildContext: (base) => ({ ...base, assetRefs, measurements: new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline) }),
+        stop: async () => {
+          await consumer.stop();
+          await relay.stop();
+        },
       };
     },
   });

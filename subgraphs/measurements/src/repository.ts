@@ -39,8 +39,8 @@ export interface RecordResult {
 export class MeasurementRepository {
   private readonly measurements: TenantCollection<MeasurementDocument>;
 
-  constructor(db: Db, tenantId: string) {
-    this.measurements = new TenantCollection(db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION), tenantId);
+  constructor(db: Db, tenantId: string, deadline?: number) {
+    this.measurements = new TenantCollection(db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION), tenantId, deadline);
   }
 
   findById(id: string): Promise<MeasurementDocument | null> {

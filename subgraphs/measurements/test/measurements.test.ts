@@ -3,14 +3,32 @@
  * identities minted as the gateway mints them. The end-to-end path through the gateway is covered in
  * test/domain/measurements.test.ts.
  */
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { ASSET_UPSERTED } from '@linepack/lib/events/contracts';
+import { publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
+import type { Identity } from '@linepack/lib/identity';
 import { subgraph } from '../src';
 
 let harness: SubgraphHarness;
+let redis: Redis;
+/** The tenant these tests record in; its assets are announced on the assets stream as the assets subgraph would. */
+let caller: Identity;
 beforeAll(async () => {
   harness = await startSubgraphHarness(subgraph, { defaultScopes: ['measurements:read', 'measurements:write'] });
+  redis = new Redis(process.env['REDIS_URL']!);
+  caller = harness.identity(['measurements:read', 'measurements:write'], randomUUID());
+  for (const id of ['asset-1', 'asset-2', 'asset-3', 'asset-4']) await announceAsset(caller.tenantId, id);
 });
-afterAll(() => harness?.stop());
+afterAll(async () => {
+  await harness?.stop();
+  await redis?.quit();
+});
+
+function announceAsset(tenantId: string, id: string) {
+  return publishEvent(redis, harness.dbPrefix, 'assets', ASSET_UPSERTED, tenantId, { id, type: 'SEGMENT', name: id, status: 'ACTIVE', version: 1 });
+}
 
 const record = `mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }`;
 const reading = (key: string, assetId: string, observedAt: string) => ({
@@ -26,12 +44,12 @@ const entities = `query($r: [_Any!]!) { _entities(representations: $r) { ... on 
 
 it('records a batch once and resolves it through Asset entities', async () => {
   const items = [reading('a-1', 'asset-1', '2026-01-01T00:00:00Z'), reading('a-2', 'asset-1', '2026-02-01T00:00:00Z')];
-  const first = await harness.request(record, { variables: { i: items } });
+  const first = await harness.request(record, { identity: caller, variables: { i: items } });
   expect(first.data?.['recordMeasurements']).toMatchObject({ insertedCount: 2, duplicateCount: 0 });
-  const again = await harness.request(record, { variables: { i: items } });
+  const again = await harness.request(record, { identity: caller, variables: { i: items } });
   expect(again.data?.['recordMeasurements']).toMatchObject({ insertedCount: 0, duplicateCount: 2 });
 
-  const res = await harness.request(entities, { variables: { r: [{ __typename: 'Asset', id: 'asset-1' }] } });
+  const res = await harness.request(entities, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-1' }] } });
   expect(res.errors).toBeUndefined();
   expect(res.data?.['_entities'][0]).toEqual({
     id: 'asset-1',
@@ -42,19 +60,50 @@ it('records a batch once and resolves it through Asset entities', async () => {
 
 it('rejects an invalid batch whole, naming the item and field', async () => {
   const res = await harness.request(record, {
+    identity: caller,
     variables: { i: [reading('b-1', 'asset-2', '2026-01-01T00:00:00Z'), { ...reading('b-2', 'asset-2', '2026-01-01T00:00:00Z'), unit: 'KPA' }] },
   });
   expect(res.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
   expect(JSON.stringify(res.errors?.[0]?.extensions?.['violations'])).toContain('input[1]');
-  const stored = await harness.request(entities, { variables: { r: [{ __typename: 'Asset', id: 'asset-2' }] } });
+  const stored = await harness.request(entities, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-2' }] } });
   expect(stored.data?.['_entities'][0].measurements.totalCount).toBe(0);
 });
 
 it("never shows one tenant's measurements to another, even by entity reference", async () => {
-  await harness.request(record, { variables: { i: [reading('c-1', 'asset-3', '2026-01-01T00:00:00Z')] } });
+  const recorded = await harness.request(record, { identity: caller, variables: { i: [reading('c-1', 'asset-3', '2026-01-01T00:00:00Z')] } });
+  expect(recorded.data?.['recordMeasurements']).toMatchObject({ insertedCount: 1 });
   const other = harness.identity(['measurements:read']);
   const res = await harness.request(entities, { identity: other, variables: { r: [{ __typename: 'Asset', id: 'asset-3' }] } });
   expect(res.data?.['_entities'][0]).toEqual({ id: 'asset-3', latestMeasurement: null, measurements: { totalCount: 0 } });
+});
+
+it("refuses measurements of an asset the caller's tenant does not have, naming each item, and stores none", async () => {
+  const otherTenant = randomUUID();
+  await announceAsset(otherTenant, 'their-asset');
+  const res = await harness.request(record, {
+    identity: caller,
+    variables: {
+      i: [
+        reading('e-1', 'asset-4', '2026-01-01T00:00:00Z'),
+        reading('e-2', 'their-asset', '2026-01-01T00:00:00Z'),
+        reading('e-3', 'no-such-asset', '2026-01-01T00:00:00Z'),
+      ],
+    },
+  });
+  expect(res.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  expect(res.errors?.[0]?.extensions?.['violations']).toEqual([
+    { field: 'input[1].assetId', message: 'no asset with this id in your tenant' },
+    { field: 'input[2].assetId', message: 'no asset with this id in your tenant' },
+  ]);
+  const stored = await harness.request(entities, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-4' }] } });
+  expect(stored.data?.['_entities'][0].measurements.totalCount).toBe(0);
+
+  // An asset announced a moment after the batch was sent is waited for, not refused.
+  const late = `late-${randomUUID()}`;
+  const pending = harness.request(record, { identity: caller, variables: { i: [reading('e-4', late, '2026-01-01T00:00:00Z')] } });
+  await new Promise((r) => setTimeout(r, 300));
+  await announceAsset(caller.tenantId, late);
+  expect((await pending).data?.['recordMeasurements']).toMatchObject({ insertedCount: 1 });
 });
 
 it('checks the scopes in its own SDL again', async () => {

@@ -18,7 +18,10 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** An ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z. */
+  /**
+   * An ISO 8601 date-time, e.g. 2026-01-31T12:00:00.000Z: UTC on output; on input with `Z` or an offset. The calendar
+   * date must exist (2026-02-30 is refused, not rolled over) and fall in the years 1900 to 2199.
+   */
   DateTime: { input: Date; output: Date; }
   _FieldSet: { input: string; output: string; }
 };
@@ -141,7 +144,7 @@ export type MeasurementEdge = {
  * The asset is not checked against the asset register.
  */
 export type MeasurementInput = {
-  /** The asset observed, in the caller's tenant. */
+  /** The asset observed (at most 100 characters): an asset of the caller's tenant, or the item is refused (an asset created a moment ago is waited for up to 3 s). */
   assetId: Scalars['ID']['input'];
   /** Orientation, degrees clockwise from top of pipe, 0–360. */
   clockDeg?: InputMaybe<Scalars['Float']['input']>;
@@ -149,19 +152,19 @@ export type MeasurementInput = {
   depthPctWt?: InputMaybe<Scalars['Float']['input']>;
   /** The kind of feature; required for ILI_ANOMALY. */
   featureType?: InputMaybe<AnomalyFeatureType>;
-  /** Client-supplied key, unique per tenant, 1–200 characters; sending the same key again stores nothing new, even when other fields differ. */
+  /** Client-supplied key, unique per tenant, 1–200 characters without control characters, unpaired surrogates or bidirectional overrides; sending the same key again stores nothing new, even when other fields differ. */
   idempotencyKey: Scalars['String']['input'];
-  /** Axial length, mm, more than 0. */
+  /** Axial length, mm, more than 0 and at most 100,000. */
   lengthMm?: InputMaybe<Scalars['Float']['input']>;
   /** When the observation was made: not more than 5 minutes in the future, and not before 1900. */
   observedAt: Scalars['DateTime']['input'];
-  /** The tool's odometer distance to the feature, metres, at least 0; an ILI_ANOMALY needs this or stationM. */
+  /** The tool's odometer distance to the feature, metres, from 0 to 10,000,000; an ILI_ANOMALY needs this or stationM. */
   odometerM?: InputMaybe<Scalars['Float']['input']>;
   /** The inspection run that reported the anomaly, 1–100 characters; required for ILI_ANOMALY. */
   runId?: InputMaybe<Scalars['String']['input']>;
   /** Where the observation comes from; ILI for an ILI_ANOMALY. */
   source: MeasurementSource;
-  /** Station (chainage) of the observation, metres along the pipeline, at least 0. */
+  /** Station (chainage) of the observation, metres along the pipeline, from 0 to 10,000,000. */
   stationM?: InputMaybe<Scalars['Float']['input']>;
   /** Which part of the wall the feature is in. */
   surface?: InputMaybe<AnomalySurface>;
@@ -171,7 +174,7 @@ export type MeasurementInput = {
   unit?: InputMaybe<MeasurementUnit>;
   /** The reading in `unit`, within its type's range; required for readings, optional for ILI_ANOMALY and inspection records. */
   value?: InputMaybe<Scalars['Float']['input']>;
-  /** Circumferential width, mm, more than 0. */
+  /** Circumferential width, mm, more than 0 and at most 100,000. */
   widthMm?: InputMaybe<Scalars['Float']['input']>;
 };
 

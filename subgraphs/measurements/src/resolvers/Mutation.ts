@@ -4,9 +4,19 @@ import type { SubgraphContext } from '../context';
 import { validateBatch } from '../validation';
 
 /** All or nothing: any invalid item rejects the batch before anything is written. */
-async function record(items: readonly unknown[], { measurements }: SubgraphContext) {
+async function record(items: readonly unknown[], { measurements, assetRefs, identity }: SubgraphContext) {
   const { items: valid, violations } = validateBatch(items);
   if (violations.length > 0) throw invalidInput(violations);
+  if (assetRefs) {
+    const unknown = await assetRefs.unknown(identity.tenantId, [...new Set(valid.map((item) => item.assetId))]);
+    if (unknown.size > 0) {
+      throw invalidInput(
+        valid.flatMap((item, index) =>
+          unknown.has(item.assetId) ? [{ field: `input[${index}].assetId`, message: 'no asset with this id in your tenant' }] : [],
+        ),
+      );
+    }
+  }
   return measurements.record(valid);
 }
 

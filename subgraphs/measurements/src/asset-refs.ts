@@ -1,0 +1,54 @@
+import type { Db } from 'mongodb';
+import type { DomainEvent } from '@linepack/lib/events/consumer';
+import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/lib/events/contracts';
+
+/**
+ * Which assets exist in which tenant, as the assets subgraph announces them (`asset.upserted`): a measurement
+ * may only name an asset of its caller's tenant. The measurements subgraph keeps this projection of its own
+ * rather than reading the assets database (each subgraph owns one database).
+ */
+export const ASSET_REFS_COLLECTION = 'asset_refs';
+
+export interface AssetRef {
+  _id: string;
+  tenantId: string;
+}
+
+/** How long a batch waits for an asset created a moment ago to reach the projection (events take ~0.2 s). */
+const PROJECTION_WAIT_MS = 3_000;
+const POLL_MS = 100;
+
+export async function ensureAssetRefIndexes(db: Db): Promise<void> {
+  await db.collection<AssetRef>(ASSET_REFS_COLLECTION).createIndex({ tenantId: 1, _id: 1 }, { name: 'tenant_asset' });
+}
+
+/** Idempotent: an asset is recorded once; replays and later versions change nothing. */
+export function assetRefHandler(db: Db) {
+  const refs = db.collection<AssetRef>(ASSET_REFS_COLLECTION);
+  return async (events: readonly DomainEvent[]): Promise<void> => {
+    const upserts = events
+      .filter((event) => event.type === ASSET_UPSERTED)
+      .map((event) => {
+        const { id } = assetUpsertedData.parse(event.data);
+        return { updateOne: { filter: { _id: id, tenantId: event.tenantId }, update: { $setOnInsert: { tenantId: event.tenantId } }, upsert: true } };
+      });
+    if (upserts.length > 0) await refs.bulkWrite(upserts, { ordered: false });
+  };
+}
+
+export class AssetRefs {
+  constructor(private readonly db: Db) {}
+
+  /** The ids among `assetIds` that name no asset of `tenantId`, after giving the projection time to catch up. */
+  async unknown(tenantId: string, assetIds: readonly string[]): Promise<Set<string>> {
+    const refs = this.db.collection<AssetRef>(ASSET_REFS_COLLECTION);
+    const missing = new Set(assetIds);
+    const deadline = Date.now() + PROJECTION_WAIT_MS;
+    for (;;) {
+      const found = await refs.find({ tenantId, _id: { $in: [...missing] } }, { projection: { _id: 1 } }).toArray();
+      for (const { _id } of found) missing.delete(_id);
+      if (missing.size === 0 || Date.now() >= deadline) return missing;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+}
