@@ -19,7 +19,10 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** An ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z. */
+  /**
+   * An ISO 8601 date-time, e.g. 2026-01-31T12:00:00.000Z: UTC on output; on input with `Z` or an offset. The calendar
+   * date must exist (2026-02-30 is refused, not rolled over) and fall in the years 1900 to 2199.
+   */
   DateTime: { input: Date; output: Date; }
   _FieldSet: { input: string; output: string; }
 };

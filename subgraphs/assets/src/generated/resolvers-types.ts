@@ -19,7 +19,10 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** An ISO 8601 date-time in UTC, e.g. 2026-01-31T12:00:00.000Z. */
+  /**
+   * An ISO 8601 date-time, e.g. 2026-01-31T12:00:00.000Z: UTC on output; on input with `Z` or an offset. The calendar
+   * date must exist (2026-02-30 is refused, not rolled over) and fall in the years 1900 to 2199.
+   */
   DateTime: { input: Date; output: Date; }
   /**
    * A GeoJSON geometry (RFC 7946) in WGS 84 longitude/latitude order:
@@ -139,7 +142,7 @@ export type AssetEdge = {
 export type AssetFilter = {
   /** Only assets in (true) or outside (false) a high consequence area. */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
-  /** Case-insensitive substring of the name. */
+  /** Case-insensitive substring of the name, matched literally (no patterns); at most 100 characters. */
   nameContains?: InputMaybe<Scalars['String']['input']>;
   /** Only the direct children of this asset. */
   parentId?: InputMaybe<Scalars['ID']['input']>;
@@ -209,7 +212,7 @@ export type CountByAssetType = {
 export type CreateAssetInput = {
   /** Whether the pipe is exposed to the atmosphere. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
-  /** Station where the asset begins, metres along its pipeline, at least 0. */
+  /** Station where the asset begins, metres along its pipeline, from 0 to 10,000,000. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Whether the asset is under cathodic protection. */
   cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
@@ -219,7 +222,7 @@ export type CreateAssetInput = {
   couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** A highway or railroad crossing on this asset. */
   crossing?: InputMaybe<Crossing>;
-  /** Station where the asset ends, metres along its pipeline, at least 0 and not less than beginStationM. */
+  /** Station where the asset ends, metres along its pipeline, from 0 to 10,000,000 and not less than beginStationM. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Gas lines: whether the gas is odorized (§192.625). */
   gasOdorized?: InputMaybe<Scalars['Boolean']['input']>;
@@ -231,7 +234,7 @@ export type CreateAssetInput = {
   location?: InputMaybe<Scalars['GeoJSON']['input']>;
   /** Maximum allowable operating pressure (MOP for liquid pipe), more than 0 and at most 50,000 kPa. */
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
-  /** 1–200 characters (leading and trailing spaces are removed). */
+  /** 1–200 characters (leading and trailing spaces are removed). No control characters, unpaired surrogates or bidirectional overrides. */
   name: Scalars['String']['input'];
   /** Whether the asset is offshore (beyond the line of ordinary low water). */
   offshore?: InputMaybe<Scalars['Boolean']['input']>;
@@ -256,7 +259,7 @@ export type CreateAssetInput = {
   status?: InputMaybe<AssetStatus>;
   /** What kind of element it is; cannot be changed later. */
   type: AssetType;
-  /** Nominal wall thickness, mm: more than 0 and less than half of outsideDiameterMm. */
+  /** Nominal wall thickness, mm: more than 0, at most 2,500 and less than half of outsideDiameterMm. */
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
 };
 
@@ -380,7 +383,7 @@ export type Regulation =
 export type UpdateAssetInput = {
   /** Whether the pipe is exposed to the atmosphere; null clears it. */
   atmosphericExposure?: InputMaybe<Scalars['Boolean']['input']>;
-  /** Station where the asset begins, metres, at least 0; null clears it. */
+  /** Station where the asset begins, metres, from 0 to 10,000,000; null clears it. */
   beginStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Whether the asset is under cathodic protection; null clears it. */
   cathodicallyProtected?: InputMaybe<Scalars['Boolean']['input']>;
@@ -390,7 +393,7 @@ export type UpdateAssetInput = {
   couldAffectHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** A highway or railroad crossing on this asset; null clears it. */
   crossing?: InputMaybe<Crossing>;
-  /** Station where the asset ends, metres, at least 0 and not less than beginStationM; null clears it. */
+  /** Station where the asset ends, metres, from 0 to 10,000,000 and not less than beginStationM; null clears it. */
   endStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Gas lines: whether the gas is odorized (§192.625); null clears it. */
   gasOdorized?: InputMaybe<Scalars['Boolean']['input']>;
@@ -402,7 +405,7 @@ export type UpdateAssetInput = {
   location?: InputMaybe<Scalars['GeoJSON']['input']>;
   /** Maximum allowable operating pressure (MOP for liquid pipe), more than 0 and at most 50,000 kPa; null clears it. */
   maopKpa?: InputMaybe<Scalars['Float']['input']>;
-  /** 1–200 characters (leading and trailing spaces are removed); cannot be null. */
+  /** 1–200 characters (leading and trailing spaces are removed); cannot be null. No control characters, unpaired surrogates or bidirectional overrides. */
   name?: InputMaybe<Scalars['String']['input']>;
   /** Whether the asset is offshore (beyond the line of ordinary low water); null clears it. */
   offshore?: InputMaybe<Scalars['Boolean']['input']>;
@@ -423,7 +426,7 @@ export type UpdateAssetInput = {
    * final); other changes fail with BAD_USER_INPUT. Cannot be null.
    */
   status?: InputMaybe<AssetStatus>;
-  /** Nominal wall thickness, mm: more than 0 and less than half of outsideDiameterMm; null clears it. */
+  /** Nominal wall thickness, mm: more than 0, at most 2,500 and less than half of outsideDiameterMm; null clears it. */
   wallThicknessMm?: InputMaybe<Scalars['Float']['input']>;
 };
 
