@@ -46,7 +46,11 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     const first = body?.errors?.[0];
     const code = first?.extensions?.code;
     if (response.status >= 400 && response.status < 500 && typeof first?.message === 'string' && typeof code === 'string' && relayedCodes.has(code)) {
-      return new GraphQLError(first.message, { extensions: { code, ...(first.extensions?.field ? { field: first.extensions.field } : {}) } });
+      // The client's request was refused whole (e.g. a DateTime literal only the subgraph can parse): the
+      // client's answer keeps the subgraph's 4xx status, not 200.
+      return new GraphQLError(first.message, {
+        extensions: { code, ...(first.extensions?.field ? { field: first.extensions.field } : {}), http: { status: response.status } },
+      });
     }
     return error;
   }

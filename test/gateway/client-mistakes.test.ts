@@ -15,7 +15,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function post(body: unknown): Promise<{ status: number; code: unknown; message: string; length: number }> {
+async function post(body: unknown): Promise<{ status: number; code: unknown; message: string; length: number; extensionKeys: string[] }> {
   const res = await fetch(stack.gatewayUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
@@ -23,7 +23,14 @@ async function post(body: unknown): Promise<{ status: number; code: unknown; mes
   });
   const text = await res.text();
   const parsed = JSON.parse(text) as { errors?: { message: string; extensions?: { code?: unknown } }[] };
-  return { status: res.status, code: parsed.errors?.[0]?.extensions?.code, message: parsed.errors?.[0]?.message ?? '', length: text.length };
+  const error = parsed.errors?.[0];
+  return {
+    status: res.status,
+    code: error?.extensions?.code,
+    message: error?.message ?? '',
+    length: text.length,
+    extensionKeys: Object.keys(error?.extensions ?? {}),
+  };
 }
 
 const createAsset = 'mutation($input: CreateAssetInput!) { createAsset(input: $input) { id } }';
@@ -80,4 +87,11 @@ it('still answers a correct request normally', async () => {
   const res = await graphql(stack.gatewayUrl, '{ me { tenantId } }', { apiKey });
   expect(res.status).toBe(200);
   expect(res.body.errors).toBeUndefined();
+});
+
+it('a literal only a subgraph can refuse (a DateTime that does not exist) is a 400 too', async () => {
+  const res = await post({ query: 'mutation { createAsset(input: { type: PIPELINE, name: "x", installedAt: "2026-02-30T00:00:00Z" }) { id } }' });
+  expect({ status: res.status, code: res.code }).toEqual({ status: 400, code: 'GRAPHQL_VALIDATION_FAILED' });
+  expect(res.message).toBe('DateTime 2026-02-30T00:00:00Z is not a calendar date');
+  expect(res.extensionKeys).toEqual(['code']);
 });
