@@ -5,6 +5,8 @@ import {
   isCompositeType,
   isListType,
   isObjectType,
+  isInterfaceType,
+  isAbstractType,
   Kind,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -13,12 +15,14 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type FieldNode,
   type ValidationContext,
   type ASTVisitor,
   GraphQLError,
 } from 'graphql';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values';
 import { requestError } from '@linepack/lib/errors';
+import { MAX_PAGE_SIZE } from '@linepack/lib/pagination';
 import type { GatewayContext } from './context';
 import type { TieredRateLimiter } from './rate-limit';
 
@@ -27,38 +31,87 @@ import type { TieredRateLimiter } from './rate-limit';
  * `first` only when it is a literal, so `first: $n` with n = 500 passed as 1). README: Rate limits › Cost.
  *
  * - Every object the response can hold costs 1 (an entity another subgraph resolves included); scalars cost 0.
- * - A connection with a `first` argument holds up to `first` edges (its default when omitted); any other list
- *   counts as `defaultListSize` items.
- * - A mutation field costs `mutationBaseCost` plus one per element of its list arguments (a 10,000-item
- *   recordMeasurements costs 10,010), and a request may call each mutation once (30 aliased batches in one
- *   request would multiply the work its single rate-limit point paid for).
+ * - A connection with a `first` argument holds up to `first` edges (its default when omitted or null); any
+ *   other list counts as `listSizes` says or `defaultListSize` items.
+ * - A mutation field costs `mutationBaseCost` plus one per element of its list arguments plus its result (a
+ *   10,000-item recordMeasurements costs 10,011), and a request may call each mutation once, fragments
+ *   included (30 aliased batches in one request would multiply the work its single rate-limit point paid for).
  */
 export const costLimits = {
   /** Refused beyond this, whatever the budget (400). */
   maxOperationCost: 250_000,
   defaultListSize: 10,
   mutationBaseCost: 10,
+  /** Fields the pricing walk visits at most (a 20,000-token document can fan out much further through fragments). */
+  maxFieldsPriced: 50_000,
 } as const;
+
+/** Lists without `first` whose length is known to exceed `defaultListSize`. */
+const listSizes: Readonly<Record<string, number>> = {
+  // Active keys are capped at 100; revoked ones are listed too.
+  'Query.apiKeys': 200,
+};
+
+function tooComplex(): GraphQLError {
+  return requestError(
+    'GRAPHQL_VALIDATION_FAILED',
+    `the operation fans out to more than ${costLimits.maxFieldsPriced} fields through its fragments; ask for less in one request`,
+  );
+}
+
+/**
+ * A connection's page size: `first` as sent, or its default when omitted or null (the subgraphs serve their
+ * default page for `first: null`, so it must be priced as that, not as nothing).
+ */
+function pageSizeArgument(field: GraphQLField<unknown, unknown>, args: Record<string, unknown>): number | undefined {
+  const definition = field.args.find((arg) => arg.name === 'first');
+  if (!definition) return undefined;
+  const value = args['first'] ?? definition.defaultValue ?? MAX_PAGE_SIZE;
+  return typeof value === 'number' ? Math.max(0, value) : MAX_PAGE_SIZE;
+}
 
 export interface OperationCost {
   cost: number;
 }
 
 /**
- * Validation rule: each mutation field at most once per operation. A validation rule, so 30 aliases of a
- * 10,000-item batch are refused before their variables are even coerced.
+ * The fields a selection set asks for, fragments expanded the way graphql-js collects them: inline fragments
+ * inlined, each named fragment once per selection set (spreading it twice runs it once, so it is priced once).
+ */
+function collectFields(
+  selectionSet: SelectionSetNode,
+  fragmentOf: (name: string) => FragmentDefinitionNode | undefined,
+  visited = new Set<string>(),
+  out: FieldNode[] = [],
+): FieldNode[] {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) out.push(selection);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) collectFields(selection.selectionSet, fragmentOf, visited, out);
+    else {
+      const name = selection.name.value;
+      const fragment = fragmentOf(name);
+      if (!fragment || visited.has(name)) continue;
+      visited.add(name);
+      collectFields(fragment.selectionSet, fragmentOf, visited, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * Validation rule: each mutation field at most once per operation, fragments included. A validation rule, so 30
+ * aliases of a 10,000-item batch are refused before their variables are even coerced.
  */
 export function oneCallPerMutationRule(context: ValidationContext): ASTVisitor {
   return {
     OperationDefinition(node) {
       if (node.operation !== 'mutation') return;
       const seen = new Set<string>();
-      for (const selection of node.selectionSet.selections) {
-        if (selection.kind !== Kind.FIELD) continue;
-        const name = selection.name.value;
+      for (const field of collectFields(node.selectionSet, (name) => context.getFragment(name) ?? undefined)) {
+        const name = field.name.value;
         if (seen.has(name)) {
           context.reportError(
-            new GraphQLError(`a request may call each mutation once; ${name} appears more than once (send a batch input instead)`, { nodes: [selection] }),
+            new GraphQLError(`a request may call each mutation once; ${name} appears more than once (send a batch input instead)`, { nodes: [field] }),
           );
           return;
         }
@@ -68,8 +121,19 @@ export function oneCallPerMutationRule(context: ValidationContext): ASTVisitor {
   };
 }
 
-function fieldDefinition(type: GraphQLNamedType, name: string): GraphQLField<unknown, unknown> | undefined {
-  return isObjectType(type) || 'getFields' in type ? (type as { getFields(): Record<string, GraphQLField<unknown, unknown>> }).getFields()[name] : undefined;
+/** A field by name on `type`, or, for an interface or union (fields selected in `... on Member`), on a member. */
+function fieldDefinition(schema: GraphQLSchema, type: GraphQLNamedType, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (isObjectType(type) || isInterfaceType(type)) {
+    const own = type.getFields()[name];
+    if (own) return own;
+  }
+  if (isAbstractType(type)) {
+    for (const member of schema.getPossibleTypes(type)) {
+      const field = member.getFields()[name];
+      if (field) return field;
+    }
+  }
+  return undefined;
 }
 
 function listElements(value: unknown): number {
@@ -92,34 +156,26 @@ export function operationCost(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
 
+  const fragmentOf = (name: string) => fragments.get(name);
+  // Fields priced; a document that fans out further than this (fragments within fragments within aliases) is
+  // refused rather than walked (the walk would itself be the expensive part).
+  let budget = costLimits.maxFieldsPriced;
+
   /** `pageSize`: the `first` of the connection whose selection this is; its list fields (edges) hold that many. */
-  const costOf = (selectionSet: SelectionSetNode, parentType: GraphQLNamedType, seen: ReadonlySet<string>, pageSize?: number): number => {
+  const costOf = (selectionSet: SelectionSetNode, parentType: GraphQLNamedType, pageSize?: number): number => {
     let total = 0;
-    for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const type = selection.typeCondition ? (schema.getType(selection.typeCondition.name.value) ?? parentType) : parentType;
-        total += costOf(selection.selectionSet, type, seen, pageSize);
-        continue;
-      }
-      if (selection.kind === Kind.FRAGMENT_SPREAD) {
-        const name = selection.name.value;
-        const fragment = fragments.get(name);
-        // Validation refuses fragment cycles; `seen` keeps this walk finite regardless.
-        if (!fragment || seen.has(name)) continue;
-        total += costOf(fragment.selectionSet, schema.getType(fragment.typeCondition.name.value) ?? parentType, new Set([...seen, name]), pageSize);
-        continue;
-      }
-      const field = fieldDefinition(parentType, selection.name.value);
+    for (const selection of collectFields(selectionSet, fragmentOf)) {
+      if (--budget < 0) throw tooComplex();
+      const field = fieldDefinition(schema, parentType, selection.name.value);
       if (!field || !selection.selectionSet) continue;
       const returned = getNamedType(field.type);
       if (!isCompositeType(returned)) continue;
-      const args = getArgumentValues(field, selection, variables);
-      const first = typeof args['first'] === 'number' ? Math.max(0, args['first']) : undefined;
+      const first = pageSizeArgument(field, getArgumentValues(field, selection, variables));
       if (isListType(getNullableType(field.type))) {
-        const items = first ?? pageSize ?? costLimits.defaultListSize;
-        total += items * (1 + costOf(selection.selectionSet, returned, seen));
+        const items = first ?? pageSize ?? listSizes[`${parentType.name}.${field.name}`] ?? costLimits.defaultListSize;
+        total += items * (1 + costOf(selection.selectionSet, returned));
       } else {
-        total += 1 + costOf(selection.selectionSet, returned, seen, first);
+        total += 1 + costOf(selection.selectionSet, returned, first);
       }
     }
     return total;
@@ -132,17 +188,13 @@ export function operationCost(
         ? schema.getSubscriptionType()
         : schema.getQueryType();
   if (!root) return { cost: 0 };
-  let cost = costOf(operation.selectionSet, root, new Set());
+  let cost = costOf(operation.selectionSet, root);
   if (operation.operation === 'mutation') {
-    for (const selection of operation.selectionSet.selections) {
-      if (selection.kind !== Kind.FIELD || selection.name.value.startsWith('__')) continue;
-      cost += costLimits.mutationBaseCost;
-      // List elements of the arguments as sent (a variable's coerced value, or a literal list).
-      for (const argument of selection.arguments ?? []) {
-        const value = argument.value;
-        if (value.kind === Kind.VARIABLE) cost += listElements(variables[value.name.value]);
-        else if (value.kind === Kind.LIST) cost += value.values.length;
-      }
+    for (const selection of collectFields(operation.selectionSet, fragmentOf)) {
+      const field = root.getFields()[selection.name.value];
+      if (!field) continue;
+      // Plus every list element of its arguments, wherever it sits in them.
+      cost += costLimits.mutationBaseCost + listElements(getArgumentValues(field, selection, variables));
     }
   }
   return { cost };

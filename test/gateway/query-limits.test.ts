@@ -106,3 +106,33 @@ describe('cost, priced after the variables are known', () => {
     expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: freeKey })).status).toBe(200);
   });
 });
+
+describe('cost cannot be side-stepped with fragments or nulls', () => {
+  it('prices a fragment spread many times over once, as it runs once, and answers promptly', async () => {
+    const level = (i: number) => `fragment F${i} on Query { ${`...F${i + 1} `.repeat(100)}}`;
+    const query = `query { ...F1 } ${[1, 2, 3, 4].map(level).join(' ')} fragment F5 on Query { assets(first: 1) { totalCount } }`;
+    const started = Date.now();
+    const res = await graphql(stack.gatewayUrl, query, { apiKey });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    expect(res.body.extensions?.['cost']).toMatchObject({ requested: 1 });
+  });
+
+  it('counts mutations inside fragments: once each, and priced', async () => {
+    const item = (key: string) =>
+      `{ idempotencyKey: "${key}", assetId: "x", type: PRESSURE, value: 1, unit: KPA, observedAt: "2026-01-01T00:00:00Z", source: SCADA }`;
+    const twice = await refusal(
+      `mutation { ... on Mutation { a: recordMeasurements(input: [${item('f-1')}]) { insertedCount } } ... on Mutation { b: recordMeasurements(input: [${item('f-2')}]) { insertedCount } } }`,
+    );
+    expect(twice.status).toBe(400);
+    expect(twice.message).toContain('recordMeasurements appears more than once');
+    const once = await graphql(stack.gatewayUrl, `mutation { ... on Mutation { recordMeasurements(input: [${item('f-3')}]) { insertedCount } } }`, { apiKey });
+    // The result object 1, the mutation 10, its one input item 1.
+    expect(once.body.extensions?.['cost']).toMatchObject({ requested: 12 });
+  });
+
+  it('prices first: null as the default page it is served as', async () => {
+    const res = await graphql(stack.gatewayUrl, 'query($n: Int) { assets(first: $n) { edges { node { id } } } }', { apiKey, variables: { n: null } });
+    expect(res.body.extensions?.['cost']).toMatchObject({ requested: 101 });
+  });
+});
