@@ -8,4 +8,9 @@ export interface GatewayContext extends BaseContext {
   requestId: string;
   logger: Logger;
   deadline: RequestDeadline;
+  /** Set when a subgraph refused this request whole with a 4xx (subgraph-data-source.ts). */
+  subgraphRefusalStatus?: number;
+  /** Subgraph requests sent for this request, and how many of them were refused whole. */
+  subgraphFetches?: number;
+  subgraphRefusals?: number;
 }

@@ -87,7 +87,10 @@ function jsonParameter(value: unknown): unknown {
  * and a persisted-query hash that does not match its query.
  */
 export function requestShapeGuard(req: Request, res: Response, next: NextFunction): void {
-  const body = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; variables?: unknown; extensions?: unknown } | undefined;
+  // GET: the parameters as Apollo Server reads them (URLSearchParams, every parameter; Express's req.query
+  // stops at 1,000 and could be made to miss the query).
+  const body = (req.method === 'GET' ? Object.fromEntries(new URL(req.originalUrl, 'http://gateway').searchParams) : req.body) as
+    { query?: unknown; variables?: unknown; extensions?: unknown } | undefined;
   const refuse = (code: 'GRAPHQL_PARSE_FAILED' | 'BAD_USER_INPUT', message: string) => void res.status(400).json(graphqlErrorBody(code, message));
   if (!body || typeof body !== 'object') return next();
   const { query } = body;

@@ -21,7 +21,7 @@ import { createRedisClient } from '@linepack/lib/redis';
 import { TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
-import { AuthenticatedSubgraphDataSource } from './subgraph-data-source';
+import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
 import { literalLimitsRule, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
@@ -104,6 +104,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes),
       costPlugin(rateLimiter),
       deadlinePlugin(),
+      subgraphRefusalPlugin(),
     ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,

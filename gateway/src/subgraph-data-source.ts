@@ -1,4 +1,5 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import type { GatewayContext } from './context';
@@ -22,6 +23,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     // Health checks and schema loading have no request context; those never reach resolvers.
     if (!('credential' in context) || !context.credential) return;
     const { credential, requestId, deadline } = context;
+    context.subgraphFetches = (context.subgraphFetches ?? 0) + 1;
     request.http?.headers.set(
       INTERNAL_IDENTITY_HEADER,
       mintInternalToken(
@@ -46,14 +48,42 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     const first = body?.errors?.[0];
     const code = first?.extensions?.code;
     if (response.status >= 400 && response.status < 500 && typeof first?.message === 'string' && typeof code === 'string' && relayedCodes.has(code)) {
-      // The client's request was refused whole (e.g. a DateTime literal only the subgraph can parse): the
-      // client's answer keeps the subgraph's 4xx status, not 200.
-      return new GraphQLError(first.message, {
-        extensions: { code, ...(first.extensions?.field ? { field: first.extensions.field } : {}), http: { status: response.status } },
-      });
+      return new GraphQLError(first.message, { extensions: { code, ...(first.extensions?.field ? { field: first.extensions.field } : {}) } });
     }
     return error;
   }
+
+  /** Remembers a whole-request refusal, so the client's answer can carry its 4xx status (subgraphRefusalPlugin). */
+  override didEncounterError(error: Error, fetchRequest: never, fetchResponse?: FetcherResponse, context?: GatewayContext, request?: never): void {
+    const code = error instanceof GraphQLError ? error.extensions['code'] : undefined;
+    if (context && fetchResponse && fetchResponse.status >= 400 && fetchResponse.status < 500 && typeof code === 'string' && relayedCodes.has(code)) {
+      context.subgraphRefusalStatus ??= fetchResponse.status;
+      context.subgraphRefusals = (context.subgraphRefusals ?? 0) + 1;
+    }
+    super.didEncounterError(error, fetchRequest, fetchResponse, context, request);
+  }
+}
+
+/**
+ * A request a subgraph refused whole (e.g. a DateTime literal only the subgraph can parse) answers with that
+ * subgraph's 4xx, not 200 — but only when nothing else was done: a response with data (another root field ran,
+ * a mutation was applied) stays 200 so a client does not retry what succeeded.
+ */
+export function subgraphRefusalPlugin(): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ contextValue, response }) {
+          const { subgraphRefusalStatus, subgraphFetches = 0, subgraphRefusals = 0 } = contextValue;
+          // Any fetch that was not refused may have done something (a non-null root field's error nulls `data`
+          // even when another root mutation was applied).
+          if (!subgraphRefusalStatus || subgraphRefusals < subgraphFetches) return;
+          if (response.body.kind !== 'single' || response.body.singleResult.data != null) return;
+          if (response.http.status === undefined || response.http.status === 200) response.http.status = subgraphRefusalStatus;
+        },
+      };
+    },
+  };
 }
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];

@@ -95,3 +95,28 @@ it('a literal only a subgraph can refuse (a DateTime that does not exist) is a 4
   expect(res.message).toBe('DateTime 2026-02-30T00:00:00Z is not a calendar date');
   expect(res.extensionKeys).toEqual(['code']);
 });
+
+it('stays 200 when a subgraph refuses its part after another part of the request was applied', async () => {
+  const res = await post({
+    query:
+      'mutation { createAsset(input: { type: PIPELINE, name: "applied" }) { id } recordMeasurements(input: [{ idempotencyKey: "m", assetId: "x", type: PRESSURE, value: 1, unit: KPA, observedAt: "2026-02-30T00:00:00Z", source: SCADA }]) { ids } }',
+  });
+  expect(res.status).toBe(200);
+  expect(res.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  const listed = await graphql<{ assets: { totalCount: number } }>(stack.gatewayUrl, '{ assets(filter: { nameContains: "applied" }) { totalCount } }', {
+    apiKey,
+  });
+  expect(listed.body.data?.assets.totalCount).toBe(1);
+});
+
+it('applies the same guards to GET requests, however many parameters come first', async () => {
+  const padding = Array.from({ length: 1_000 }, (_, i) => `p${i}=1`).join('&');
+  // 100 levels: over the limit of 64, and short enough for a URL (Node refuses headers over 16 KB).
+  const deep = '{ a '.repeat(100) + '}'.repeat(100);
+  const res = await fetch(`${stack.gatewayUrl}?${padding}&query=${encodeURIComponent(deep)}`, {
+    headers: { authorization: `Bearer ${apiKey}`, 'apollo-require-preflight': 'true' },
+  });
+  const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+  expect(res.status).toBe(400);
+  expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+});
