@@ -21,10 +21,13 @@ function parseDateTime(value: unknown): Date {
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) {
     throw badDateTime(`DateTime ${String(value)} is not a time of day`);
   }
-  if (y < DATE_TIME_YEARS.min || y > DATE_TIME_YEARS.max) {
-    throw badDateTime(`DateTime must be in the years ${DATE_TIME_YEARS.min} to ${DATE_TIME_YEARS.max}, got ${year}`);
+  const date = new Date(value as string);
+  // In UTC too: 2199-12-31T23:00:00-12:00 is already 2200.
+  const utcYear = date.getUTCFullYear();
+  if (y < DATE_TIME_YEARS.min || y > DATE_TIME_YEARS.max || utcYear < DATE_TIME_YEARS.min || utcYear > DATE_TIME_YEARS.max) {
+    throw badDateTime(`DateTime must be in the years ${DATE_TIME_YEARS.min} to ${DATE_TIME_YEARS.max} (UTC), got ${String(value)}`);
   }
-  return new Date(value as string);
+  return date;
 }
 
 /** ISO 8601 in UTC on the wire, Date in resolvers and in MongoDB. */

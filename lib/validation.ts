@@ -19,11 +19,13 @@ export const textLimits = {
 } as const;
 
 /**
- * Characters that have no place in a name or key: C0 and C1 controls (newlines and tabs included), unpaired
+ * Characters that have no place in a name or key: C0 and C1 controls and line/paragraph separators (newlines and
+ * tabs included), unpaired
  * UTF-16 surrogates (not text; they break JSON consumers) and bidirectional overrides and isolates, which make a
  * name display differently from what it is ("Trojan Source").
  */
-const UNSAFE_CHARACTERS = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const UNSAFE_CHARACTERS =
+  /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const UNSAFE_CHARACTERS_RULE = 'must not contain control characters, unpaired surrogates or bidirectional overrides';
 

@@ -33,6 +33,7 @@ it.each([
   ['an unpaired surrogate', 'Line \uD800A'],
   ['a right-to-left override', 'Line \u202EA'],
   ['a bidirectional isolate', 'Line \u2066A'],
+  ['a line separator', 'Line\u2028A'],
 ])('refuses an asset name with %s', async (_what, name) => {
   const r = await refusal(createMutation, { input: { type: 'SEGMENT', name, parentId: pipelineId } });
   expect(r).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.name' });
@@ -63,6 +64,7 @@ it.each([
   ['2026-01-01T24:00:00Z', 'is not a time of day'],
   ['0000-01-01T00:00:00Z', 'in the years 1900 to 2199'],
   ['9999-12-31T00:00:00Z', 'in the years 1900 to 2199'],
+  ['2199-12-31T23:00:00-12:00', 'in the years 1900 to 2199 (UTC)'],
 ])('refuses the date-time %s', async (installedAt, rule) => {
   const r = await refusal(createMutation, { input: { type: 'PIPELINE', name: 'Dated', installedAt } });
   expect(r.code).toBe('BAD_USER_INPUT');

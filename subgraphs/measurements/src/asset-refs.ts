@@ -17,6 +17,8 @@ export interface AssetRef {
 /** How long a batch waits for an asset created a moment ago to reach the projection (events take ~0.2 s). */
 const PROJECTION_WAIT_MS = 3_000;
 const POLL_MS = 100;
+/** More ids missing than this are not waited for (a client creates a handful of assets, then records). */
+const MAX_AWAITED_IDS = 20;
 
 export async function ensureAssetRefIndexes(db: Db): Promise<void> {
   await db.collection<AssetRef>(ASSET_REFS_COLLECTION).createIndex({ tenantId: 1, _id: 1 }, { name: 'tenant_asset' });
@@ -39,15 +41,19 @@ export function assetRefHandler(db: Db) {
 export class AssetRefs {
   constructor(private readonly db: Db) {}
 
-  /** The ids among `assetIds` that name no asset of `tenantId`, after giving the projection time to catch up. */
-  async unknown(tenantId: string, assetIds: readonly string[]): Promise<Set<string>> {
+  /**
+   * The ids among `assetIds` that name no asset of `tenantId`, after giving the projection time to catch up —
+   * never past the request's own deadline. The wait polls only while a few ids are missing: a batch naming
+   * many unknown ids is a mistake, not a race with a create, and is answered at once.
+   */
+  async unknown(tenantId: string, assetIds: readonly string[], requestDeadline?: number): Promise<Set<string>> {
     const refs = this.db.collection<AssetRef>(ASSET_REFS_COLLECTION);
     const missing = new Set(assetIds);
-    const deadline = Date.now() + PROJECTION_WAIT_MS;
+    const deadline = Math.min(Date.now() + PROJECTION_WAIT_MS, (requestDeadline ?? Infinity) - 1_000);
     for (;;) {
       const found = await refs.find({ tenantId, _id: { $in: [...missing] } }, { projection: { _id: 1 } }).toArray();
       for (const { _id } of found) missing.delete(_id);
-      if (missing.size === 0 || Date.now() >= deadline) return missing;
+      if (missing.size === 0 || missing.size > MAX_AWAITED_IDS || Date.now() >= deadline) return missing;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }

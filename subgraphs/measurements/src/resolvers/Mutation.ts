@@ -8,7 +8,7 @@ async function record(items: readonly unknown[], { measurements, assetRefs, iden
   const { items: valid, violations } = validateBatch(items);
   if (violations.length > 0) throw invalidInput(violations);
   if (assetRefs) {
-    const unknown = await assetRefs.unknown(identity.tenantId, [...new Set(valid.map((item) => item.assetId))]);
+    const unknown = await assetRefs.unknown(identity.tenantId, [...new Set(valid.map((item) => item.assetId))], identity.deadline);
     if (unknown.size > 0) {
       throw invalidInput(
         valid.flatMap((item, index) =>
