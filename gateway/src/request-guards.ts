@@ -49,22 +49,63 @@ export function queryNesting(query: string): number {
 
 type VariableProblem = { path: string; rule: string };
 
-/** The first variable value that breaks a limit, found without recursion (it is the input being bounded). */
+interface Visit {
+  value: unknown;
+  depth: number;
+  parent: Visit | null;
+  key: string | number | null;
+}
+
+function pathOf(visit: Visit): string {
+  const keys: Array<string | number> = [];
+  for (let v: Visit | null = visit; v && v.key !== null; v = v.parent) keys.push(v.key);
+  return (
+    'variables' +
+    keys
+      .reverse()
+      .map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`))
+      .join('')
+  );
+}
+
+/** The rule a string or number breaks, or null. */
+function scalarRule(value: unknown): string | null {
+  if (typeof value === 'string' && value.length > requestShapeLimits.maxStringLength) {
+    return `is ${value.length} characters long; at most ${requestShapeLimits.maxStringLength} are accepted`;
+  }
+  // JSON.parse turns 1e309 into Infinity.
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'is not a finite number';
+  return null;
+}
+
+/**
+ * The first variable value that breaks a limit, found without recursion (it is the input being bounded) and
+ * without building a path for every value (a 10,000-item batch has 80,000 of them): only the offender's.
+ */
 export function variableProblem(variables: unknown): VariableProblem | null {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: variables, path: 'variables', depth: 0 }];
+  const root: Visit = { value: variables, depth: 0, parent: null, key: null };
+  const rootRule = scalarRule(variables);
+  if (rootRule) return { path: pathOf(root), rule: rootRule };
+  const stack: Visit[] = [root];
   while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
-    if (typeof value === 'string') {
-      if (value.length > requestShapeLimits.maxStringLength) {
-        return { path, rule: `is ${value.length} characters long; at most ${requestShapeLimits.maxStringLength} are accepted` };
+    const visit = stack.pop()!;
+    const { value, depth } = visit;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= requestShapeLimits.maxVariableNesting)
+      return { path: pathOf(visit), rule: `nests deeper than ${requestShapeLimits.maxVariableNesting} levels` };
+    // Indexed and for-in loops: no per-value allocation unless something is pushed or wrong.
+    const isArray = Array.isArray(value);
+    const keys: Array<string | number> | null = isArray ? null : Object.keys(value);
+    const count = isArray ? value.length : keys!.length;
+    for (let i = 0; i < count; i++) {
+      const key = isArray ? i : keys![i]!;
+      const child: unknown = (value as Record<string | number, unknown>)[key];
+      if (child !== null && typeof child === 'object') {
+        stack.push({ value: child, depth: depth + 1, parent: visit, key });
+      } else if (typeof child === 'string' ? child.length > requestShapeLimits.maxStringLength : typeof child === 'number' && !Number.isFinite(child)) {
+        // Scalars get no stack entry unless they break a rule.
+        return { path: pathOf({ value: child, depth: depth + 1, parent: visit, key }), rule: scalarRule(child)! };
       }
-    } else if (typeof value === 'number') {
-      // JSON.parse turns 1e309 into Infinity.
-      if (!Number.isFinite(value)) return { path, rule: 'is not a finite number' };
-    } else if (value !== null && typeof value === 'object') {
-      if (depth >= requestShapeLimits.maxVariableNesting) return { path, rule: `nests deeper than ${requestShapeLimits.maxVariableNesting} levels` };
-      const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v]) : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
-      for (const [key, child] of entries) stack.push({ value: child, path: `${path}${key}`, depth: depth + 1 });
     }
   }
   return null;
