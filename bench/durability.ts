@@ -8,47 +8,16 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { createAsset, graphql, startTestStack } from '../test/support/stack';
-import { measure, printTable, type Result } from './harness';
+import { createAsset, startTestStack } from '../test/support/stack';
+import { printTable, type Result } from './harness';
+import { measureIngest } from './ingest';
 
 async function ingest(label: string, database: EmbeddedMongo): Promise<Result[]> {
   const stack = await startTestStack({ mongoUri: database.uri, credentialCacheTtlSeconds: 30 });
   try {
     const { apiKey } = await stack.tenantWithKey({ tier: 'ENTERPRISE' });
     const line = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Bench line' });
-    let sequence = 0;
-    const items = (n: number) =>
-      Array.from({ length: n }, () => ({
-        idempotencyKey: `bench-${sequence++}`,
-        assetId: line.id,
-        type: 'PRESSURE',
-        value: 6_000,
-        unit: 'KPA',
-        observedAt: new Date(Date.UTC(2026, 0, 1) + sequence * 1000).toISOString(),
-        source: 'SCADA',
-      }));
-    const record = async (batch: unknown[]) => {
-      const res = await graphql(stack.gatewayUrl, 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }', {
-        apiKey,
-        variables: { i: batch },
-      });
-      if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
-    };
-    return [
-      await measure(
-        {
-          name: `${label}: 1 item per call (×100)`,
-          items: 100,
-          run: async () => {
-            for (let i = 0; i < 100; i++) await record(items(1));
-          },
-        },
-        5,
-        1,
-      ),
-      await measure({ name: `${label}: batches of 500`, items: 500, run: () => record(items(500)) }, 5, 1),
-      await measure({ name: `${label}: one batch of 5,000`, items: 5_000, run: () => record(items(5_000)) }, 3, 1),
-    ];
+    return await measureIngest(stack.gatewayUrl, apiKey, line.id, label);
   } finally {
     await stack.stop();
   }

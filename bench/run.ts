@@ -9,6 +9,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embe
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack } from '../test/support/stack';
 import { measure, printTable } from './harness';
+import { measureIngest } from './ingest';
 
 async function main(): Promise<void> {
   let embedded: EmbeddedMongo | null = null;
@@ -64,39 +65,7 @@ async function main(): Promise<void> {
       ),
     ]);
 
-    let sequence = 0;
-    const items = (n: number) =>
-      Array.from({ length: n }, () => ({
-        idempotencyKey: `bench-${sequence++}`,
-        assetId: line.id,
-        type: 'PRESSURE',
-        value: 6_000,
-        unit: 'KPA',
-        observedAt: new Date(Date.UTC(2026, 0, 1) + sequence * 1000).toISOString(),
-        source: 'SCADA',
-      }));
-    const record = async (batch: unknown[]) => {
-      const res = await graphql(stack.gatewayUrl, 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }', {
-        apiKey,
-        variables: { i: batch },
-      });
-      if (res.body.errors) throw new Error(JSON.stringify(res.body.errors));
-    };
-    printTable('Measurement ingest through the gateway', [
-      await measure(
-        {
-          name: '1 item per call (×100)',
-          items: 100,
-          run: async () => {
-            for (let i = 0; i < 100; i++) await record(items(1));
-          },
-        },
-        5,
-        1,
-      ),
-      await measure({ name: 'batches of 500', items: 500, run: () => record(items(500)) }, 5, 1),
-      await measure({ name: 'one batch of 5,000', items: 5_000, run: () => record(items(5_000)) }, 3, 1),
-    ]);
+    printTable('Measurement ingest through the gateway', await measureIngest(stack.gatewayUrl, apiKey, line.id));
   } finally {
     await stack.stop();
     await embedded?.stop();

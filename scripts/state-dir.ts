@@ -4,6 +4,7 @@
  */
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '@linepack/lib/infra/child-process';
 
 export class StateDirInUseError extends Error {
   constructor(dir: string, pid: number) {
@@ -12,15 +13,6 @@ export class StateDirInUseError extends Error {
         'Stop that one first (Ctrl-C in its terminal), or start this one with --state-dir <another directory>.',
     );
     this.name = 'StateDirInUseError';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -57,7 +49,7 @@ export function lockStateDir(dir: string): () => void {
       }
       if (content === null) continue; // released meanwhile
       const owner = Number(content.trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) throw new StateDirInUseError(dir, owner);
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) throw new StateDirInUseError(dir, owner);
       rmSync(lockFile, { force: true });
       continue;
     }

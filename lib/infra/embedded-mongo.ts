@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { repoRoot } from '../repo-root';
-import { howExited, isExecutable, terminate, which } from './child-process';
+import { howExited, isExecutable, processAlive, terminate, which } from './child-process';
 
 export interface EmbeddedMongo {
   /** Connection string for the `mongodb` driver, e.g. `mongodb://127.0.0.1:37017/`. */
@@ -149,15 +149,6 @@ async function isUpToDate(fingerprint: string): Promise<boolean> {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** A cross-process lock (atomic mkdir) so concurrent `npm start` / `npm test` runs do not build at the same time. */
 async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
   await mkdir(targetDir, { recursive: true });
@@ -171,7 +162,7 @@ async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(await readFile(ownerFile, 'utf8').catch(() => ''));
       const age = Date.now() - (await stat(lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      if ((owner > 0 && !pidAlive(owner)) || age > BUILD_LOCK_STALE_MS) {
+      if ((owner > 0 && !processAlive(owner)) || age > BUILD_LOCK_STALE_MS) {
         await rm(lockDir, { recursive: true, force: true });
         continue;
       }

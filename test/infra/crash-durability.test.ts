@@ -14,6 +14,7 @@ import Redis from 'ioredis';
 import type { Db } from 'mongodb';
 import { eventStream } from '@linepack/lib/events/outbox';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { processAlive } from '@linepack/lib/infra/child-process';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -31,19 +32,10 @@ interface Batch {
   ids?: string[];
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** kill -9 the database's whole process group, as a crash or the OOM killer would, and wait until it is gone. */
 async function crash(db: EmbeddedMongo): Promise<void> {
   process.kill(-db.pid, 'SIGKILL');
-  if (!(await eventually(async () => !alive(db.pid), 10_000, 20))) throw new Error(`embedded MongoDB ${db.pid} survived SIGKILL`);
+  if (!(await eventually(async () => !processAlive(db.pid), 10_000, 20))) throw new Error(`embedded MongoDB ${db.pid} survived SIGKILL`);
 }
 
 /** Every unique index of every collection in `db`, as [collection, index, duplicated key values]. */
