@@ -11,15 +11,16 @@ export function startEventConsumer(
   options: SubgraphStartOptions,
   db: Db,
   consumer: { group: string; streams: readonly string[]; handle: EventBatchHandler; claimIdleMs?: number; batchSize?: number },
-): { stop(): Promise<void> } {
+): { following: boolean; stop(): Promise<void> } {
   if (!options.redisUrl || options.eventRelay === false) {
     if (!options.redisUrl) options.logger.warn({ group: consumer.group }, 'not following domain events: no REDIS_URL (projections stay as they are)');
-    return { stop: async () => undefined };
+    return { following: false, stop: async () => undefined };
   }
   const redis = createRedisClient(options.redisUrl, options.logger);
   const streamConsumer = new StreamConsumer({ redis, db, logger: options.logger, ...consumer });
   void streamConsumer.start();
   return {
+    following: true,
     async stop() {
       await streamConsumer.stop();
       redis.disconnect();

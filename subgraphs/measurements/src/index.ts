@@ -24,14 +24,13 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
     async prepare(db) {
       await ensureMeasurementIndexes(db);
       await ensureAssetRefIndexes(db);
-      const followsAssets = Boolean(options.redisUrl) && options.eventRelay !== false;
-      if (!followsAssets) options.logger.warn('measurements are not checked against the assets register: this subgraph follows no asset events (no REDIS_URL)');
       const consumer = startEventConsumer(options, db, {
         group: MEASUREMENTS_CONSUMER_GROUP,
         streams: [eventStream(options.dbPrefix, 'assets')],
         handle: assetRefHandler(db),
       });
-      const assetRefs = followsAssets ? new AssetRefs(db) : null;
+      // Without asset events there is nothing to check ids against (startEventConsumer says so in the log).
+      const assetRefs = consumer.following ? new AssetRefs(db) : null;
       const relay = startOutboxRelay(
         options,
         db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION),
