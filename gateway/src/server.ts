@@ -25,6 +25,7 @@ import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgra
 import { literalLimitsRule, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
+import { scopeRequirementsDocument } from './schema-scopes';
 
 export interface RunningGateway {
   url: string;
@@ -191,6 +192,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       }),
     );
   };
+
+  const scopeRequirements = scopeRequirementsDocument(supergraphSdl);
+  app.get('/schema/scopes', authenticate, rateLimit, (_req, res) => void res.json(scopeRequirements));
 
   app.use(
     '/graphql',

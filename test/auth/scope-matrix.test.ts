@@ -161,3 +161,25 @@ describe('subgraphs enforce scopes themselves (defence in depth)', () => {
     expect(body.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
   });
 });
+
+describe('GET /schema/scopes', () => {
+  const scopesUrl = () => new URL('/schema/scopes', stack.gatewayUrl).toString();
+
+  it('tells an authenticated client what every field it enforces demands, and what each scope means', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const res = await fetch(scopesUrl(), { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { scopes: { name: string; description: string }[]; requirements: Record<string, string[][]> };
+    // The same map the gateway enforces: every root field's requirement, as the scope matrix above expects it.
+    for (const { field, required } of matrix) expect(body.requirements[field]?.[0] ?? []).toEqual(required);
+    expect(body.requirements['Asset.measurements']).toEqual([['measurements:read']]);
+    expect(body.scopes.map((s) => s.name).sort()).toEqual([...canonicalScopes].sort());
+    expect(body.scopes.every((s) => s.description.length > 10)).toBe(true);
+  });
+
+  it('is not served without a credential', async () => {
+    const res = await fetch(scopesUrl());
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('Bearer');
+  });
+});
