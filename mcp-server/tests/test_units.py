@@ -11,7 +11,7 @@ import pytest
 from graphql import GraphQLError
 
 from linepack_mcp.client import backoff_delay, format_graphql_error, parse_retry_after
-from linepack_mcp.config_cmd import CLIENTS, KEY_PLACEHOLDER, build_config
+from linepack_mcp.config_cmd import CLIENTS, KEY_PLACEHOLDER, ConfigCommandError, build_config
 from linepack_mcp.logs import RedactingFormatter, redact, register_secret
 from linepack_mcp.schema import inspect_document
 from linepack_mcp.settings import ConfigError, load_settings
@@ -110,41 +110,86 @@ def test_syntax_error_is_reported():
         inspect_document("query {")
 
 
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A repository holding the package source at mcp-server/ (a directory with a pyproject.toml)."""
+    (tmp_path / "mcp-server").mkdir()
+    (tmp_path / "mcp-server" / "pyproject.toml").write_text("[project]\nname = 'linepack-mcp'\n")
+    return tmp_path
+
+
 @pytest.mark.parametrize(
     ("client", "top"),
     [("claude-desktop", "mcpServers"), ("claude-code", "mcpServers"), ("vscode", "servers"), ("project", "mcpServers")],
 )
-def test_config_shapes(client, top):
+def test_config_shapes(client, top, project: Path):
     env = GOOD | {"LINEPACK_TENANT_ID": "t-1"}
-    cfg = json.loads(json.dumps(build_config(client, environ=env, from_spec="/abs/mcp-server")))
+    cfg = json.loads(json.dumps(build_config(client, environ=env, from_spec=str(project / "mcp-server"),
+                                             project_root=project)))
     assert top in cfg
     entry = cfg[top]["linepack"]
     assert {"command", "args", "env"} <= set(entry)
-    assert Path(entry["command"]).name == "uvx" and entry["args"] == ["--from", "/abs/mcp-server", "linepack-mcp"]
+    assert Path(entry["command"]).name == "uv"
+    assert entry["args"][:3] == ["run", "--locked", "--quiet"] and entry["args"][-1] == "linepack-mcp"
+    where = entry["args"][entry["args"].index("--project") + 1]
     key = entry["env"]["LINEPACK_API_KEY"]
     assert GOOD["LINEPACK_API_KEY"] not in json.dumps(cfg)  # never unless asked for
     if client == "claude-desktop":
+        # The user's own profile: an absolute path is right there.
+        assert where == str((project / "mcp-server").resolve())
         assert key == KEY_PLACEHOLDER and "type" not in entry
         assert entry["env"]["LINEPACK_API_URL"] == GOOD["LINEPACK_API_URL"]
-    elif client == "vscode":
+    else:
+        # Committed: no path of this machine, the project root as the client names it.
+        assert str(project) not in json.dumps(cfg)
+        assert where == ("${workspaceFolder}/mcp-server" if client == "vscode" else "${CLAUDE_PROJECT_DIR:-.}/mcp-server")
+    if client == "vscode":
         assert entry["type"] == "stdio" and key == "${input:linepack-api-key}"
         assert cfg["inputs"][0] == {"type": "promptString", "id": "linepack-api-key",
                                     "description": "Linepack API key", "password": True}
-    else:
+    elif client != "claude-desktop":
         assert entry["type"] == "stdio" and key == "${LINEPACK_API_KEY}"
     if client == "project":
         assert all(v.startswith("${") for v in entry["env"].values())
+        assert entry["env"]["LINEPACK_MCP_WRITES"] == "${LINEPACK_MCP_WRITES:-off}"
 
 
-def test_config_desktop_include_key():
-    cfg = build_config("claude-desktop", environ=GOOD, include_key=True, from_spec=None, launcher_kind="uvx")
+def test_config_desktop_include_key(project: Path):
+    cfg = build_config("claude-desktop", environ=GOOD, include_key=True, from_spec=str(project / "mcp-server"))
     assert cfg["mcpServers"]["linepack"]["env"]["LINEPACK_API_KEY"] == GOOD["LINEPACK_API_KEY"]
 
 
-def test_config_path_launcher():
-    cfg = build_config("claude-code", environ=GOOD, launcher_kind="path")
-    entry = cfg["mcpServers"]["linepack"]
+def test_config_path_launcher_only_where_a_machine_path_belongs(project: Path):
+    entry = build_config("claude-desktop", environ=GOOD, launcher_kind="path")["mcpServers"]["linepack"]
     assert entry["command"].startswith("/")
+    for client in ("claude-code", "vscode", "project"):
+        with pytest.raises(ConfigCommandError, match="committed"):
+            build_config(client, environ=GOOD, launcher_kind="path", project_root=project)
+
+
+def test_committed_config_never_names_an_unpinned_package_or_a_path_outside_the_project(project: Path, tmp_path_factory):
+    for spec in ("linepack-mcp", "linepack-mcp>=0.1", "some-other-package"):
+        with pytest.raises(ConfigCommandError, match="pinned release"):
+            build_config("project", environ=GOOD, from_spec=spec, project_root=project)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    with pytest.raises(ConfigCommandError, match="outside the project root"):
+        build_config("project", environ=GOOD, from_spec=str(elsewhere), project_root=project)
+    pinned = build_config("project", environ=GOOD, from_spec="linepack-mcp==1.2.3", project_root=project)
+    assert pinned["mcpServers"]["linepack"]["args"] == ["--from", "linepack-mcp==1.2.3", "linepack-mcp"]
+    wheel = project / "dist" / "linepack_mcp-0.1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"")
+    from_wheel = build_config("project", environ=GOOD, from_spec=str(wheel), project_root=project)
+    assert from_wheel["mcpServers"]["linepack"]["args"] == [
+        "--from", "${CLAUDE_PROJECT_DIR:-.}/dist/linepack_mcp-0.1.0-py3-none-any.whl", "linepack-mcp"]
+
+
+def test_config_writes_switch(project: Path):
+    src = str(project / "mcp-server")
+    on = build_config("claude-code", environ=GOOD, from_spec=src, project_root=project, writes=True)
+    assert on["mcpServers"]["linepack"]["env"]["LINEPACK_MCP_WRITES"] == "on"
+    off = build_config("claude-code", environ=GOOD, from_spec=src, project_root=project)
+    assert "LINEPACK_MCP_WRITES" not in off["mcpServers"]["linepack"]["env"]  # off is the default
 
 
 def test_clients_list():

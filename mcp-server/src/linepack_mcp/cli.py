@@ -6,8 +6,10 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from . import __version__
 from .client import (
@@ -18,7 +20,7 @@ from .client import (
     LinepackUnauthenticated,
     LinepackUnreachable,
 )
-from .config_cmd import CLIENTS, build_config, guidance
+from .config_cmd import CLIENTS, ConfigCommandError, build_config, guidance
 from .logs import register_secret, setup_logging
 from .settings import ConfigError, Settings, load_settings
 
@@ -31,10 +33,13 @@ log = logging.getLogger("linepack_mcp")
 ENV_HELP = """\
 environment:
   LINEPACK_API_URL     required; the gateway's GraphQL endpoint, e.g. http://localhost:4000/graphql
-  LINEPACK_API_KEY     required; API key, sent as 'Authorization: Bearer <key>'
-  LINEPACK_TENANT_ID   optional; tenant to act in, sent as X-Tenant-ID
+  LINEPACK_API_KEY     required over stdio; API key, sent as 'Authorization: Bearer <key>'
+                       (over HTTP every MCP client sends its own and this is not used)
+  LINEPACK_TENANT_ID   optional; tenant to act in, sent as X-Tenant-ID (stdio)
+  LINEPACK_MCP_WRITES  optional; off (default): the tools that change data are not offered; on: they are
   LINEPACK_LOG_LEVEL   optional; DEBUG, INFO (default) or WARN. Logs go to stderr only.
 """
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,7 +52,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"linepack-mcp {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("serve", help="serve MCP over stdio (the default)")
+    srv = sub.add_parser(
+        "serve", help="serve MCP over stdio (the default) or streamable HTTP",
+        description="Serve MCP. Over stdio (the default) an MCP client starts this process and it acts with "
+        "LINEPACK_API_KEY. Over streamable HTTP it is a shared server: every MCP client sends its own Linepack "
+        "credential as 'Authorization: Bearer ...', which is passed on to the gateway; the server holds none.",
+    )
+    srv.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    srv.add_argument("--host", default="127.0.0.1",
+                     help="address to listen on (streamable-http; default 127.0.0.1, this machine only)")
+    srv.add_argument("--port", type=int, default=8765, help="port to listen on (streamable-http; default 8765)")
+    srv.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                     help="a Host header clients may use besides localhost (streamable-http; repeatable; "
+                     "HOST:* for any port). Needed when listening beyond localhost.")
+    srv.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                     help="a browser Origin allowed besides http://localhost:* (streamable-http; repeatable)")
     sub.add_parser("check", help="test the connection and the key: POST { __typename } to LINEPACK_API_URL")
     c = sub.add_parser(
         "config",
@@ -57,12 +76,20 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--client", required=True, choices=CLIENTS,
                    help="claude-desktop: claude_desktop_config.json; claude-code: .mcp.json for Claude Code; "
                    "vscode: .vscode/mcp.json; project: a secret-free .mcp.json to commit")
-    c.add_argument("--launcher", choices=("uvx", "path"), default="uvx",
-                   help="uvx (default): start with 'uvx linepack-mcp'; path: the absolute path of this "
-                   "installation's linepack-mcp executable")
+    c.add_argument("--launcher", choices=("uv", "path"), default="uv",
+                   help="uv (default): start from the package source with uv ('uv run --locked --project "
+                   "<mcp-server>' for a directory); path: the absolute path of this installation's linepack-mcp "
+                   "executable (claude-desktop only: it is a path of this machine)")
     c.add_argument("--from", dest="from_spec", metavar="SPEC",
-                   help="package source for uvx --from (a wheel, a directory or a requirement); by default the "
-                   "local directory or wheel this copy was installed from, if any (not for --client project)")
+                   help="package source: the mcp-server directory, a wheel, or a pinned release linepack-mcp==X.Y.Z "
+                   "(once published); by default the directory or wheel this copy was installed from. For the "
+                   "committed configs (claude-code, vscode, project) a path must lie inside the project root.")
+    c.add_argument("--project-root", type=Path, default=None,
+                   help="the repository the configuration is committed to (default: the current directory); "
+                   "paths in committed configs are written relative to it")
+    c.add_argument("--writes", choices=("off", "on"), default="off",
+                   help="off (default): LINEPACK_MCP_WRITES is left to each person's environment (project) or off; "
+                   "on: the configuration turns the write tools on")
     c.add_argument("--name", default="linepack", help="server name in the configuration (default: linepack)")
     c.add_argument("--include-key", action="store_true",
                    help="claude-desktop only: put LINEPACK_API_KEY from the environment into the output")
@@ -74,12 +101,13 @@ def _config_error(err: ConfigError) -> int:
     return EXIT_CONFIG
 
 
-def _settings_or_exit() -> Settings | int:
+def _settings_or_exit(*, per_request_credentials: bool = False) -> Settings | int:
     try:
-        settings = load_settings()
+        settings = load_settings(per_request_credentials=per_request_credentials)
     except ConfigError as err:
         return _config_error(err)
-    register_secret(settings.api_key)
+    if settings.api_key:
+        register_secret(settings.api_key)
     setup_logging(settings.log_level)
     return settings
 
@@ -87,14 +115,48 @@ def _settings_or_exit() -> Settings | int:
 def serve(settings: Settings) -> int:
     from .server import build_server, probe_schema  # the MCP SDK is only imported to serve
 
-    log.info("linepack-mcp %s serving MCP over stdio for %s%s", __version__, settings.api_url,
-             f" (tenant {settings.tenant_id})" if settings.tenant_id else "")
+    log.info("linepack-mcp %s serving MCP over stdio for %s%s (writes %s)", __version__, settings.api_url,
+             f" (tenant {settings.tenant_id})" if settings.tenant_id else "", "on" if settings.writes else "off")
     schema = asyncio.run(probe_schema(settings))
     server = build_server(settings, schema)
     try:
         server.run("stdio")
     except KeyboardInterrupt:
         pass
+    return EXIT_OK
+
+
+def transport_security(host: str, port: int, allowed_hosts: list[str], allowed_origins: list[str]) -> object:
+    """Host and Origin checks (DNS rebinding protection) for the HTTP transport, always on."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *allowed_hosts]
+    if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
+        hosts.append(f"{host}:{port}")
+    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *allowed_origins]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def serve_http(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .server import build_server
+
+    if args.host in ("0.0.0.0", "::") and not args.allowed_host:
+        return _config_error(ConfigError(
+            f"listening on {args.host} answers only requests whose Host header is allowed: give --allowed-host with "
+            f"each name clients use (e.g. --allowed-host mcp.example.com:{args.port}), or listen on 127.0.0.1"))
+    if os.environ.get("LINEPACK_API_KEY"):
+        log.warning("LINEPACK_API_KEY is set but not used over HTTP: every MCP client sends its own credential")
+    server = build_server(settings, per_request_credentials=True)
+    app = server.streamable_http_app(
+        host=args.host,
+        transport_security=transport_security(args.host, args.port, args.allowed_host, args.allowed_origin),  # type: ignore[arg-type]
+    )
+    log.info("linepack-mcp %s serving MCP over streamable HTTP at http://%s:%d/mcp for %s (writes %s); "
+             "health at /healthz", __version__, args.host, args.port, settings.api_url,
+             "on" if settings.writes else "off")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return EXIT_OK
 
 
@@ -129,6 +191,15 @@ async def _check(settings: Settings) -> tuple[bool, list[str]]:
                            + "; ".join(str(e.get("message")) for e in result.errors)]
         lines = [f"OK: {settings.api_url} answered {{ __typename }} = {result.data.get('__typename')!r} with this "
                  f"key (request id {result.request_id or 'n/a'})."]
+        from .schema import fetch_schema  # graphql-core is only needed from here on
+
+        try:
+            schema = await fetch_schema(client)
+        except LinepackError as exc:
+            return False, [*lines, f"FAILED: the schema could not be read: {exc.message}",
+                           "Remedy: the schema tools (validate, search_schema, describe_type, the schema resource) "
+                           "need it; fix the cause above."]
+        lines.append(f"Schema: {len(schema.type_map)} types read by introspection.")
         try:
             key = await client.introspect_key()
             scopes = key.get("scopes") or []
@@ -160,8 +231,12 @@ def config(args: argparse.Namespace) -> int:
         print("linepack-mcp: --include-key is for --client claude-desktop only; the other clients read the key "
               "from the environment or a secret prompt", file=sys.stderr)
         return EXIT_CONFIG
-    cfg = build_config(args.client, launcher_kind=args.launcher, from_spec=args.from_spec, name=args.name,
-                       include_key=args.include_key)
+    try:
+        cfg = build_config(args.client, launcher_kind=args.launcher, from_spec=args.from_spec, name=args.name,
+                           include_key=args.include_key, project_root=args.project_root, writes=args.writes == "on")
+    except ConfigCommandError as err:
+        print(f"linepack-mcp: {err}", file=sys.stderr)
+        return EXIT_CONFIG
     print(json.dumps(cfg, indent=2))
     print(guidance(args.client, cfg, args.include_key), file=sys.stderr)
     return EXIT_OK
@@ -172,11 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command or "serve"
     if command == "config":
         return config(args)
-    settings = _settings_or_exit()
+    http = command == "serve" and getattr(args, "transport", "stdio") == "streamable-http"
+    settings = _settings_or_exit(per_request_credentials=http)
     if isinstance(settings, int):
         return settings
     if command == "check":
         return check(settings)
+    if http:
+        return serve_http(settings, args)
     return serve(settings)
 
 

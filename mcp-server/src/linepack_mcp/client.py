@@ -167,24 +167,53 @@ def clean_errors(errors: Any) -> list[dict[str, Any]]:
     return out
 
 
-class LinepackClient:
-    """Async client for one gateway, one key, one (optional) tenant."""
+@dataclass(frozen=True)
+class Credential:
+    """Whose request it is: the bearer credential (API key or access token) and the tenant to act in."""
 
-    def __init__(self, settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.settings = settings
-        headers = {
-            "Authorization": f"Bearer {settings.api_key}",
+    token: str = field(repr=False)
+    tenant_id: str | None = None
+
+
+def new_http_pool(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """The HTTP connection pool to the gateway; credentials are added per request, never kept here."""
+    return httpx.AsyncClient(
+        headers={
             "Accept": "application/graphql-response+json, application/json",
             "User-Agent": f"linepack-mcp/{__version__}",
-        }
-        if settings.tenant_id:
-            headers["X-Tenant-ID"] = settings.tenant_id
-        self._http = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
-            transport=transport,
-            follow_redirects=False,
-        )
+        },
+        timeout=httpx.Timeout(settings.timeout_s, connect=min(10.0, settings.timeout_s)),
+        transport=transport,
+        follow_redirects=False,
+    )
+
+
+class LinepackClient:
+    """Async client for one gateway and one credential.
+
+    Over stdio the credential is the configured key; over HTTP each MCP request carries its own, and
+    the clients made for them share one connection pool (`http`), which they do not close.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        credential: Credential | None = None,
+        http: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        if credential is None:
+            if not settings.api_key:
+                raise ValueError("no credential: LINEPACK_API_KEY is not set and none was given")
+            credential = Credential(settings.api_key, settings.tenant_id)
+        self.credential = credential
+        self._headers = {"Authorization": f"Bearer {credential.token}"}
+        if credential.tenant_id:
+            self._headers["X-Tenant-ID"] = credential.tenant_id
+        self._owns_http = http is None
+        self._http = http if http is not None else new_http_pool(settings, transport=transport)
 
     async def __aenter__(self) -> LinepackClient:
         return self
@@ -193,7 +222,8 @@ class LinepackClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_http:
+            await self._http.aclose()
 
     # -- transport ---------------------------------------------------------------------------
 
@@ -202,7 +232,7 @@ class LinepackClient:
         attempt = 0
         while True:
             try:
-                response = await self._http.request(method, url, **kw)
+                response = await self._http.request(method, url, headers=self._headers, **kw)
             except httpx.ConnectError as exc:
                 raise self._unreachable(exc, _connect_failure(exc)) from None
             except httpx.TimeoutException as exc:
@@ -265,8 +295,9 @@ class LinepackClient:
                 )
             else:
                 tenant = (
-                    f" LINEPACK_TENANT_ID is {self.settings.tenant_id!r}: check that the credential "
-                    f"belongs to that tenant." if self.settings.tenant_id else ""
+                    f" The tenant asked for is {self.credential.tenant_id!r} (LINEPACK_TENANT_ID or the "
+                    f"X-Tenant-ID header): check that the credential belongs to that tenant."
+                    if self.credential.tenant_id else ""
                 )
                 text = f"Linepack refused this operation (403 {code or 'FORBIDDEN'}: {server_msg}).{tenant}"
             raise LinepackForbidden(text, missing_scopes=missing, status=status, code=code or "FORBIDDEN",
@@ -358,6 +389,16 @@ class LinepackClient:
                 request_id=result.request_id, errors=result.errors,
             )
         return result.data or {}
+
+    async def scope_requirements(self) -> dict[str, Any] | None:
+        """`GET <origin>/schema/scopes`: the scope vocabulary and what each field demands; None if not served."""
+        url = self.settings.origin + "/schema/scopes"
+        response, retries = await self._send("GET", url, read_only=True)
+        if response.status_code == 404:
+            return None
+        body = self._json(response)
+        self._raise_for_status(response, body, read_only=True, retries=retries)
+        return body if isinstance(body, dict) else None
 
     async def introspect_key(self) -> dict[str, Any]:
         """`GET <origin>/auth/introspect`: what the gateway knows about this key."""

@@ -39,8 +39,9 @@ FlowStressMethod = Literal["SMYS_PLUS_69_MPA", "SMYS_TIMES_1_1", "MEAN_OF_SMYS_A
 
 class _Model(BaseModel):
     # Enum-typed fields are plain strings in the output: a value the API adds later must not
-    # make a tool fail its own output validation.
-    model_config = ConfigDict(extra="ignore")
+    # make a tool fail its own output validation. Fields beyond those declared here are kept: a field
+    # added to a tool's operation file (operations/*.graphql) reaches the model without a Python change.
+    model_config = ConfigDict(extra="allow")
 
 
 class PageInfo(_Model):
@@ -350,3 +351,63 @@ class ValidationResult(_Model):
     operationTypes: list[str]
     readOnly: bool = Field(description="True when every operation is a query (graphql_query would run it).")
     errors: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SchemaMatch(_Model):
+    kind: Literal["type", "field", "argument", "inputField", "enumValue"]
+    coordinate: str = Field(description="Type, Type.field, Type.field(argument:) or Enum.VALUE.")
+    typeKind: str | None = Field(default=None, description="For a type: OBJECT, INPUT_OBJECT, ENUM, SCALAR...")
+    type: str | None = Field(default=None, description="The GraphQL type of a field, argument or input field.")
+    requiredScopes: list[str] | None = Field(
+        default=None, description="Scopes a field needs (any one of the entries; 'a+b' means both); empty when "
+        "none; absent when the gateway does not publish them.")
+    deprecated: str | None = Field(default=None, description="Deprecation reason, when deprecated.")
+    description: str | None = None
+
+
+class SchemaSearchResult(_Model):
+    words: list[str]
+    matches: list[SchemaMatch]
+    note: str | None = None
+
+
+class ArgumentDescription(_Model):
+    name: str
+    type: str
+    description: str | None = None
+    default: str | None = None
+
+
+class FieldDescription(_Model):
+    name: str
+    type: str
+    description: str | None = None
+    arguments: list[ArgumentDescription] = Field(default_factory=list)
+    requiredScopes: list[str] | None = None
+    deprecated: str | None = None
+
+
+class InputFieldDescription(_Model):
+    name: str
+    type: str
+    description: str | None = None
+
+
+class EnumValueDescription(_Model):
+    name: str
+    description: str | None = None
+    deprecated: str | None = None
+
+
+class TypeDescription(_Model):
+    name: str
+    kind: str
+    description: str | None = None
+    fields: list[FieldDescription] | None = None
+    interfaces: list[str] | None = None
+    possibleTypes: list[str] | None = None
+    inputFields: list[InputFieldDescription] | None = None
+    enumValues: list[EnumValueDescription] | None = None
+    exampleSelection: str | None = Field(default=None, description="Every scalar field of the type, to start a "
+                                         "selection from.")
+    note: str | None = None

@@ -7,26 +7,38 @@ import functools
 import hashlib
 import json
 import logging
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
 from graphql import GraphQLError, GraphQLSchema, is_leaf_type, is_object_type, get_named_type, is_required_argument
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
 from . import __version__
 from .client import (
+    Credential,
     LinepackClient,
     LinepackError,
     LinepackForbidden,
     LinepackGraphQLError,
+    LinepackUnauthenticated,
     format_graphql_error,
+    new_http_pool,
 )
+from .operations import operations
 from .models import (
     AnomalyAssessment,
     AnomalyAssessmentPage,
@@ -68,11 +80,16 @@ from .models import (
     QueryResult,
     RecordResult,
     Regulation,
+    SchemaSearchResult,
+    TypeDescription,
     ValidationResult,
     WhoAmI,
 )
 from .schema import (
     SchemaCache,
+    describe_type as describe_schema_type,
+    search_schema as search_schema_entries,
+    similar_type_names,
     describe_syntax_error,
     fetch_schema,
     inspect_document,
@@ -80,29 +97,19 @@ from .schema import (
     schema_sdl,
     validate_document,
 )
-from .settings import Settings
+from .settings import Settings, validate_tenant_id, ConfigError
 
 log = logging.getLogger("linepack_mcp.server")
 
 MAX_PAGE = 100
 MAX_BATCH = 1000
 
-ASSET_FIELDS = (
-    "id type name parent { id name type } status product regulation beginStationM endStationM lengthM "
-    "outsideDiameterMm wallThicknessMm smysMpa maopKpa classLocation inHca couldAffectHca cathodicallyProtected "
-    "atmosphericExposure offshore gasOdorized crossing location installedAt version "
-    "createdAt updatedAt"
-)
-MEASUREMENT_FIELDS = (
-    "id type observedAt stationM value unit source idempotencyKey runId featureType surface odometerM "
-    "clockDeg depthPctWt lengthMm widthMm recordedAt"
-)
-SUMMARY_CORE = "tenantId totalAssets assetsByType { type count } assetsByStatus { status count } totalPipelineLengthM"
+# The summary's own fields; any other field the API's PipelineSummary offers is selected too (see pipeline_summary).
 SUMMARY_KNOWN = {
     "tenantId", "totalAssets", "assetsByType", "assetsByStatus", "totalPipelineLengthM",
     "measurementCount", "latestInspectionAt",
 }
-SUMMARY_MEASUREMENTS = "measurementCount latestInspectionAt"
+WRITE_TOOLS = ("create_asset", "update_asset", "record_measurements")
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # Writes: never destructive unless they can overwrite or end something.
@@ -110,7 +117,9 @@ CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 RECORD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
-INSTRUCTIONS = """\
+def instructions(writes: bool) -> str:
+    """What the model is told about this server; the write tools are mentioned only when offered."""
+    text = """\
 Linepack holds one tenant's pipeline-integrity data: assets (systems, pipelines, segments, valves, \
 test points...), their measurements and inspection records (ILI anomalies, UT wall thickness, CP \
 surveys...), fitness-for-service analytics (every ILI anomaly assessed with Modified B31G, its \
@@ -119,11 +128,19 @@ recurring obligations of 49 CFR 192/195. Units are SI and named in each field (w
 Start with pipeline_summary, find assets with search_assets or list_assets, then get_asset and \
 list_measurements. risk_register ranks segments by risk; get_segment_risk explains one; \
 list_anomaly_assessments lists a segment's anomalies most urgent first. get_asset_compliance and \
-list_compliance_status say what is due or overdue. Tools marked read-only never change data. create_asset, update_asset and \
-record_measurements change the tenant's data: confirm with the user first. update_asset needs the \
-asset's current `version` (from get_asset). graphql_query runs any read-only query; the schema is \
-the resource linepack://schema, and validate checks a query without running it. Lists are \
-paginated: pass the `after` cursor a result gives you to get the next page."""
+list_compliance_status say what is due or overdue. graphql_query runs any read-only query: find \
+types and fields with search_schema, read one type with describe_type, and check a query with \
+validate before running it. Lists are paginated: pass the `after` cursor a result gives you to get \
+the next page."""
+    if writes:
+        text += """
+Tools marked read-only never change data. create_asset, update_asset and record_measurements change \
+the tenant's data: confirm with the user first. update_asset needs the asset's current `version` \
+(from get_asset)."""
+    else:
+        text += """
+This server is read-only (LINEPACK_MCP_WRITES=off): no tool changes data."""
+    return text
 
 
 def _compact(value: Any) -> Any:
@@ -218,23 +235,115 @@ def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
     return wrapper
 
 
-class AppState:
-    """Per-process state: the HTTP client (made in the server's event loop) and the schema cache."""
+# The credential of the MCP request being handled, when serving over HTTP (set by RequestCredentials).
+_request_credential: ContextVar[Credential | None] = ContextVar("linepack_request_credential", default=None)
 
-    def __init__(self, settings: Settings) -> None:
+
+def credential_from_headers(headers: Any) -> Credential | None:
+    """`Authorization: Bearer <Linepack key or access token>` and an optional `X-Tenant-ID` of an HTTP request."""
+    if headers is None:
+        return None
+    scheme, _, token = (headers.get("authorization") or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    try:
+        tenant = validate_tenant_id((headers.get("x-tenant-id") or "").strip() or None)
+    except ConfigError:
+        tenant = None  # the gateway answers a malformed tenant with 403 anyway; never guess one
+    return Credential(token, tenant)
+
+
+class RequestCredentials:
+    """MCP server middleware (HTTP only): each request runs with the credential its own HTTP request carried.
+
+    The credential is read per MCP message, not per session, so two clients can never act with each
+    other's key, and a client that changes its key is served with the new one at once.
+    """
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        token = _request_credential.set(credential_from_headers(getattr(ctx.request, "headers", None)))
+        try:
+            return await call_next(ctx)
+        finally:
+            _request_credential.reset(token)
+
+
+class GatewayTokenVerifier:
+    """Answers 401 at the MCP endpoint for a credential the gateway rejects, before any session starts.
+
+    The gateway stays the only judge: every tool call sends the caller's credential again, so a key
+    revoked after this check is refused there. A positive answer is remembered for `ttl_s` (one
+    `{ me }` request of the caller's budget per period); a gateway that cannot be reached does not
+    turn into a 401 (the tools then say what is wrong).
+    """
+
+    def __init__(self, settings: Settings, pool: Callable[[], Any], ttl_s: float = 30.0, size: int = 1024) -> None:
         self.settings = settings
+        self._pool = pool
+        self.ttl_s = ttl_s
+        self.size = size
+        self._known: OrderedDict[str, tuple[float, AccessToken]] = OrderedDict()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        hit = self._known.get(digest)
+        if hit and hit[0] > now:
+            return hit[1]
+        client = LinepackClient(replace(self.settings, max_retries=0), credential=Credential(token), http=self._pool())
+        try:
+            data = await client.query_data(operations()["LinepackVerify"])
+            me = data.get("me") or {}
+            access = AccessToken(token=token, client_id=str(me.get("id") or "linepack"),
+                                 scopes=[str(s) for s in me.get("scopes") or []],
+                                 claims={"tenant_id": me.get("tenantId")})
+        except LinepackUnauthenticated:
+            return None
+        except LinepackError as exc:
+            log.info("credential check at the gateway inconclusive (%s); letting the gateway decide per call",
+                     exc.message)
+            return AccessToken(token=token, client_id="unverified", scopes=[])
+        self._known[digest] = (now + self.ttl_s, access)
+        self._known.move_to_end(digest)
+        while len(self._known) > self.size:
+            self._known.popitem(last=False)
+        return access
+
+
+class AppState:
+    """Per-process state: the HTTP connection pool (made in the server's event loop) and the schema cache."""
+
+    def __init__(self, settings: Settings, *, per_request_credentials: bool = False) -> None:
+        self.settings = settings
+        self.per_request_credentials = per_request_credentials
         self.schema = SchemaCache()
+        self._pool: Any = None
         self._client: LinepackClient | None = None
+
+    def pool(self) -> Any:
+        if self._pool is None:
+            self._pool = new_http_pool(self.settings)
+        return self._pool
 
     @property
     def client(self) -> LinepackClient:
-        if self._client is None:
-            self._client = LinepackClient(self.settings)
-        return self._client
+        """A client acting with the current caller's credential: the configured key over stdio, the
+        request's own bearer over HTTP."""
+        if not self.per_request_credentials:
+            if self._client is None:
+                self._client = LinepackClient(self.settings, http=self.pool())
+            return self._client
+        credential = _request_credential.get()
+        if credential is None:
+            raise ToolError("This MCP request carries no Linepack credential: send 'Authorization: Bearer <your "
+                            "Linepack API key or access token>' with every request.")
+        return LinepackClient(self.settings, credential=credential, http=self.pool())
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
             self._client = None
 
 
@@ -273,31 +382,59 @@ class MeasurementIn(BaseModel):
         return d
 
 
-def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCPServer[AppState]:
-    """The MCP server. `schema` (from a start-up probe) enables the tools that depend on it."""
-    state = AppState(settings)
+def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
+                 per_request_credentials: bool = False) -> MCPServer[AppState]:
+    """The MCP server. `schema` (from a start-up probe) enables the tools that depend on it at once.
+
+    With `per_request_credentials` (streamable HTTP) every MCP request acts with the credential its
+    HTTP request carries; the process holds none of its own.
+    """
+    state = AppState(settings, per_request_credentials=per_request_credentials)
     if schema is not None:
         state.schema.set(schema)
+    ops = operations()
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
         try:
             yield state
         finally:
-            await state.aclose()
+            # Over HTTP the lifespan is a session's; the pool is the process's and outlives it.
+            if not per_request_credentials:
+                await state.aclose()
+
+    auth: dict[str, Any] = {}
+    if per_request_credentials:
+        auth = {
+            # Linepack issues the credentials (API keys, and access tokens at /auth/login); this server only
+            # passes each caller's own on to the gateway, which decides what it may see.
+            "auth": AuthSettings(issuer_url=settings.origin, resource_server_url=None),  # type: ignore[arg-type]
+            "token_verifier": GatewayTokenVerifier(settings, state.pool),
+            "middleware": [RequestCredentials()],
+        }
 
     mcp: MCPServer[AppState] = MCPServer(
         name="linepack",
         title="Linepack",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(settings.writes),
         website_url=None,
         lifespan=lifespan,
         log_level=settings.log_level,  # type: ignore[arg-type]
+        **auth,
     )
+
+    if per_request_credentials:
+        @mcp.custom_route("/healthz", methods=["GET"])
+        async def healthz(_: Request) -> Response:
+            return JSONResponse({"status": "ok", "server": "linepack-mcp", "version": __version__,
+                                 "writes": "on" if settings.writes else "off"})
 
     def tool(**kw: Any) -> Callable[[Callable[..., Awaitable[Any]]], Any]:
         def register(fn: Callable[..., Awaitable[Any]]) -> Any:
+            # With writes off the tools that change data are not offered at all (not merely refused).
+            if fn.__name__ in WRITE_TOOLS and not settings.writes:
+                return fn
             mcp.tool(**kw)(_tool_errors(fn))
             return fn
 
@@ -316,8 +453,8 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
     async def run_write(query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         return await state.client.query_data(query, variables, read_only=False)
 
-    async def fetch_asset(asset_id: str, fields: str = ASSET_FIELDS) -> dict[str, Any]:
-        data = await run_read(f"query LinepackAsset($id: ID!) {{ asset(id: $id) {{ {fields} }} }}", {"id": asset_id})
+    async def fetch_asset(asset_id: str, operation: str = "LinepackAsset") -> dict[str, Any]:
+        data = await run_read(ops[operation], {"id": asset_id})
         return _found_asset(data, asset_id)
 
     # -- read tools ----------------------------------------------------------------------------
@@ -328,7 +465,11 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         measurement count and latest inspection, plus whatever else the API's summary offers."""
         extra_names: list[str] = []
         extra_sel = ""
-        schema_now = state.schema.cached
+        try:
+            schema_now: GraphQLSchema | None = await state.schema.get(state.client)
+        except LinepackError as exc:
+            log.info("pipeline_summary without the schema (%s): the API's further summary fields are left out", exc.message)
+            schema_now = None
         if schema_now is not None:
             t = schema_now.get_type("PipelineSummary")
             if is_object_type(t):
@@ -344,14 +485,13 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                         if inner:
                             extra_names.append(name)
                             extra_sel += f" {name} {inner}"
-        full = f"query LinepackSummary {{ pipelineSummary {{ {SUMMARY_CORE} {SUMMARY_MEASUREMENTS}{extra_sel} }} }}"
         omitted: list[str] = []
         try:
-            data = await run_read(full)
+            data = await run_read(ops.with_fields("LinepackSummary", "pipelineSummary", extra_sel))
         except LinepackForbidden as exc:
             # Some contributed fields need scopes beyond assets:read: answer with what the key may see.
             log.info("pipeline_summary: retrying without contributed fields (%s)", exc.missing_scopes)
-            data = await run_read(f"query LinepackSummary {{ pipelineSummary {{ {SUMMARY_CORE} }} }}")
+            data = await run_read(ops["LinepackSummaryCore"])
             needs = ", ".join(exc.missing_scopes) or "more scopes"
             omitted = [f"{n} (needs {needs})" for n in ["measurementCount", "latestInspectionAt", *extra_names]]
         summary = dict(data["pipelineSummary"])
@@ -378,12 +518,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         return _result(page)
 
     async def _asset_page(flt: dict[str, Any], first: int, after: str | None) -> AssetPage:
-        data = await run_read(
-            "query LinepackAssets($filter: AssetFilter, $first: Int, $after: String) { "
-            "assets(filter: $filter, first: $first, after: $after) { "
-            f"edges {{ cursor node {{ {ASSET_FIELDS} }} }} pageInfo {{ hasNextPage endCursor }} totalCount }} }}",
-            {"filter": flt or None, "first": first, "after": after},
-        )
+        data = await run_read(ops["LinepackAssets"], {"filter": flt or None, "first": first, "after": after})
         conn = data["assets"]
         return AssetPage(
             **_page_fields(conn, Asset.model_validate),
@@ -400,9 +535,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         page = await _asset_page(_drop_none({"nameContains": text, "type": type}), first, after)
         if after is None and " " not in text.strip() and not any(a.id == text.strip() for a in page.items):
             try:
-                by_id = await run_read(
-                    f"query LinepackAssetById($id: ID!) {{ asset(id: $id) {{ {ASSET_FIELDS} }} }}", {"id": text.strip()}
-                )
+                by_id = await run_read(ops["LinepackAsset"], {"id": text.strip()})
             except LinepackGraphQLError:
                 by_id = {}  # not an id in the API's format
             if by_id.get("asset") and (type is None or by_id["asset"]["type"] == type):
@@ -431,10 +564,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         """Measurements and inspection records of one asset, newest observation first, paginated
         (ILI anomalies with depth/length/clock position, UT readings, CP potentials, surveys...)."""
         data = await run_read(
-            "query LinepackMeasurements($id: ID!, $type: MeasurementType, $from: DateTime, $to: DateTime, "
-            "$first: Int, $after: String) { asset(id: $id) { id name type "
-            "measurements(type: $type, from: $from, to: $to, first: $first, after: $after) { "
-            f"edges {{ cursor node {{ {MEASUREMENT_FIELDS} }} }} pageInfo {{ hasNextPage endCursor }} totalCount }} }} }}",
+            ops["LinepackMeasurements"],
             {"id": asset_id, "type": type, "from": _utc(observed_from), "to": _utc(observed_to),
              "first": first, "after": after},
         )
@@ -466,16 +596,11 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         Metal loss deeper than 80 % of wall is not assessable: an immediate repair condition. Give either
         measurement_id or the feature's depth and length. For the stored assessments of recorded anomalies
         (with response category and remaining life) use list_anomaly_assessments."""
-        asset = await fetch_asset(
-            asset_id, "id name type regulation outsideDiameterMm wallThicknessMm smysMpa smtsMpa maopKpa classLocation"
-        )
+        asset = await fetch_asset(asset_id, "LinepackAssetGeometry")
         depth_pct, length = defect_depth_pct_wt, defect_length_mm
         depth_mm = defect_depth_mm
         if measurement_id:
-            data = await run_read(
-                "query LinepackAnomaly($id: ID!) { measurement(id: $id) { id type depthPctWt lengthMm asset { id } } }",
-                {"id": measurement_id},
-            )
+            data = await run_read(ops["LinepackAnomaly"], {"id": measurement_id})
             m = data.get("measurement")
             if m is None:
                 raise ToolError(f"No measurement with id {measurement_id!r} in this tenant (NOT_FOUND).")
@@ -514,12 +639,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             variables["flowStress"] = flow_stress
             if asset.get("smtsMpa") is not None:
                 variables["smtsMpa"] = asset["smtsMpa"]
-        data = await run_read(
-            "query LinepackB31G($input: ModifiedB31GInput!) { modifiedB31G(input: $input) { applicable notApplicableReason "
-            "z foliasFactor flowStressMethod flowStressMpa failureStressMpa failurePressureKpa designFactor safePressureKpa "
-            "erf failurePressureRatio modelVersion } }",
-            {"input": variables},
-        )
+        data = await run_read(ops["LinepackB31G"], {"input": variables})
         a = B31GAssessment.model_validate(data["modifiedB31G"])
         if not a.applicable:
             verdict = f"Not assessable with Modified B31G: {a.notApplicableReason}"
@@ -550,12 +670,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         category with its rule (192.933(d), 192.714(d), 195.452(h)(4)), repair due date, corrosion growth
         and remaining life, and when it was computed. Anomalies that cannot be assessed say why."""
         data = await run_read(
-            "query LinepackAssessments($id: ID!, $filter: AnomalyAssessmentFilter, $first: Int, $after: String) { "
-            "asset(id: $id) { id name type anomalyAssessments(filter: $filter, first: $first, after: $after) { "
-            "edges { node { measurement { id } assessable notAssessableReason depthPctWt depthWithTolerancePctWt "
-            "failurePressureKpa safePressureKpa failurePressureRatio erf responseCategory ruleRef categoryReason "
-            "discoveredAt repairDueAt growthRateMmPerYear growthBasis remainingLifeYears remainingLifeLimit "
-            "modelVersion computedAt } } pageInfo { hasNextPage endCursor } totalCount } } }",
+            ops["LinepackAssessments"],
             {"id": asset_id, "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None,
              "first": first, "after": after},
         )
@@ -577,11 +692,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         """The 5x5 risk of one pipe segment: likelihood (from its assessed anomalies and CP readings),
         consequence (potential impact radius, class location, HCA, product), score, band and the
         drivers that explain both, with model version and when it was computed."""
-        data = await run_read(
-            "query LinepackRisk($id: ID!) { asset(id: $id) { id name type risk { likelihood consequence score band "
-            "drivers potentialImpactRadiusM modelVersion computedAt } } }",
-            {"id": asset_id},
-        )
+        data = await run_read(ops["LinepackRisk"], {"id": asset_id})
         asset = _found_asset(data, asset_id)
         risk = asset.get("risk")
         return _result(AssetRisk(
@@ -602,10 +713,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         """The tenant's pipe segments ranked by risk score, highest first, each with its likelihood,
         consequence, band and drivers."""
         data = await run_read(
-            "query LinepackRiskRegister($filter: RiskRegisterFilter, $first: Int, $after: String) { "
-            "riskRegister(filter: $filter, first: $first, after: $after) { edges { node { asset { id name type } "
-            "risk { likelihood consequence score band drivers potentialImpactRadiusM modelVersion computedAt } } } "
-            "pageInfo { hasNextPage endCursor } totalCount } }",
+            ops["LinepackRiskRegister"],
             {"filter": _drop_none({"band": band, "minScore": min_score, "regulation": regulation}) or None,
              "first": first, "after": after},
         )
@@ -629,7 +737,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         ref = None
         note = None
         if asset_id:
-            asset = await fetch_asset(asset_id, "id name type regulation")
+            asset = await fetch_asset(asset_id, "LinepackAssetRegulation")
             ref = _asset_ref(asset)
             if asset.get("regulation") is None:
                 note = "The asset has no regulation set, so every obligation is listed."
@@ -637,11 +745,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                 raise ToolError(f"Asset {asset_id} is regulated under {asset['regulation']}, not {regulation}.")
             else:
                 regulation = asset["regulation"]
-        data = await run_read(
-            "query LinepackObligations($regulation: Regulation) { complianceObligations(regulation: $regulation) { "
-            "obligation regulation regulationRef title interval appliesTo evidenceTypes } }",
-            {"regulation": regulation},
-        )
+        data = await run_read(ops["LinepackObligations"], {"regulation": regulation})
         return _result(ComplianceObligations(
             regulation=regulation, asset=ref, note=note,
             obligations=[ComplianceObligation.model_validate(o) for o in data["complianceObligations"]],
@@ -656,9 +760,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         """The asset's applicable regulatory obligations and the state of each (OK, DUE_SOON, OVERDUE,
         NO_RECORD): last completed, due date by the regulation's calendar rule, and every broken rule."""
         data = await run_read(
-            "query LinepackAssetCompliance($id: ID!, $asOf: DateTime, $days: Int) { asset(id: $id) { id name type "
-            "compliance(asOf: $asOf, dueSoonDays: $days) { asOf state obligations { obligation state regulationRef rule "
-            "lastCompletedAt dueAt violations { rule brokenAt } } } } }",
+            ops["LinepackAssetCompliance"],
             {"id": asset_id, "asOf": _utc(as_of), "days": due_soon_days},
         )
         asset = _found_asset(data, asset_id)
@@ -683,10 +785,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         """Every (asset, obligation) row of the tenant with its state, soonest due first: what is
         overdue or due soon across the whole system."""
         data = await run_read(
-            "query LinepackComplianceStatus($filter: ComplianceStatusFilter, $asOf: DateTime, $days: Int, $first: Int, "
-            "$after: String) { complianceStatus(filter: $filter, asOf: $asOf, dueSoonDays: $days, first: $first, "
-            "after: $after) { edges { node { asset { id name type } obligation regulation state lastCompletedAt dueAt } } "
-            "pageInfo { hasNextPage endCursor } totalCount } }",
+            ops["LinepackComplianceStatus"],
             {"filter": _drop_none({"state": state, "obligation": obligation, "regulation": regulation,
                                    "assetId": asset_id}) or None,
              "asOf": _utc(as_of), "days": due_soon_days, "first": first, "after": after},
@@ -704,9 +803,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
     async def whoami() -> Annotated[CallToolResult, WhoAmI]:
         """The identity behind the configured API key: tenant, memberships and scopes (`me`), and the
         key's own record from the gateway (active, scopes, tenant, expiry)."""
-        data = await run_read(
-            "query LinepackMe { me { id kind email tenantId tenants { tenantId name role } scopes } }"
-        )
+        data = await run_read(ops["LinepackMe"])
         key: dict[str, Any] | None = None
         key_error: str | None = None
         try:
@@ -714,7 +811,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         except LinepackError as exc:
             key_error = exc.message
         return _result(WhoAmI(
-            apiUrl=settings.api_url, tenantHeader=settings.tenant_id, me=Me.model_validate(data["me"]),
+            apiUrl=settings.api_url, tenantHeader=state.client.credential.tenant_id, me=Me.model_validate(data["me"]),
             key=key, keyError=key_error,
         ))
 
@@ -753,7 +850,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
     ) -> Annotated[CallToolResult, Asset]:
         """Register a new asset in the tenant. This WRITES data: confirm with the user first."""
         data = await run_write(
-            f"mutation LinepackCreateAsset($input: CreateAssetInput!) {{ createAsset(input: $input) {{ {ASSET_FIELDS} }} }}",
+            ops["LinepackCreateAsset"],
             {"input": _drop_none({
                 "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
                 "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
@@ -814,8 +911,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
             raise ToolError("Nothing to change: give at least one field to update.")
         try:
             data = await run_write(
-                "mutation LinepackUpdateAsset($id: ID!, $version: Int!, $input: UpdateAssetInput!) { "
-                f"updateAsset(id: $id, version: $version, input: $input) {{ {ASSET_FIELDS} }} }}",
+                ops["LinepackUpdateAsset"],
                 {"id": asset_id, "version": version, "input": changes},
             )
         except LinepackGraphQLError as exc:
@@ -834,11 +930,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
         under their idempotencyKey are counted as duplicates, not stored twice. If any item is
         invalid the whole batch is rejected. This WRITES data: confirm with the user first."""
         items = [m.to_input() for m in measurements]
-        data = await run_write(
-            "mutation LinepackRecord($input: [MeasurementInput!]!) { recordMeasurements(input: $input) { "
-            "insertedCount duplicateCount ids } }",
-            {"input": items},
-        )
+        data = await run_write(ops["LinepackRecord"], {"input": items})
         r = data["recordMeasurements"]
         return _result(RecordResult(insertedCount=r["insertedCount"], duplicateCount=r["duplicateCount"],
                                     ids=r["ids"], idempotencyKeys=[i["idempotencyKey"] for i in items]))
@@ -866,7 +958,13 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                 f"graphql_query is read-only and refuses {' and '.join(kinds)} operations. Use create_asset, "
                 f"update_asset or record_measurements to change data (they are marked as writes)."
             )
-        result = await state.client.graphql(query, variables, read_only=True, operation_name=operation_name)
+        client = state.client
+        try:
+            result = await client.graphql(query, variables, read_only=True, operation_name=operation_name)
+        except LinepackGraphQLError as exc:
+            if exc.code in ("GRAPHQL_VALIDATION_FAILED", "GRAPHQL_PARSE_FAILED", "BAD_USER_INPUT"):
+                raise ToolError(await _invalid_query_help(client, query, exc)) from None
+            raise
         if result.data is None and result.errors:
             raise LinepackGraphQLError(
                 "The query failed: " + "; ".join(format_graphql_error(e) for e in result.errors),
@@ -884,6 +982,56 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None) -> MCP
                         f"holds the start. Ask for fewer fields or a smaller page (first/after).")
         # The data exactly as the API sent it: a null is information here.
         return _result(out, drop_nulls=False)
+
+    async def _invalid_query_help(client: LinepackClient, query: str, exc: LinepackGraphQLError) -> str:
+        """The gateway hides "did you mean" suggestions; the local validation has them."""
+        text = f"The query was refused: {exc.message}."
+        try:
+            local = validate_document(await state.schema.get(client), query)
+        except LinepackError:
+            local = []
+        if local:
+            text += " Checked against the schema here: " + "; ".join(str(e.get("message")) for e in local[:10])
+        return (text + " Check a query with the validate tool before running it; search_schema finds types and "
+                "fields by words and describe_type lists a type's fields with their arguments.")
+
+    @tool(title="Search the schema", annotations=READ)
+    async def search_schema(
+        words: Annotated[str, Field(min_length=1, max_length=200, description="Words to look for in type, field, "
+                                    "argument and enum value names and descriptions, e.g. 'wall thickness' or "
+                                    "'overdue'. Every word must match.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="At most this many matches.")] = 30,
+    ) -> Annotated[CallToolResult, SchemaSearchResult]:
+        """Find where something lives in the Linepack GraphQL schema: types, fields (with their type, the
+        scopes they need and whether they are deprecated), arguments and enum values whose name or
+        description contains all the words, name matches first. Use it to write a graphql_query; then
+        describe_type for a type's fields and validate to check the query."""
+        client = state.client
+        schema_now = await state.schema.get(client)
+        scopes = await state.schema.scopes(client)
+        matches = search_schema_entries(schema_now, scopes, words.split(), limit)
+        return _result(SchemaSearchResult(
+            words=words.split(), matches=matches,
+            note=None if matches else "Nothing matched every word: try fewer or more general words, or describe_type('Query') "
+                                      "for the entry points.",
+        ))
+
+    @tool(title="Describe a schema type", annotations=READ)
+    async def describe_type(
+        name: Annotated[str, Field(min_length=1, max_length=200, description="A type name as the schema spells it, "
+                                   "e.g. Query, Asset, AssetFilter, MeasurementType.")],
+    ) -> Annotated[CallToolResult, TypeDescription]:
+        """One type of the Linepack GraphQL schema: its fields with their types, arguments (with defaults),
+        descriptions, the scopes each needs and deprecations; or an input type's fields, or an enum's
+        values; and a selection of its scalar fields to start a query from. 'Query' lists the entry points."""
+        client = state.client
+        schema_now = await state.schema.get(client)
+        described = describe_schema_type(schema_now, await state.schema.scopes(client), name.strip())
+        if described is None:
+            close = similar_type_names(schema_now, name.strip())
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise ToolError(f"The schema has no type {name.strip()!r}.{hint} search_schema finds types by words.")
+        return _result(TypeDescription.model_validate(described))
 
     @tool(name="validate", title="Validate a GraphQL document", annotations=READ)
     async def validate(

@@ -36,9 +36,12 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     api_url: str
-    api_key: str = field(repr=False)
+    #: The stdio server's credential. None when serving over HTTP, where every MCP client sends its own.
+    api_key: str | None = field(default=None, repr=False)
     tenant_id: str | None = None
     log_level: str = "INFO"
+    #: LINEPACK_MCP_WRITES: whether the tools that change data are offered at all.
+    writes: bool = False
     #: How many times a read is retried after a 429 (or a 502/503/504).
     max_retries: int = 3
     #: A Retry-After longer than this is not waited for: the tool answers "try again in N s".
@@ -143,18 +146,36 @@ def _number(environ: Mapping[str, str], name: str, default: float, *, integer: b
     return value
 
 
-def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read and validate the configuration; raise :class:`ConfigError` on the first problem."""
+def validate_writes(value: str | None) -> bool:
+    if value is None:
+        return False
+    choice = value.lower()
+    if choice not in ("on", "off"):
+        raise ConfigError(f"LINEPACK_MCP_WRITES must be 'on' or 'off' (got {value!r}); with 'off' (the default) "
+                          f"the tools that change data are not offered")
+    return choice == "on"
+
+
+def load_settings(environ: Mapping[str, str] | None = None, *, per_request_credentials: bool = False) -> Settings:
+    """Read and validate the configuration; raise :class:`ConfigError` on the first problem.
+
+    With `per_request_credentials` (serving over HTTP) no key is read: each MCP client sends its own,
+    and a key or tenant in the server's environment is ignored rather than shared by everyone.
+    """
     env = os.environ if environ is None else environ
     api_url = validate_api_url(_get(env, "LINEPACK_API_URL"))
-    api_key = validate_api_key(_get(env, "LINEPACK_API_KEY"))
-    tenant_id = validate_tenant_id(_get(env, "LINEPACK_TENANT_ID"))
+    if per_request_credentials:
+        api_key, tenant_id = None, None
+    else:
+        api_key = validate_api_key(_get(env, "LINEPACK_API_KEY"))
+        tenant_id = validate_tenant_id(_get(env, "LINEPACK_TENANT_ID"))
     log_level = validate_log_level(_get(env, "LINEPACK_LOG_LEVEL"))
     return Settings(
         api_url=api_url,
         api_key=api_key,
         tenant_id=tenant_id,
         log_level=log_level,
+        writes=validate_writes(_get(env, "LINEPACK_MCP_WRITES")),
         max_retries=int(_number(env, "LINEPACK_MAX_RETRIES", 3, integer=True, minimum=0)),
         max_retry_wait_s=_number(env, "LINEPACK_MAX_RETRY_WAIT_S", 30.0, integer=False, minimum=0),
         timeout_s=_number(env, "LINEPACK_TIMEOUT_S", 30.0, integer=False, minimum=1),
