@@ -217,10 +217,11 @@ def anyio_backend() -> str:
 
 @asynccontextmanager
 async def mcp_client(
-    env: dict[str, str], errlog_path: Path | None = None, command: str | None = None, args: list[str] | None = None
+    env: dict[str, str], errlog_path: Path | None = None, command: str | None = None, args: list[str] | None = None,
+    cwd: Path | None = None,
 ) -> AsyncIterator[Client]:
     """An MCP client from the SDK that launches linepack-mcp over stdio."""
-    params = StdioServerParameters(command=command or linepack_mcp_exe(), args=args or [], env=env)
+    params = StdioServerParameters(command=command or linepack_mcp_exe(), args=args or [], env=env, cwd=cwd)
     if errlog_path is None:
         async with Client(params) as client:
             yield client

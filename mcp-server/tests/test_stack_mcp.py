@@ -20,6 +20,7 @@ READ_TOOLS = {
     "get_segment_risk", "risk_register", "get_asset_compliance", "list_compliance_status",
 }
 WRITE_TOOLS = {"create_asset", "update_asset", "record_measurements"}
+SCHEMA_TOOLS = {"search_schema", "describe_type"}
 
 
 async def call(client, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -38,9 +39,9 @@ async def call_error(client, name: str, args: dict[str, Any] | None = None) -> s
 
 
 async def test_tools_are_typed_and_annotated(stack: Stack):
-    async with mcp_client(stack.env()) as client:
+    async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert READ_TOOLS | WRITE_TOOLS <= set(tools)
+    assert READ_TOOLS | WRITE_TOOLS | SCHEMA_TOOLS <= set(tools)
     for name, tool in tools.items():
         assert tool.description, name
         assert tool.input_schema["type"] == "object", name
@@ -144,15 +145,28 @@ async def test_graphql_query_refuses_mutations_and_keeps_error_codes(stack: Stac
             "query": "mutation { createAsset(input: {type: VALVE, name: \"nope\"}) { id } }"})
         assert "read-only" in text and "mutation" in text
         text = await call_error(client, "graphql_query", {"query": "{ pipelineSummary { noSuchField } }"})
-        assert "GRAPHQL_VALIDATION_FAILED" in text
+        assert "GRAPHQL_VALIDATION_FAILED" in text and "validate" in text
+        # The gateway hides "did you mean"; the tool adds it from the schema and points at the schema tools.
+        text = await call_error(client, "graphql_query", {"query": "{ pipelineSummary { totalAsset } }"})
+        assert "Did you mean 'totalAssets'?" in text and "search_schema" in text
         text = await call_error(client, "graphql_query", {"query": "{ pipelineSummary { "})
         assert "Not a valid GraphQL document" in text
     # nothing named "nope" was created
     assert stack.graphql('{ assets(filter: {nameContains: "nope"}) { totalCount } }')["assets"]["totalCount"] == 0
 
 
+async def test_write_tools_are_not_offered_unless_switched_on(stack: Stack):
+    async with mcp_client(stack.env()) as client:  # LINEPACK_MCP_WRITES unset: off
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert READ_TOOLS | SCHEMA_TOOLS <= names and not names & WRITE_TOOLS
+        text = await call_error(client, "create_asset", {"type": "VALVE", "name": "writes are off"})
+        assert "create_asset" in text
+        assert "read-only" in client.instructions and "update_asset" not in client.instructions
+    assert stack.graphql('{ assets(filter: {nameContains: "writes are off"}) { totalCount } }')["assets"]["totalCount"] == 0
+
+
 async def test_write_tools(stack: Stack):
-    async with mcp_client(stack.env()) as client:
+    async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on")) as client:
         created = await call(client, "create_asset", {
             "type": "VALVE", "name": "MCP test valve", "status": "PLANNED", "in_hca": False})
         assert created["type"] == "VALVE" and created["status"] == "PLANNED"
@@ -208,7 +222,7 @@ async def test_bad_key_is_a_401_the_model_can_act_on(stack: Stack, tmp_path: Pat
 async def test_narrow_key_gets_403_naming_the_scope(stack: Stack, narrow_key: dict[str, Any], seeded: dict[str, Any],
                                                     tmp_path: Path):
     errlog = tmp_path / "stderr.log"
-    env = stack.env(LINEPACK_API_KEY=narrow_key["apiKey"], LINEPACK_LOG_LEVEL="DEBUG")
+    env = stack.env(LINEPACK_API_KEY=narrow_key["apiKey"], LINEPACK_LOG_LEVEL="DEBUG", LINEPACK_MCP_WRITES="on")
     async with mcp_client(env, errlog) as client:
         text = await call_error(client, "list_measurements", {"asset_id": seeded["pipeline"]["id"]})
         assert "403" in text and "FORBIDDEN" in text and "measurements:read" in text
@@ -241,7 +255,7 @@ async def test_a_deep_anomaly_recorded_through_mcp_is_immediate_and_raises_the_s
                "regulation": "CFR_192", "outsideDiameterMm": 508, "wallThicknessMm": 7.9, "smysMpa": 359,
                "maopKpa": 6200, "classLocation": 3, "inHca": True}},
     )["createAsset"]
-    async with mcp_client(stack.env()) as client:
+    async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on")) as client:
         await call(client, "record_measurements", {"measurements": [
             {"assetId": seg["id"], "type": "ILI_ANOMALY", "observedAt": "2026-03-02T00:00:00Z", "source": "ILI",
              "runId": f"{tag}-R1", "featureType": "METAL_LOSS", "surface": "EXTERNAL", "odometerM": 120,
@@ -276,3 +290,24 @@ async def test_a_deep_anomaly_recorded_through_mcp_is_immediate_and_raises_the_s
         # The what-if calculator agrees that B31G does not apply past 80 % of wall.
         what_if = await call(client, "assess_anomaly", {"asset_id": seg["id"], "defect_depth_pct_wt": 85, "defect_length_mm": 60})
         assert what_if["assessment"]["applicable"] is False and "immediate" in what_if["verdict"].lower()
+
+
+async def test_schema_tools_answer_from_the_gateway_with_scopes(stack: Stack):
+    async with mcp_client(stack.env()) as client:
+        found = await call(client, "search_schema", {"words": "overdue"})
+        assert "ComplianceState.OVERDUE" in [m["coordinate"] for m in found["matches"]]
+        found = await call(client, "search_schema", {"words": "wall thickness"})
+        wall = next(m for m in found["matches"] if m["coordinate"] == "Asset.wallThicknessMm")
+        assert wall["requiredScopes"] == ["assets:read"] and wall["type"] == "Float"
+        query = await call(client, "describe_type", {"name": "Query"})
+        fields = {f["name"]: f for f in query["fields"]}
+        assert fields["assets"]["requiredScopes"] == ["assets:read"]
+        assert fields["riskRegister"]["requiredScopes"] == ["analytics:read"]
+        assert {a["name"] for a in fields["assets"]["arguments"]} >= {"filter", "first", "after"}
+        text = await call_error(client, "describe_type", {"name": "Assett"})
+        assert "Did you mean Asset" in text
+        # What the tools found is enough to write a query that runs.
+        built = f"{{ assets(first: 1) {{ edges {{ node {{ {wall['coordinate'].split('.')[1]} }} }} }} }}"
+        ok = await call(client, "validate", {"query": built})
+        assert ok["valid"] is True
+        assert (await call(client, "graphql_query", {"query": built}))["errors"] == []

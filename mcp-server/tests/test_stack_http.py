@@ -1,0 +1,160 @@
+"""`linepack-mcp serve --transport streamable-http`: a shared server where every MCP client acts with its own
+Linepack credential. Two SDK clients with keys of two tenants each see only their own data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import REPO_ROOT, Stack, linepack_mcp_exe
+
+pytestmark = [pytest.mark.anyio, pytest.mark.stack]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("mcp-http") / "server.log"
+    # The server's own environment holds the stack's demo key: it must never be used for anyone.
+    env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ} | stack.env()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [linepack_mcp_exe(), "serve", "--transport", "streamable-http", "--port", str(port)],
+            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, f"the HTTP server exited: {log_path.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"the HTTP server did not start: {log_path.read_text()[-3000:]}"
+            time.sleep(0.2)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log_text = log_path.read_text(errors="replace")
+        assert stack.api_key not in log_text and "lpk_" not in log_text
+
+
+@pytest.fixture(scope="module")
+def other_tenant(stack: Stack) -> dict[str, Any]:
+    """A second tenant with its own key and one asset of its own, made with the project's CLI and API."""
+    import json
+
+    proc = subprocess.run(
+        ["npx", "linepack", "tenants", "create", "--name", f"MCP HTTP other {time.time_ns()}", "--tier", "pro", "--json"],
+        cwd=REPO_ROOT, env=os.environ | {"LINEPACK_STATE_DIR": str(stack.state_dir)}, capture_output=True, text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    tenant_id = json.loads(proc.stdout.strip().splitlines()[-1])["id"]
+    key = Stack(stack.gateway_url, stack.api_key, tenant_id, stack.state_dir, stack.dev).create_key(
+        "assets:read,assets:write,measurements:read,analytics:read,compliance:read")["apiKey"]
+    asset = stack.graphql("mutation($i: CreateAssetInput!) { createAsset(input: $i) { id name } }",
+                          {"i": {"type": "PIPELINE", "name": "Other tenant's only line", "status": "ACTIVE"}},
+                          key=key)["createAsset"]
+    return {"tenantId": tenant_id, "apiKey": key, "asset": asset}
+
+
+@asynccontextmanager
+async def http_client(base: str, key: str) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            yield client
+
+
+async def list_all_assets(client: Client) -> list[dict[str, Any]]:
+    result = await client.call_tool("list_assets", {"first": 100})
+    assert not result.is_error, result.content[0].text
+    return result.structured_content["items"]
+
+
+async def test_two_clients_of_two_tenants_each_see_only_their_own(
+    http_server: str, stack: Stack, seeded: dict[str, Any], other_tenant: dict[str, Any]
+):
+    seen: dict[str, list[dict[str, Any]]] = {}
+    summaries: dict[str, dict[str, Any]] = {}
+
+    async def session(who: str, key: str) -> None:
+        async with http_client(http_server, key) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "list_assets" in names and "create_asset" not in names  # writes off by default
+            for _ in range(3):  # interleaved with the other session
+                seen[who] = await list_all_assets(client)
+                summaries[who] = (await client.call_tool("pipeline_summary", {})).structured_content
+                await anyio.sleep(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(session, "demo", stack.api_key)
+        tg.start_soon(session, "other", other_tenant["apiKey"])
+
+    other_ids = {a["id"] for a in seen["other"]}
+    demo_ids = {a["id"] for a in seen["demo"]}
+    assert other_ids == {other_tenant["asset"]["id"]}
+    assert seeded["pipeline"]["id"] in demo_ids and other_tenant["asset"]["id"] not in demo_ids
+    assert summaries["other"]["tenantId"] == other_tenant["tenantId"]
+    assert summaries["demo"]["tenantId"] == stack.tenant_id
+
+
+async def test_a_client_cannot_reach_another_tenants_asset_by_id(http_server: str, other_tenant: dict[str, Any],
+                                                                 stack: Stack):
+    async with http_client(http_server, stack.api_key) as client:
+        result = await client.call_tool("get_asset", {"asset_id": other_tenant["asset"]["id"]})
+    assert result.is_error and "NOT_FOUND" in result.content[0].text
+
+
+async def test_http_refuses_missing_bad_and_cross_origin_requests(http_server: str, stack: Stack):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        missing = await http.post(f"{http_server}/mcp", json=init, headers=headers)
+        assert missing.status_code == 401 and "Bearer" in missing.headers.get("www-authenticate", "")
+        bad = await http.post(f"{http_server}/mcp", json=init,
+                              headers=headers | {"Authorization": "Bearer lpk_not_a_real_key_000000000000"})
+        assert bad.status_code == 401
+        evil = await http.post(f"{http_server}/mcp", json=init,
+                               headers=headers | {"Authorization": f"Bearer {stack.api_key}", "Origin": "https://evil.example"})
+        assert evil.status_code == 403
+        rebinding = await http.post(f"{http_server}/mcp", json=init,
+                                    headers=headers | {"Authorization": f"Bearer {stack.api_key}", "Host": "evil.example"})
+        assert rebinding.status_code == 421
+        health = await http.get(f"{http_server}/healthz")
+        assert health.status_code == 200 and health.json()["writes"] == "off"
+
+
+def test_listening_beyond_localhost_needs_allowed_hosts(stack: Stack):
+    env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ} | {"LINEPACK_API_URL": stack.gateway_url}
+    proc = subprocess.run([linepack_mcp_exe(), "serve", "--transport", "streamable-http", "--host", "0.0.0.0"],
+                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "--allowed-host" in proc.stderr
+
+
