@@ -21,7 +21,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
 import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, parse, printSchema, validate, type GraphQLSchema } from 'graphql';
 import { composeSupergraph } from './compose';
-import { collectClientOperations, type ClientOperation } from './operations';
+import { collectClientOperations, collectMcpToolOperations, type ClientOperation } from './operations';
 import { readSubgraphSdl, schemaDir, subgraphNames } from './subgraphs';
 
 export type Classification = 'BREAKING' | 'ACKNOWLEDGED' | 'DANGEROUS' | 'SAFE';
@@ -45,6 +45,8 @@ export interface BrokenOperation {
 export interface CheckResult {
   changes: ClassifiedChange[];
   brokenOperations: BrokenOperation[];
+  /** MCP tool operations the current API schema refuses, broken by this change or not: a tool would fail. */
+  invalidToolOperations: BrokenOperation[];
   operationsChecked: number;
   ok: boolean;
 }
@@ -101,7 +103,7 @@ function readAcknowledgements(dir: string): Acknowledgement[] {
   return (JSON.parse(readFileSync(file, 'utf8')) as { acknowledged?: Acknowledgement[] }).acknowledged ?? [];
 }
 
-const where = (op: ClientOperation) => `${op.file}:${op.line} ${op.name}`;
+const where = (op: ClientOperation) => `${op.file}:${op.line} ${op.name}${op.tools?.length ? ` (MCP tool ${op.tools.join(', ')})` : ''}`;
 
 export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckResult> {
   const dir = options.schemaDir ?? schemaDir;
@@ -117,6 +119,10 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
   const brokenOperations = operations
     .map((operation) => ({ operation, errors: validate(newApi, operation.document).map((e) => e.message) }))
     .filter((b) => b.errors.length > 0);
+  const alreadyBroken = new Set(brokenOperations.map((b) => where(b.operation)));
+  const invalidToolOperations = collectMcpToolOperations(root)
+    .map((operation) => ({ operation, errors: validate(newApi, operation.document).map((e) => e.message) }))
+    .filter((b) => b.errors.length > 0 && !alreadyBroken.has(where(b.operation)));
 
   const changes: ClassifiedChange[] = [];
   for (const [id, sdl] of current) {
@@ -152,8 +158,8 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
       changes.push({ schema: id, classification, kind: change.type, path: change.path ?? null, message: change.message, note, breaks });
     }
   }
-  const ok = !changes.some((c) => c.classification === 'BREAKING') && brokenOperations.length === 0;
-  return { changes, brokenOperations, operationsChecked: operations.length, ok };
+  const ok = !changes.some((c) => c.classification === 'BREAKING') && brokenOperations.length === 0 && invalidToolOperations.length === 0;
+  return { changes, brokenOperations, invalidToolOperations, operationsChecked: operations.length, ok };
 }
 
 export function formatReport(result: CheckResult): string {
@@ -163,10 +169,12 @@ export function formatReport(result: CheckResult): string {
     for (const b of c.breaks) lines.push(`${' '.repeat(26)}breaks ${b}`);
   }
   for (const b of result.brokenOperations) lines.push(`BROKEN OP    ${where(b.operation)}: ${b.errors.join('; ')}`);
+  for (const b of result.invalidToolOperations) lines.push(`INVALID OP   ${where(b.operation)}: ${b.errors.join('; ')}`);
   const count = (k: Classification) => result.changes.filter((c) => c.classification === k).length;
   lines.push(
     `schema:check: ${count('BREAKING')} breaking, ${count('ACKNOWLEDGED')} acknowledged, ${count('DANGEROUS')} dangerous, ${count('SAFE')} safe; ` +
-      `${result.brokenOperations.length} of ${result.operationsChecked} client operations broken — ${result.ok ? 'OK' : 'FAILED'}`,
+      `${result.brokenOperations.length} of ${result.operationsChecked} client operations broken` +
+      `${result.invalidToolOperations.length ? `, ${result.invalidToolOperations.length} MCP tool operations invalid` : ''} — ${result.ok ? 'OK' : 'FAILED'}`,
   );
   return lines.join('\n');
 }

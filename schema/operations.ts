@@ -1,13 +1,14 @@
 /**
  * The operations real clients send, collected from where they are written: the README's examples, the
- * MCP companion's queries (Python string literals, read with Python's own parser), the console's
+ * MCP companion's operations (its operations/*.graphql, with the tools that send each; any GraphQL still
+ * written as a Python string literal is read with Python's own parser), the console's
  * sources and any `operations/*.graphql`, and the end-to-end tests. A candidate is kept when it parses
  * as an executable document; which ones the API actually accepts is decided against the baseline schema.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Kind, parse, type DocumentNode } from 'graphql';
+import { Kind, parse, visit, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import ts from 'typescript';
 
 export interface ClientOperation {
@@ -16,7 +17,12 @@ export interface ClientOperation {
   file: string;
   line: number;
   document: DocumentNode;
+  /** For the MCP companion's operations: the tools that send it (its `# tools:` line). */
+  tools?: string[];
 }
+
+/** Where the MCP companion keeps the operations its tools send (see its operations/README.md). */
+export const MCP_OPERATIONS_DIR = path.join('mcp-server', 'src', 'linepack_mcp', 'operations');
 
 function walk(dir: string, accept: (file: string) => boolean, out: string[] = []): string[] {
   if (!existsSync(dir)) return out;
@@ -104,6 +110,52 @@ function fromPython(files: string[], root: string): ClientOperation[] {
   return strings.filter((s) => looksLikeOperation(s.text)).flatMap((s) => operationsOf(s.text, path.relative(root, s.file), s.line));
 }
 
+/** The fragments `node` spreads, transitively, so a document carries exactly those (GraphQL refuses unused ones). */
+function usedFragments(
+  node: OperationDefinitionNode | FragmentDefinitionNode,
+  all: Map<string, FragmentDefinitionNode>,
+  seen = new Map<string, FragmentDefinitionNode>(),
+) {
+  visit(node, {
+    FragmentSpread(spread) {
+      const fragment = all.get(spread.name.value);
+      if (fragment && !seen.has(fragment.name.value)) {
+        seen.set(fragment.name.value, fragment);
+        usedFragments(fragment, all, seen);
+      }
+    },
+  });
+  return [...seen.values()];
+}
+
+/**
+ * The MCP companion's operations: one per named operation in its operations folder, with the fragments of
+ * any file there that it uses, and the tools named on the `# tools:` line right above it.
+ */
+export function collectMcpToolOperations(root: string): ClientOperation[] {
+  const dir = path.join(root, MCP_OPERATIONS_DIR);
+  const files = walk(dir, (f) => f.endsWith('.graphql'));
+  const parsed = files.map((file) => ({ file, text: readFileSync(file, 'utf8') })).map((f) => ({ ...f, document: parse(f.text) }));
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const f of parsed) for (const d of f.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  return parsed.flatMap(({ file, text, document }) =>
+    document.definitions.flatMap((d) => {
+      if (d.kind !== Kind.OPERATION_DEFINITION) return [];
+      const line = d.loc ? d.loc.startToken.line : 1;
+      const toolsLine = /^#\s*tools:\s*(.+)$/.exec(text.split('\n')[line - 2]?.trim() ?? '');
+      return [
+        {
+          name: d.name?.value ?? '(anonymous)',
+          file: path.relative(root, file),
+          line,
+          document: { kind: Kind.DOCUMENT, definitions: [d, ...usedFragments(d, fragments)] },
+          tools: toolsLine ? toolsLine[1]!.split(',').map((t) => t.trim()) : [],
+        },
+      ];
+    }),
+  );
+}
+
 export function collectClientOperations(root: string): ClientOperation[] {
   const ops: ClientOperation[] = [];
   ops.push(...walk(root, (f) => /README\.md$/.test(f) && !f.includes(`${path.sep}node_modules${path.sep}`)).flatMap((f) => fromMarkdown(f, root)));
@@ -117,8 +169,10 @@ export function collectClientOperations(root: string): ClientOperation[] {
     const files = walk(path.join(root, dir), (f) => /\.(ts|tsx)$/.test(f) && (dir !== 'subgraphs' || f.includes(`${path.sep}test${path.sep}`)));
     for (const f of files) ops.push(...fromTypeScript(f, root));
   }
-  for (const f of walk(root, (f) => f.endsWith('.graphql') && f.includes(`${path.sep}operations${path.sep}`))) {
+  const mcpDir = path.join(root, MCP_OPERATIONS_DIR) + path.sep;
+  for (const f of walk(root, (f) => f.endsWith('.graphql') && f.includes(`${path.sep}operations${path.sep}`) && !f.startsWith(mcpDir))) {
     ops.push(...operationsOf(readFileSync(f, 'utf8'), path.relative(root, f), 1));
   }
+  ops.push(...collectMcpToolOperations(root));
   return ops;
 }

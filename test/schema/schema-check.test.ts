@@ -45,6 +45,11 @@ it('fails a rename of Measurement.depthPctWt as BREAKING, naming the client oper
   const removed = result.changes.find((c) => c.classification === 'BREAKING' && c.path === 'Measurement.depthPctWt');
   expect(removed?.message).toMatch(/depthPctWt.*removed/);
   expect(removed?.breaks.some((b) => b.startsWith('mcp-server/src/linepack_mcp/'))).toBe(true);
+  // The MCP companion's operations are named with the tools that send them.
+  expect(removed?.breaks).toEqual(
+    expect.arrayContaining([expect.stringMatching(/operations\/analytics\.graphql:\d+ LinepackAnomaly \(MCP tool assess_anomaly\)$/)]),
+  );
+  expect(removed?.breaks).toEqual(expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/)]));
   expect(result.brokenOperations.map((b) => b.operation.file)).toEqual(expect.arrayContaining(['README.md']));
   expect(formatReport(result)).toMatch(/BREAKING +measurements +Field 'depthPctWt' .*removed/);
 });
@@ -114,4 +119,22 @@ it('writes a changelog entry that lists changes of shape and counts description 
   expect(entry).toMatch(/### assets\n\n- SAFE: Field 'notes' was added to object type 'Asset'/);
   expect(entry).toMatch(/### measurements\n\n- SAFE: 1 description added or changed\n/);
   expect(entry).not.toMatch(/Orientation of the feature/);
+});
+
+it('fails an MCP tool operation the schema refuses, even one no schema change broke, naming the tool', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'schema-check-root-'));
+  try {
+    const ops = path.join(root, 'mcp-server', 'src', 'linepack_mcp', 'operations');
+    cpSync(path.join(repoRoot, 'mcp-server', 'src', 'linepack_mcp', 'operations'), ops, { recursive: true });
+    const file = path.join(ops, 'assets.graphql');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('regulation\n  }', 'regulation\n    wallThicknes\n  }'));
+    const result = await runSchemaCheck({ schemaDir: dir, root });
+    expect(result.ok).toBe(false);
+    expect(result.invalidToolOperations.map((b) => b.operation.tools)).toEqual([['list_compliance_obligations']]);
+    expect(formatReport(result)).toMatch(
+      /INVALID OP +mcp-server\/src\/linepack_mcp\/operations\/assets\.graphql:\d+ LinepackAssetRegulation \(MCP tool list_compliance_obligations\): Cannot query field "wallThicknes"/,
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
