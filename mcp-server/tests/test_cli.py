@@ -96,3 +96,17 @@ async def test_server_without_gateway_still_serves_and_explains(tmp_path: Path):
     log = errlog.read_text()
     assert "linepack-mcp" in log  # it did log, to stderr, at DEBUG
     assert KEY not in log
+
+
+def test_committed_mcp_json_is_what_config_prints_for_this_repository():
+    """The repository's .mcp.json is `config --client project` run at its root: nothing of one machine in it."""
+    import subprocess
+
+    from conftest import REPO_ROOT, linepack_mcp_exe
+
+    proc = subprocess.run([linepack_mcp_exe(), "config", "--client", "project", "--from", "mcp-server"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    committed = (REPO_ROOT / ".mcp.json").read_text()
+    assert json.loads(committed) == json.loads(proc.stdout)
+    assert str(REPO_ROOT) not in committed and "lpk_" not in committed

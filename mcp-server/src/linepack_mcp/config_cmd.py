@@ -233,6 +233,10 @@ def guidance(client: str, config: dict[str, Any], include_key: bool) -> str:
     if entry["command"].endswith("uv"):
         lines.append("It starts the server from the repository with uv (pip install uv, or see docs.astral.sh/uv): "
                      "dependencies pinned by mcp-server/uv.lock; after the first start it needs no package index.")
-    if not any(k == "LINEPACK_MCP_WRITES" and v == "on" for k, v in entry["env"].items()):
+    writes = entry["env"].get("LINEPACK_MCP_WRITES")
+    if writes is None:
         lines.append("Read-only: the tools that change data are not offered (rerun with --writes on to offer them).")
+    elif writes != "on":
+        lines.append("Read-only unless a person exports LINEPACK_MCP_WRITES=on: only then are the tools that change "
+                     "data offered.")
     return "\n".join(lines)
