@@ -103,6 +103,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         trustProxy: false,
         logLevel,
         requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+        maxAccessTokenAgeSeconds: 3_600,
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
       },
       createLogger('gateway', logLevel, options.logDestination),

@@ -31,6 +31,12 @@ export const gatewayConfigSchema = z.object({
   RATE_LIMIT_DAY_WINDOW_SECONDS: z.coerce.number().int().min(1).default(86_400),
   /** Each GraphQL request is stopped after this long (504 TIMEOUT); identity tokens live at most 60 s, so < 55 s. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(55_000).default(30_000),
+  /**
+   * The longest-lived user access token the gateway accepts (exp − iat, and age since iat), whatever its
+   * signature: a leaked signing key or a mis-set issuer cannot mint tokens that live for years. At least the auth
+   * service's ACCESS_TOKEN_TTL_SECONDS (default 900).
+   */
+  MAX_ACCESS_TOKEN_AGE_SECONDS: z.coerce.number().int().min(30).max(86_400).default(3_600),
   LOG_LEVEL: logLevelSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
@@ -49,6 +55,7 @@ export interface GatewayConfig {
   trustProxy: boolean | number | string;
   logLevel: string;
   requestTimeoutMs: number;
+  maxAccessTokenAgeSeconds: number;
   /** Overrides of the routing URLs baked into the supergraph (development and tests use free ports). */
   subgraphUrls: Partial<Record<SubgraphName, string>>;
 }
@@ -72,6 +79,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },
     logLevel: parsed.LOG_LEVEL,
     requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+    maxAccessTokenAgeSeconds: parsed.MAX_ACCESS_TOKEN_AGE_SECONDS,
     subgraphUrls,
   };
 }

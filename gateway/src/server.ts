@@ -74,7 +74,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
-  const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
+  const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
   const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);

@@ -11,9 +11,15 @@ const MIN_REFETCH_INTERVAL_MS = 5_000;
 /** Keys are re-read at least this often (the JWKS's max-age), so a key dropped from it stops being trusted. */
 const MAX_KEY_AGE_MS = 300_000;
 
+/** A token may say it was issued this far in the future (the auth service's clock a little ahead of ours). */
+export const CLOCK_SKEW_SECONDS = 30;
+
 const accessClaims = z.object({
   sub: z.string().min(1),
   typ: z.literal('access'),
+  // Required, not optional as in the JWT spec: a token without an expiry would never stop working.
+  exp: z.number().int(),
+  iat: z.number().int(),
   tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
 });
 
@@ -33,6 +39,7 @@ export class UserTokenVerifier {
   constructor(
     private readonly jwksUrl: string,
     private readonly logger: Logger,
+    private readonly maxTokenAgeSeconds = 3_600,
   ) {}
 
   private async refresh(): Promise<void> {
@@ -70,9 +77,20 @@ export class UserTokenVerifier {
     const key = await this.keyFor(kid);
     if (!key) return { ok: false };
     try {
-      const payload = jwt.verify(token, key, { algorithms: [USER_TOKEN_ALGORITHM], issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE });
+      const payload = jwt.verify(token, key, {
+        algorithms: [USER_TOKEN_ALGORITHM],
+        issuer: USER_TOKEN_ISSUER,
+        audience: USER_TOKEN_AUDIENCE,
+        // No tolerance on exp: a token ends exactly when the auth service said; the skew allowance is for iat only.
+        maxAge: this.maxTokenAgeSeconds,
+      });
       const claims = accessClaims.safeParse(payload);
-      return claims.success ? { ok: true, claims: claims.data } : { ok: false };
+      if (!claims.success) return { ok: false };
+      const now = Math.floor(Date.now() / 1000);
+      const { iat, exp } = claims.data;
+      // Issued in the future, or meant to live longer than any access token the auth service issues.
+      if (iat > now + CLOCK_SKEW_SECONDS || exp - iat > this.maxTokenAgeSeconds) return { ok: false };
+      return { ok: true, claims: claims.data };
     } catch {
       return { ok: false };
     }

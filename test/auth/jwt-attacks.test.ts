@@ -109,8 +109,8 @@ describe('tokens properly signed by the auth key but with the wrong claims', () 
   beforeAll(() => {
     const pem = SigningKeys.generatePem();
     const keys = new SigningKeys(pem);
-    signWithAuthKey = (overrides, payload = claims()) =>
-      jwt.sign(payload, keys.privateKey, {
+    signWithAuthKey = (overrides, payload = claims()) => {
+      const options: jwt.SignOptions = {
         algorithm: 'ES256',
         keyid: keys.kid,
         issuer: 'linepack-auth',
@@ -118,7 +118,11 @@ describe('tokens properly signed by the auth key but with the wrong claims', () 
         subject: 'u1',
         expiresIn: 60,
         ...overrides,
-      });
+      };
+      // `expiresIn: undefined` means a token with no expiry (or one whose exp the payload sets itself).
+      if ('expiresIn' in overrides && overrides.expiresIn === undefined) delete options.expiresIn;
+      return jwt.sign(payload, keys.privateKey, options);
+    };
     return restartWithKey(pem);
   });
 
@@ -139,6 +143,25 @@ describe('tokens properly signed by the auth key but with the wrong claims', () 
   });
   it('rejects an expired token', async () => {
     expect(await accepted(signWithAuthKey({ expiresIn: -10 }))).toBe(401);
+  });
+  it('rejects a token without an expiry', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await accepted(signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now }))).toBe(401);
+  });
+  it('rejects a token meant to live for a hundred years', async () => {
+    expect(await accepted(signWithAuthKey({ expiresIn: 100 * 365 * 86_400 }))).toBe(401);
+  });
+  it('accepts a token as long-lived as MAX_ACCESS_TOKEN_AGE_SECONDS allows (control case)', async () => {
+    expect(await accepted(signWithAuthKey({ expiresIn: 3_600 }))).toBe(200);
+  });
+  it('rejects a token issued a day in the future, and one issued long ago even with a far expiry', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await accepted(signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now + 86_400, exp: now + 86_400 + 600 }))).toBe(401);
+    expect(await accepted(signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now - 7_200, exp: now + 600 }))).toBe(401);
+  });
+  it('allows an iat a little ahead of the gateway clock (the auth service’s clock may be)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await accepted(signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now + 10, exp: now + 610 }))).toBe(200);
   });
   it('rejects a token without the access type', async () => {
     expect(await accepted(signWithAuthKey({}, { ...claims(), typ: 'refresh' }))).toBe(401);
