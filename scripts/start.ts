@@ -113,7 +113,8 @@ async function main(): Promise<void> {
 
   const state: DevState = {
     gatewayUrl: stack.gatewayUrl,
-    authUrl: `${stack.gatewayOrigin}/auth`,
+    // The base the auth routes hang off, as the service description writes them: {authUrl}/auth/login.
+    authUrl: stack.gatewayOrigin,
     mongodbUri: mongoUri,
     ...(redisUrl ? { redisUrl } : {}),
     ...credentials,
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
       '',
       `Linepack is running${ephemeral ? ' (ephemeral: data is discarded on exit)' : ''}.`,
       `  GraphQL gateway  ${stack.gatewayUrl}`,
-      `  Auth routes      ${state.authUrl}/login, /refresh, /introspect`,
+      `  Auth routes      ${state.authUrl}/auth/login, /auth/refresh, /auth/introspect`,
       `  MongoDB          ${
         embedded
           ? `embedded mongo-java-server (${ephemeral ? 'in memory' : `${path.join(stateDir, 'mongo.h2')}; every acknowledged write is fsynced, crash-safe`})`

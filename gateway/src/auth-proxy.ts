@@ -3,7 +3,7 @@ import { problem } from '@linepack/lib/errors';
 import { requestIdOf } from '@linepack/lib/http';
 import type { Logger } from '@linepack/lib/logger';
 
-const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent'];
+const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
 
 /**

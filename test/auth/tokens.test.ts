@@ -239,6 +239,33 @@ describe('GET /auth/introspect', () => {
     expect((await introspect(expiring.secret)).body).toEqual({ active: false });
   });
 
+  it('describes a user access token too (RFC 7662: any token the server issued), and nothing else', async () => {
+    const email = await newUser('introspected-user@example.com');
+    const tokens = (await login(email)).json as unknown as Tokens;
+    const res = await introspect(tokens.access_token);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      active: true,
+      credential_kind: 'access_token',
+      tenant_id: tenantId,
+      role: 'ENGINEER',
+      scopes: canonicalScopes.filter((s) => s.endsWith(':read') || s.endsWith(':write')),
+    });
+    const expiresAt = Date.parse(res.body['expires_at'] as string);
+    expect(expiresAt).toBeGreaterThan(Date.now());
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 61_000);
+    // In a tenant the user does not belong to it describes nothing.
+    const elsewhere = await fetch(`${stack.gatewayOrigin}/auth/introspect`, {
+      headers: { authorization: `Bearer ${tokens.access_token}`, 'x-tenant-id': '00000000-0000-4000-8000-000000000000' },
+    });
+    expect(await elsewhere.json()).toEqual({ active: false });
+    // A refresh token is not an access token; a tampered one is nobody's.
+    expect((await introspect(tokens.refresh_token)).body).toEqual({ active: false });
+    const [h, p, sig] = tokens.access_token.split('.') as [string, string, string];
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'someone-else' })).toString('base64url');
+    expect((await introspect(`${h}.${forged}.${sig}`)).body).toEqual({ active: false });
+  });
+
   it('answers 401 problem+json without a credential', async () => {
     const res = await introspect();
     expect(res.status).toBe(401);

@@ -1,4 +1,5 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import { scopesByRole } from '@linepack/lib/scopes';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { problem } from '@linepack/lib/errors';
@@ -109,17 +110,39 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   });
 
   /**
-   * RFC 7662-style introspection of an API key. The gateway uses it to verify keys;
-   * `sub` and `tier` are extra members it needs for identity and rate limiting.
+   * RFC 7662-style introspection of any token this service issued: an API key (the gateway uses it to verify
+   * keys; `sub` and `tier` are extra members it needs for identity and rate limiting) or a user's access token
+   * (its scopes in the tenant X-Tenant-ID names, or in the user's first tenant, as the gateway picks it).
    */
   router.get('/introspect', async (req, res) => {
     const credential = bearerToken(req);
     if (!credential) {
       res.setHeader('WWW-Authenticate', 'Bearer');
-      sendProblem(res, 401, 'UNAUTHENTICATED', 'Missing credential', 'send the API key as Authorization: Bearer <key>');
+      sendProblem(res, 401, 'UNAUTHENTICATED', 'Missing credential', 'send the API key or access token as Authorization: Bearer <token>');
       return;
     }
-    const key = apiKeyPattern.test(credential) ? await store.findApiKeyBySecret(credential) : null;
+    if (!apiKeyPattern.test(credential)) {
+      const claims = tokens.verifyAccess(credential);
+      const requested = req.header('x-tenant-id');
+      const membership = claims && (requested ? claims.tenants.find((t) => t.id === requested) : claims.tenants[0]);
+      if (!claims || !membership) {
+        res.json({ active: false });
+        return;
+      }
+      res.json({
+        active: true,
+        scopes: [...scopesByRole[membership.role]],
+        tenant_id: membership.id,
+        expires_at: new Date(claims.exp * 1000).toISOString(),
+        sub: claims.sub,
+        credential_kind: 'access_token',
+        tier: membership.tier,
+        role: membership.role,
+        tenants: claims.tenants.map((t) => ({ tenant_id: t.id, role: t.role })),
+      });
+      return;
+    }
+    const key = await store.findApiKeyBySecret(credential);
     const now = new Date();
     if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
       res.json({ active: false });

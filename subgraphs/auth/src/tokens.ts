@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
-import type { Role } from '@linepack/lib/scopes';
+import { roles, type Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
 import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
 import type { SigningKeys } from './signing-keys';
@@ -38,6 +38,13 @@ export interface TokenPair {
 export type RefreshOutcome = { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' | 'reused' };
 
 const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
+const accessClaims = z.object({
+  sub: z.string(),
+  typ: z.literal('access'),
+  exp: z.number().int(),
+  tenants: z.array(z.object({ id: z.string(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
+});
+export type AccessClaims = z.output<typeof accessClaims>;
 
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number;
@@ -98,6 +105,20 @@ export class TokenService {
       jwtid: jti,
     });
     return { access_token, refresh_token, token_type: 'Bearer', expires_in: this.lifetimes.accessTokenTtlSeconds };
+  }
+
+  /** An access token this service issued and that has not expired, or null (for introspection). */
+  verifyAccess(token: string): AccessClaims | null {
+    const header = jwt.decode(token, { complete: true })?.header;
+    const key = this.keys.publicKeyFor(header?.kid);
+    if (!key) return null;
+    try {
+      const payload = jwt.verify(token, key, { algorithms: [USER_TOKEN_ALGORITHM], issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE });
+      const claims = accessClaims.safeParse(payload);
+      return claims.success ? claims.data : null;
+    } catch {
+      return null;
+    }
   }
 
   private verifyRefresh(token: string): z.output<typeof refreshClaims> | 'expired' | null {
