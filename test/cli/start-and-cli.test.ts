@@ -112,7 +112,11 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
   expect(created.body.errors).toBeUndefined();
   // authUrl is the base the routes hang off ({authUrl}/auth/login), as the service description names them.
   expect(first.authUrl).toBe(new URL(first.gatewayUrl).origin);
-  const login = await fetch(`${first.authUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(first.user) });
+  const login = await fetch(`${first.authUrl}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(first.user),
+  });
   expect(login.status).toBe(200);
 
   // What holds hashes and keys is its owner's only.
