@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { problem } from '@linepack/lib/errors';
 import { requestIdOf } from '@linepack/lib/http';
 import type { Logger } from '@linepack/lib/logger';
+import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
 
 const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
@@ -9,8 +10,37 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
 /**
  * Clients reach the auth service's REST routes through the one gateway URL. The gateway forwards
  * them as they are (these routes authenticate on their own) and adds the client address for the
- * per-IP login throttle.
+ * per-IP login throttle. The routes that take a credential other than a password are throttled like
+ * /graphql: a credential that keeps failing is refused before it reaches the auth service, and an
+ * address over its failure budget gets 429 for its failing requests (never for a valid credential).
  */
+const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout']);
+
+/** The credential a throttled route is asked about: the bearer token, or the refresh token in the body. */
+function presentedCredential(pathname: string, authorization: string | undefined, body: unknown): string | null {
+  if (pathname === '/auth/introspect') {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    return match ? match[1]! : null;
+  }
+  if (!Buffer.isBuffer(body) || body.length === 0) return null;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown };
+    return typeof parsed.refresh_token === 'string' ? parsed.refresh_token : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Did the auth service turn the credential down? (Introspection answers 200 {"active": false} for that.) */
+function failed(pathname: string, status: number, body: Buffer): boolean {
+  if (status === 401) return true;
+  if (pathname !== '/auth/introspect' || status !== 200) return false;
+  try {
+    return (JSON.parse(body.toString('utf8')) as { active?: unknown }).active === false;
+  } catch {
+    return false;
+  }
+}
 /** The path with escapes decoded; a malformed escape counts as suspicious (it is refused like "..") . */
 function decodedPath(pathname: string): string {
   try {
@@ -20,7 +50,14 @@ function decodedPath(pathname: string): string {
   }
 }
 
-export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): void {
+const tooMany = (res: import('express').Response, seconds: number, detail: string) =>
+  res
+    .status(429)
+    .setHeader('Retry-After', String(seconds))
+    .type('application/problem+json')
+    .json(problem(429, 'RATE_LIMITED', 'Too many failed attempts', `${detail}; retry in ${seconds} s`));
+
+export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, rateLimiter: TieredRateLimiter): void {
   app.use('/auth', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
     const headers: Record<string, string> = { 'x-request-id': requestIdOf(res), 'x-forwarded-for': req.ip ?? '' };
     for (const name of forwardedRequestHeaders) {
@@ -37,6 +74,13 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
       return;
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
+    const throttled = CREDENTIAL_ROUTES.has(target.pathname);
+    const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), req.body) : null;
+    const fingerprint = credential ? credentialFingerprint(credential) : null;
+    if (fingerprint) {
+      const blocked = await rateLimiter.credentialFailureBlock(fingerprint);
+      if (blocked !== null) return void tooMany(res, blocked, 'this credential failed too often');
+    }
     try {
       const upstream = await fetch(target, {
         method: req.method,
@@ -44,12 +88,17 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger): v
         ...(hasBody ? { body: req.body as Buffer } : {}),
         signal: AbortSignal.timeout(10_000),
       });
+      const answer = Buffer.from(await upstream.arrayBuffer());
+      if (throttled && failed(target.pathname, upstream.status, answer)) {
+        const blocked = await rateLimiter.recordAuthFailure(req.ip ?? 'unknown', fingerprint);
+        if (blocked !== null) return void tooMany(res, blocked, 'too many failed authentications from this address');
+      }
       res.status(upstream.status);
       for (const name of forwardedResponseHeaders) {
         const value = upstream.headers.get(name);
         if (value) res.setHeader(name, value);
       }
-      res.send(Buffer.from(await upstream.arrayBuffer()));
+      res.send(answer);
     } catch (err) {
       logger.error({ err: (err as Error).message, requestId: requestIdOf(res) }, 'auth service unreachable');
       res

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '@linepack/lib/logger';
@@ -54,10 +55,21 @@ interface CountedWindow {
 type TierLimiters = Record<WindowName, CountedWindow>;
 
 /**
- * Failed authentications per client address per minute. Guessing keys or tokens costs the auth
- * service a lookup each, so a client that keeps failing is refused before verification.
+ * Failed authentications per client address per minute: past it, that address's *failing* requests are
+ * answered 429 instead of 401. A valid credential is never refused for it: behind a load balancer (or a NAT)
+ * one address is many clients, and one of them guessing must not lock the others out.
  */
 export const FAILED_AUTH_PER_MINUTE = 60;
+/**
+ * Failures of one presented credential (a revoked key still in a script, an expired token replayed), from any
+ * address: past it, that credential is refused before it is verified again, sparing the auth service.
+ */
+export const FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE = 10;
+
+/** What a credential is called in counters and logs: a hash prefix, never the secret. */
+export function credentialFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 32);
+}
 
 /**
  * Two windows per credential, counted atomically in Redis so every gateway replica shares one
@@ -68,6 +80,7 @@ export const FAILED_AUTH_PER_MINUTE = 60;
 export class TieredRateLimiter {
   private readonly limiters: Record<Exclude<Tier, 'enterprise'>, TierLimiters>;
   private readonly failedAuth: CountedWindow;
+  private readonly failedCredential: CountedWindow;
   private readonly costBudgets: Record<Exclude<Tier, 'enterprise'>, CountedWindow>;
   private degraded = false;
 
@@ -106,6 +119,12 @@ export class TieredRateLimiter {
       counted(tierCostPerMinute[tier], windows.minuteSeconds, `linepack:rl:${tier}:cost:${windows.minuteSeconds}`, false);
     this.costBudgets = { free: costWindow('free'), pro: costWindow('pro') };
     this.failedAuth = counted(FAILED_AUTH_PER_MINUTE, windows.minuteSeconds, `linepack:rl:auth-failures:${windows.minuteSeconds}`, false);
+    this.failedCredential = counted(
+      FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE,
+      windows.minuteSeconds,
+      `linepack:rl:credential-failures:${windows.minuteSeconds}`,
+      false,
+    );
     if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
     redis?.on('ready', this.onReady);
     redis?.on('close', this.onClose);
@@ -154,14 +173,29 @@ export class TieredRateLimiter {
     return this.counted(window, (limiter) => limiter.consume(key));
   }
 
-  /** Seconds a client address must wait after too many failed authentications, or null. */
-  async authFailureBlock(address: string): Promise<number | null> {
-    const res = await this.counted(this.failedAuth, (limiter) => limiter.get(address));
-    return res && res.consumedPoints >= this.failedAuth.points ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  /** Seconds left in `key`'s window once more than `allowed` failures were counted in it, or null. */
+  private async blockOf(window: CountedWindow, key: string, allowed: number): Promise<number | null> {
+    const res = await this.counted(window, (limiter) => limiter.get(key));
+    return res && res.consumedPoints > allowed ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
   }
 
-  async recordAuthFailure(address: string): Promise<void> {
-    await this.counted(this.failedAuth, (limiter) => limiter.penalty(address));
+  /** Seconds before a credential that kept failing is verified again, or null. */
+  credentialFailureBlock(fingerprint: string): Promise<number | null> {
+    // Asked before verifying: once the credential has used up its failures, it is not verified again.
+    return this.blockOf(this.failedCredential, fingerprint, this.failedCredential.points - 1);
+  }
+
+  /**
+   * Counts a failed authentication against the client address and the presented credential; answers the
+   * seconds the address must wait when it is over its budget (the failing request then gets 429), or null.
+   */
+  async recordAuthFailure(address: string, fingerprint: string | null): Promise<number | null> {
+    await Promise.all([
+      this.counted(this.failedAuth, (limiter) => limiter.penalty(address)),
+      fingerprint ? this.counted(this.failedCredential, (limiter) => limiter.penalty(fingerprint)) : null,
+    ]);
+    // Asked after counting this failure: the request that goes past the budget is the first one refused.
+    return this.blockOf(this.failedAuth, address, this.failedAuth.points);
   }
 
   /** Spends `cost` of the credential's per-minute cost budget; an operation costing more than is left is refused whole. */

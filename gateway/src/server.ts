@@ -18,7 +18,7 @@ import type { GatewayContext } from './context';
 import { API_KEY_PREFIX } from '@linepack/lib/api-keys';
 import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRedisClient } from '@linepack/lib/redis';
-import { TieredRateLimiter } from './rate-limit';
+import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
@@ -121,7 +121,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const backend = rateLimiter.backend;
     res.json({ status: backend === 'degraded' ? 'degraded' : 'ready', rateLimits: backend });
   });
-  mountAuthProxy(app, config.authUrl, logger);
+  mountAuthProxy(app, config.authUrl, logger, rateLimiter);
 
   /**
    * Who is calling: an API key (`lpk_…`, verified by introspection) or a user access token
@@ -133,21 +133,22 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const requestId = requestIdOf(res);
     const requestedTenant = req.header('x-tenant-id') || undefined;
     const address = req.ip ?? 'unknown';
+    const fingerprint = token ? credentialFingerprint(token) : null;
+    const tooMany = (seconds: number, what: string) => {
+      res.setHeader('Retry-After', String(seconds));
+      res.status(429).json(graphqlErrorBody('RATE_LIMITED', `${what}; retry in ${seconds} s`, { retryAfterSeconds: seconds }));
+    };
+    // Counted per address and per credential; the address's budget only ever refuses failing requests.
     const refuse = async (message: string) => {
-      await rateLimiter.recordAuthFailure(address);
+      const blocked = await rateLimiter.recordAuthFailure(address, fingerprint);
+      if (blocked !== null) return tooMany(blocked, 'too many failed authentications from this address');
       res.setHeader('WWW-Authenticate', 'Bearer realm="linepack"');
       res.status(401).json(graphqlErrorBody('UNAUTHENTICATED', message));
     };
     const forbid = (message: string) => res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
-    const blocked = await rateLimiter.authFailureBlock(address);
-    if (blocked !== null) {
-      res.setHeader('Retry-After', String(blocked));
-      res
-        .status(429)
-        .json(graphqlErrorBody('RATE_LIMITED', `too many failed authentications from this address; retry in ${blocked} s`, { retryAfterSeconds: blocked }));
-      return;
-    }
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
+    const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
+    if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often');
     let credential: VerifiedCredential | null;
     try {
       if (token.startsWith(API_KEY_PREFIX)) {

@@ -1,5 +1,7 @@
 import { canonicalScopes } from '@linepack/lib/scopes';
 import http from 'node:http';
+import { requestFrom } from '../support/from-address';
+import { defaultLoginThrottle } from '@linepack/subgraph-auth/login-throttle';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 interface Tokens {
@@ -32,7 +34,14 @@ const login = async (email: string, pw = password) => post('/auth/login', { emai
 beforeAll(async () => {
   // Every test logs in from 127.0.0.1: a roomy per-IP budget here; the per-IP limit has its own test below.
   stack = await startTestStack({
-    auth: { accessTokenTtlSeconds: 60, loginThrottle: { perEmail: { failures: 5, seconds: 900 }, perIp: { failures: 500, seconds: 900 } } },
+    auth: {
+      accessTokenTtlSeconds: 60,
+      loginThrottle: {
+        perEmailAndIp: { failures: 5, seconds: 900 },
+        perIp: { failures: 500, seconds: 900 },
+        perEmail: { softAfter: 10, seconds: 900, maxDelaySeconds: 2 },
+      },
+    },
   });
   tenantId = (await stack.tenantWithKey({ name: 'Token tenant', tier: 'PRO' })).tenantId;
 });
@@ -77,17 +86,33 @@ describe('POST /auth/login', () => {
     expect(wrongPassword.json?.['code']).toBe('INVALID_CREDENTIALS');
   });
 
-  it('throttles repeated failures for one email with 429 and Retry-After', async () => {
+  it('stops one address guessing one account with 429 and Retry-After, and not the owner at another address', async () => {
     const email = await newUser('throttled@example.com');
     for (let i = 0; i < 5; i++) expect((await login(email, `wrong guess ${i}`)).status).toBe(401);
     const blocked = await login(email, 'wrong guess 6');
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Even the right password waits: the attacker learns nothing from the sixth try.
+    // Even the right password waits at the guessing address: the attacker learns nothing from the sixth try.
     expect((await login(email)).status).toBe(429);
+    // The owner, from their own address, is not locked out by someone else's guesses.
+    const owner = await requestFrom('127.0.0.2', `${stack.gatewayOrigin}/auth/login`, { body: { email, password } });
+    expect(owner.status).toBe(200);
   });
 
-  it('cannot be raced: of 40 concurrent wrong guesses only 5 are checked', async () => {
+  it('slows guessing spread over many addresses with a growing delay instead of a lock-out', async () => {
+    const email = await newUser('spread-guessing@example.com');
+    const from = (address: string, pw: string) => requestFrom(address, `${stack.gatewayOrigin}/auth/login`, { body: { email, password: pw } });
+    // Ten failures from two addresses (five each, within their own limit): the account starts to back off.
+    for (let i = 0; i < 10; i++) expect((await from(i < 5 ? '127.0.0.20' : '127.0.0.21', `spread guess ${i}`)).status).toBe(401);
+    const slowed = await from('127.0.0.22', 'another guess');
+    expect(slowed.status).toBe(429);
+    expect(Number(slowed.headers['retry-after'])).toBeLessThanOrEqual(2);
+    // After the short wait the owner logs in, from anywhere; no 15-minute lock.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await from('127.0.0.23', password)).status).toBe(200);
+  });
+
+  it('cannot be raced: of 40 concurrent wrong guesses from one address only 5 are checked', async () => {
     const email = await newUser('raced@example.com');
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => login(email, `concurrent guess ${i}`)));
     expect(results.filter((r) => r.status === 401)).toHaveLength(5);
@@ -148,7 +173,7 @@ describe('the /auth proxy', () => {
 describe('the per-IP login limit', () => {
   let small: TestStack;
   beforeAll(async () => {
-    small = await startTestStack({ auth: { loginThrottle: { perEmail: { failures: 5, seconds: 900 }, perIp: { failures: 3, seconds: 900 } } } });
+    small = await startTestStack({ auth: { loginThrottle: { ...defaultLoginThrottle, perIp: { failures: 3, seconds: 900 } } } });
   });
   afterAll(async () => {
     await small?.stop();

@@ -6,6 +6,7 @@ import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/r
 import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
+import { requestFrom, typenameFrom } from '../support/from-address';
 
 const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });
 
@@ -176,26 +177,73 @@ describe('the daily window', () => {
   }, 120_000);
 });
 
-describe('failed authentications per client address', () => {
+describe('failed authentications: aimed at the attacker, never at the valid credentials beside it', () => {
   let stack: TestStack;
+  let apiKey: string;
+  let userToken: string;
+  const attacker = '127.0.0.2';
   beforeAll(async () => {
     stack = await startTestStack({ rateLimitWindows: { minuteSeconds: 2, daySeconds: 3_600 } });
+    const tenant = await stack.tenantWithKey();
+    apiKey = tenant.apiKey;
+    await stack.authStore.createUser({ tenantId: tenant.tenantId, email: 'beside-attacker@example.com', password: 'a long enough password', role: 'VIEWER' });
+    const login = await requestFrom('127.0.0.3', `${stack.gatewayOrigin}/auth/login`, {
+      body: { email: 'beside-attacker@example.com', password: 'a long enough password' },
+    });
+    userToken = login.body['access_token'] as string;
   });
   afterAll(async () => {
     await stack?.stop();
   });
 
-  it('refuses an address that keeps guessing, before any verification, until the window passes', async () => {
-    const { apiKey } = await stack.tenantWithKey();
-    const guesses = await Promise.all(Array.from({ length: 60 }, (_, i) => typename(stack.gatewayUrl, `lpk_${String(i).padStart(40, 'G')}`)));
+  it('answers an address that keeps guessing with 429, while a valid key and token from that address still work', async () => {
+    const guesses = await Promise.all(Array.from({ length: 60 }, (_, i) => typenameFrom(attacker, stack.gatewayUrl, `lpk_${String(i).padStart(40, 'G')}`)));
     expect(guesses.every((r) => r.status === 401)).toBe(true);
-    const blocked = await typename(stack.gatewayUrl, 'lpk_' + 'X'.repeat(40));
+    const blocked = await typenameFrom(attacker, stack.gatewayUrl, 'lpk_' + 'X'.repeat(40));
     expect(blocked.status).toBe(429);
-    expect(blocked.body.errors?.[0]?.extensions?.['code']).toBe('RATE_LIMITED');
-    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // Even a valid key waits: the address is what is being throttled.
-    expect((await typename(stack.gatewayUrl, apiKey)).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 2_100));
-    expect((await typename(stack.gatewayUrl, apiKey)).status).toBe(200);
+    expect((blocked.body['errors'] as { extensions: { code: string } }[])[0]!.extensions.code).toBe('RATE_LIMITED');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Behind a load balancer this address is everyone: the valid credentials beside the attacker go through.
+    expect((await typenameFrom(attacker, stack.gatewayUrl, apiKey)).status).toBe(200);
+    expect((await typenameFrom(attacker, stack.gatewayUrl, userToken)).status).toBe(200);
+    // And other addresses never noticed.
+    expect((await typenameFrom('127.0.0.4', stack.gatewayUrl, 'lpk_' + 'Y'.repeat(40))).status).toBe(401);
+  });
+
+  it('refuses one credential that keeps failing from anywhere before verifying it again', async () => {
+    const revoked = await stack.tenantWithKey();
+    await stack.authStore.revokeApiKey(revoked.tenantId, revoked.keyId);
+    const addresses = ['127.0.0.5', '127.0.0.6', '127.0.0.7', '127.0.0.8', '127.0.0.9', '127.0.0.10'];
+    const answers = [];
+    for (let i = 0; i < 12; i++) answers.push((await typenameFrom(addresses[i % addresses.length]!, stack.gatewayUrl, revoked.apiKey)).status);
+    expect(answers.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(answers.slice(10)).toEqual([429, 429]);
+  });
+
+  it('throttles guessing through /auth/introspect like /graphql, and answers a valid key there from the same address', async () => {
+    const introspect = (from: string, token: string) =>
+      requestFrom(from, `${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${token}` } });
+    const guesser = '127.0.0.11';
+    const answers = [];
+    for (let i = 0; i < 70; i++) answers.push((await introspect(guesser, `lpk_${String(i).padStart(40, 'Q')}`)).status);
+    expect(answers.slice(0, 60).every((s) => s === 200)).toBe(true); // {"active": false}
+    expect(answers.slice(60).every((s) => s === 429)).toBe(true);
+    const valid = await introspect(guesser, apiKey);
+    expect(valid.status).toBe(200);
+    expect(valid.body['active']).toBe(true);
+  });
+
+  it('throttles refresh-token guessing on /auth/refresh the same way (/auth/logout answers 204 whatever it is sent)', async () => {
+    const guesser = '127.0.0.12';
+    const answers = [];
+    for (let i = 0; i < 62; i++)
+      answers.push((await requestFrom(guesser, `${stack.gatewayOrigin}/auth/refresh`, { body: { refresh_token: `not.a.token${i}` } })).status);
+    expect(answers.slice(0, 60).every((s) => s === 401)).toBe(true);
+    expect(answers.slice(60)).toEqual([429, 429]);
+    // A refresh token that failed its ten times is refused before the auth service sees it again, on either route.
+    const stale = 'stale.refresh.token';
+    for (let i = 0; i < 10; i++) await requestFrom('127.0.0.13', `${stack.gatewayOrigin}/auth/refresh`, { body: { refresh_token: stale } });
+    expect((await requestFrom('127.0.0.14', `${stack.gatewayOrigin}/auth/refresh`, { body: { refresh_token: stale } })).status).toBe(429);
+    expect((await requestFrom('127.0.0.14', `${stack.gatewayOrigin}/auth/logout`, { body: { refresh_token: stale } })).status).toBe(429);
   });
 });

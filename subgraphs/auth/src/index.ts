@@ -4,7 +4,7 @@ import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
-import { defaultLoginThrottle, LoginThrottle, type ThrottleWindow } from './login-throttle';
+import { defaultLoginThrottle, LoginThrottle, type LoginThrottleWindows } from './login-throttle';
 import { resolvers } from './resolvers';
 import { authRoutes } from './rest';
 import { SigningKeys } from './signing-keys';
@@ -16,7 +16,7 @@ export const descriptor: SubgraphDescriptor = { name: 'auth', defaultPort: subgr
 export interface AuthServiceOptions extends TokenLifetimes {
   signingKeyPem: string;
   verifyOnlyPublicKeyPems: string[];
-  loginThrottle?: { perEmail: ThrottleWindow; perIp: ThrottleWindow };
+  loginThrottle?: LoginThrottleWindows;
 }
 
 export const defaultTokenLifetimes: TokenLifetimes = { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 30 * 86_400 };
