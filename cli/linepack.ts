@@ -7,7 +7,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
 import { createLogger } from '@linepack/lib/logger';
-import { createRedisClient } from '@linepack/lib/redis';
+import { createRedisClient, redisReady } from '@linepack/lib/redis';
+import { RevocationPublisher } from '@linepack/lib/revocations';
 import type { SubgraphModule } from '@linepack/lib/subgraph-types';
 import { subgraphNames } from '@linepack/schema/subgraphs';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
@@ -110,11 +111,17 @@ async function readStdin(): Promise<string> {
 
 async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> {
   const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
+  // With Redis known, a key revoked here stops working at every gateway at once, as through the API.
+  const url = process.env['REDIS_URL'] ?? devState().redisUrl;
+  const logger = createLogger('cli', process.env['LOG_LEVEL'] ?? 'warn');
+  const redis = url ? createRedisClient(url, logger, { commandTimeoutMs: 2_000 }) : null;
   try {
-    const store = new AuthStore(client.db(databaseName(dbPrefix(), 'auth')));
+    if (redis) await redisReady(redis);
+    const store = new AuthStore(client.db(databaseName(dbPrefix(), 'auth')), new RevocationPublisher(redis, 3_660, logger));
     await store.ensureIndexes();
     return await work(store);
   } finally {
+    redis?.disconnect();
     await client.close();
   }
 }

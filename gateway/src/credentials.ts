@@ -47,6 +47,15 @@ export class ApiKeyVerifier {
     this.cache = new LRUCache({ max: 10_000, ttl: Math.max(ttlSeconds, 0.001) * 1000 });
   }
 
+  /** A revoked key (named by its hash, as the revocation channel sends it) is verified afresh next time. */
+  forget(secretHash: string): void {
+    this.cache.delete(secretHash);
+  }
+
+  forgetAll(): void {
+    this.cache.clear();
+  }
+
   async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
     const cacheKey = hashApiKeySecret(apiKey);
     const cached = this.cache.get(cacheKey);

@@ -18,6 +18,7 @@ import type { GatewayContext } from './context';
 import { API_KEY_PREFIX } from '@linepack/lib/api-keys';
 import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRedisClient } from '@linepack/lib/redis';
+import { RevocationListener } from '@linepack/lib/revocations';
 import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
@@ -77,6 +78,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
+  // Revoked keys and signed-out sessions are refused by every gateway as soon as the auth service says so.
+  const revocations = config.redisUrl
+    ? RevocationListener.start(
+        config.redisUrl,
+        { apiKeyRevoked: (hash) => apiKeys.forget(hash), resynchronise: () => apiKeys.forgetAll() },
+        config.maxAccessTokenAgeSeconds + 60,
+        logger,
+      )
+    : null;
   const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
   /** When each recently refused credential may send again (its Retry-After). */
   const refusedUntil = new LRUCache<string, number>({ max: 10_000 });
@@ -159,6 +169,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       } else {
         const verdict = await userTokens.verify(token);
         if (!verdict.ok) return refuse('invalid or expired access token');
+        if (revocations?.sessionRevoked(verdict.claims.sid)) return refuse('this session has been signed out');
         const selection = userCredential(verdict.claims, requestedTenant);
         if (!selection.ok) return forbid(selection.reason);
         credential = selection.credential;
@@ -246,6 +257,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       await apollo.stop();
       await closeServer(httpServer);
       rateLimiter.close();
+      revocations?.close();
     },
   };
 }

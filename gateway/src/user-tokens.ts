@@ -20,6 +20,8 @@ const accessClaims = z.object({
   // Required, not optional as in the JWT spec: a token without an expiry would never stop working.
   exp: z.number().int(),
   iat: z.number().int(),
+  /** The login (refresh family) the token belongs to: logging out revokes it at once. */
+  sid: z.string().optional(),
   tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
 });
 

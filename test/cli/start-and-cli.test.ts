@@ -63,7 +63,9 @@ async function stop(): Promise<number | null> {
 
 function cli(args: string[], state = stateDir) {
   const env: NodeJS.ProcessEnv = { ...process.env, LINEPACK_STATE_DIR: state };
+  // The running system's databases come from its dev.json, as for someone at a terminal.
   delete env['MONGODB_URI'];
+  delete env['REDIS_URL'];
   const res = spawnSync(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, encoding: 'utf8' });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
@@ -213,6 +215,12 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
   const bad = cli(['keys', 'create', '--tenant', tenantId, '--scopes', 'assets:delete']);
   expect(bad.status).toBe(2);
   expect(bad.stderr).toContain('unknown scope "assets:delete"');
+
+  // Revoked with the CLI, the key stops working at once, though the gateway had just verified (and cached) it.
+  const { id } = JSON.parse(key.stdout) as { id: string };
+  expect(cli(['keys', 'revoke', '--tenant', tenantId, '--id', id]).status).toBe(0);
+  const afterRevoke = await graphql(state.gatewayUrl, '{ __typename }', { apiKey: created.apiKey });
+  expect(afterRevoke.status).toBe(401);
 }, 60_000);
 
 it('a crashed service or a lost database stops the whole stack with the reason and a non-zero exit', async () => {

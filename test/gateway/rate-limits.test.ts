@@ -1,11 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import Redis from 'ioredis';
-import { freePort } from '@linepack/lib/infra/free-port';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
-import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
-import { eventually } from '../support/wait';
+import { startGatewayProcess, waitFor } from '../support/gateway-process';
 import { requestFrom, typenameFrom } from '../support/from-address';
 
 const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });
@@ -17,29 +13,6 @@ async function inBatches<T>(count: number, concurrency: number, task: (i: number
     results.push(...(await Promise.all(batch)));
   }
   return results;
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  if (!(await eventually(check, timeoutMs))) throw new Error(`timed out waiting for ${what}`);
-}
-
-/** A second, separate gateway process sharing the stack's subgraphs and the given Redis. */
-async function startGatewayProcess(stack: TestStack, redisUrl: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    AUTH_URL: stack.authUrl,
-    INTERNAL_TOKEN_PRIVATE_KEY: stack.internalKeys.privateKeyPem,
-    REDIS_URL: redisUrl,
-    CREDENTIAL_CACHE_TTL_SECONDS: '0',
-    LOG_LEVEL: 'silent',
-  };
-  for (const [name, service] of Object.entries(stack.subgraphs)) env[`SUBGRAPH_URL_${name.toUpperCase()}`] = service.url;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'gateway/src/main.ts')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, 'the second gateway');
-  return { url: `http://127.0.0.1:${port}/graphql`, process: child };
 }
 
 describe('rate limits shared through Redis', () => {

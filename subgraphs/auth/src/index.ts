@@ -1,5 +1,6 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { createRedisClient } from '@linepack/lib/redis';
+import { RevocationPublisher } from '@linepack/lib/revocations';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
@@ -28,10 +29,11 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
     sdl: readSubgraphSdl('auth'),
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
-      const store = new AuthStore(db);
-      const tokens = new TokenService(db, keys, options.auth);
-      await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
       const redis = options.redisUrl ? createRedisClient(options.redisUrl, options.logger, { commandTimeoutMs: 250 }) : null;
+      const revocations = new RevocationPublisher(redis, options.auth.accessTokenTtlSeconds + 60, options.logger);
+      const store = new AuthStore(db, revocations);
+      const tokens = new TokenService(db, keys, options.auth, revocations);
+      await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
       const throttle = new LoginThrottle(redis, options.auth.loginThrottle ?? defaultLoginThrottle);
       return {
         buildContext: (base) => ({ ...base, store }),

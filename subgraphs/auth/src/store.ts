@@ -1,3 +1,4 @@
+import type { RevocationPublisher } from '@linepack/lib/revocations';
 import { randomUUID } from 'node:crypto';
 import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
 import type { Collection, Db } from 'mongodb';
@@ -39,7 +40,10 @@ export class AuthStore {
   readonly apiKeys: Collection<ApiKeyDocument>;
   readonly users: Collection<UserDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly revocations: RevocationPublisher | null = null,
+  ) {
     this.tenants = db.collection('tenants');
     this.apiKeys = db.collection('apiKeys');
     this.users = db.collection('users');
@@ -142,6 +146,8 @@ export class AuthStore {
     await this.apiKeys.updateOne({ _id: id, tenantId, revokedAt: null }, { $set: { revokedAt: new Date() } });
     const revoked = await this.apiKeys.findOne({ _id: id, tenantId });
     if (!revoked) throw new AuthStoreError('NOT_FOUND', 'id', `no API key ${id} in this tenant`);
+    // Every gateway drops the key from its verification cache now, not when the cache entry expires.
+    await this.revocations?.publish({ kind: 'api_key', secretHash: revoked.secretHash });
     return revoked;
   }
 

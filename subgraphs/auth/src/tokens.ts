@@ -6,6 +6,7 @@ import { roles, type Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
 import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
 import type { SigningKeys } from './signing-keys';
+import type { RevocationPublisher } from '@linepack/lib/revocations';
 
 /** Refresh tokens are audience-bound to the auth service, so a gateway never accepts one as an access token. */
 const REFRESH_AUDIENCE = 'linepack-auth';
@@ -62,6 +63,7 @@ export class TokenService {
     db: Db,
     private readonly keys: SigningKeys,
     private readonly lifetimes: TokenLifetimes,
+    private readonly revocations: RevocationPublisher | null = null,
   ) {
     this.refreshTokens = db.collection('refreshTokens');
   }
@@ -75,7 +77,8 @@ export class TokenService {
       const tenant = tenants.find((t) => t._id === m.tenantId);
       return tenant ? [{ id: tenant._id, role: m.role, tier: tenant.tier.toLowerCase() as Lowercase<Tier> }] : [];
     });
-    const access_token = jwt.sign({ email: user.email, tenants: tenantClaims, typ: 'access' }, this.keys.privateKey, {
+    // sid names the login (the refresh family): logging out revokes its access tokens at every gateway at once.
+    const access_token = jwt.sign({ email: user.email, tenants: tenantClaims, typ: 'access', sid: familyId }, this.keys.privateKey, {
       algorithm: USER_TOKEN_ALGORITHM,
       keyid: this.keys.kid,
       issuer: USER_TOKEN_ISSUER,
@@ -159,6 +162,7 @@ export class TokenService {
 
   async revokeFamily(familyId: string): Promise<void> {
     await this.refreshTokens.updateMany({ familyId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    await this.revocations?.publish({ kind: 'session', sessionId: familyId });
   }
 
   /** Logout: the family of a still-valid refresh token is revoked; unknown tokens are ignored. */

@@ -1,0 +1,84 @@
+import type { ChildProcess } from 'node:child_process';
+import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { startGatewayProcess } from '../support/gateway-process';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
+
+/**
+ * Revocation reaches every gateway replica at once: a second gateway process that has just verified (and
+ * cached, for CREDENTIAL_CACHE_TTL_SECONDS = 30) a key, or holds a user's access token, refuses it within a
+ * second of the revocation at the first — not 30 s or 15 minutes later.
+ */
+let redisServer: RedisServerProcess;
+let stack: TestStack;
+let replica: { url: string; origin: string; process: ChildProcess };
+let tenantId: string;
+let adminKey: string;
+const children: ChildProcess[] = [];
+
+const typename = (url: string, token: string) => graphql(url, '{ __typename }', { apiKey: token });
+
+/** Milliseconds until `url` answers `token` with 401 (polled every 10 ms), or Infinity after 5 s. */
+async function msUntilRefused(url: string, token: string): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < 5_000) {
+    if ((await typename(url, token)).status === 401) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+beforeAll(async () => {
+  redisServer = await startRedisServer();
+  stack = await startTestStack({ redisUrl: redisServer.url });
+  ({ tenantId, apiKey: adminKey } = await stack.tenantWithKey({ scopes: ['admin:*'] }));
+  replica = await startGatewayProcess(stack, redisServer.url, { CREDENTIAL_CACHE_TTL_SECONDS: '30' });
+  children.push(replica.process);
+}, 60_000);
+afterAll(async () => {
+  for (const child of children) child.kill('SIGTERM');
+  await stack?.stop();
+  await redisServer?.stop();
+});
+
+it('a key revoked by its tenant admin through the first gateway is refused by the second within a second', async () => {
+  const key = await stack.authStore.createApiKey({ tenantId, name: 'revoked at once', scopes: ['assets:read'], tier: 'PRO' });
+  expect((await typename(replica.url, key.secret)).status).toBe(200);
+  const revoked = await graphql(stack.gatewayUrl, `mutation { revokeApiKey(id: "${key.apiKey._id}") { id } }`, { apiKey: adminKey });
+  expect(revoked.body.errors).toBeUndefined();
+  expect(await msUntilRefused(replica.url, key.secret)).toBeLessThan(1_000);
+});
+
+describe('signed-out sessions', () => {
+  const password = 'a long enough password';
+  async function login(email: string) {
+    const res = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    return (await res.json()) as { access_token: string; refresh_token: string };
+  }
+
+  it('logout revokes the session’s access token at every gateway within a second, and only that session', async () => {
+    await stack.authStore.createUser({ tenantId, email: 'signs-out@example.com', password, role: 'VIEWER' });
+    const session = await login('signs-out@example.com');
+    const other = await login('signs-out@example.com');
+    expect((await typename(replica.url, session.access_token)).status).toBe(200);
+    const out = await fetch(`${stack.gatewayOrigin}/auth/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refresh_token: session.refresh_token }),
+    });
+    expect(out.status).toBe(204);
+    expect(await msUntilRefused(replica.url, session.access_token)).toBeLessThan(1_000);
+    expect((await typename(stack.gatewayUrl, session.access_token)).status).toBe(401);
+    // The same user's other login is untouched.
+    expect((await typename(replica.url, other.access_token)).status).toBe(200);
+
+    // A gateway that starts after the logout (a new replica, a restart) reads the revoked session back from Redis.
+    const late = await startGatewayProcess(stack, redisServer.url);
+    children.push(late.process);
+    expect((await typename(late.url, session.access_token)).status).toBe(401);
+    expect((await typename(late.url, other.access_token)).status).toBe(200);
+  }, 60_000);
+});

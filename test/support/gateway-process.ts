@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '@linepack/lib/infra/free-port';
+import { repoRoot } from '@linepack/lib/repo-root';
+import type { TestStack } from './stack';
+import { eventually } from './wait';
+
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  if (!(await eventually(check, timeoutMs))) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A second, separate gateway process (another replica) sharing the stack's subgraphs and the given Redis. */
+export async function startGatewayProcess(
+  stack: TestStack,
+  redisUrl: string,
+  env: Record<string, string> = {},
+): Promise<{ url: string; origin: string; process: ChildProcess }> {
+  const port = await freePort();
+  const childEnv: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    AUTH_URL: stack.authUrl,
+    INTERNAL_TOKEN_PRIVATE_KEY: stack.internalKeys.privateKeyPem,
+    REDIS_URL: redisUrl,
+    CREDENTIAL_CACHE_TTL_SECONDS: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  };
+  for (const [name, service] of Object.entries(stack.subgraphs)) childEnv[`SUBGRAPH_URL_${name.toUpperCase()}`] = service.url;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'gateway/src/main.ts')], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, 'the second gateway');
+  return { url: `http://127.0.0.1:${port}/graphql`, origin: `http://127.0.0.1:${port}`, process: child };
+}
