@@ -30,6 +30,8 @@ export function accessLogMiddleware(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      // Who, for the gateway: the verified credential's id and tenant (never the secret), and the client address.
+      const credential = res.locals['credential'] as { subject?: string; kind?: string; tenantId?: string } | undefined;
       logger.info(
         {
           requestId: res.locals['requestId'],
@@ -37,6 +39,8 @@ export function accessLogMiddleware(logger: Logger) {
           path: req.originalUrl.split('?')[0],
           status: res.statusCode,
           durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          clientAddress: req.ip,
+          ...(credential ? { credentialId: credential.subject, credentialKind: credential.kind, tenantId: credential.tenantId } : {}),
         },
         'request',
       );

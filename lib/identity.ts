@@ -13,6 +13,8 @@ export interface Identity {
   requestId: string;
   /** When the gateway stops waiting for this request (epoch ms); reads should not outlive it. */
   deadline?: number;
+  /** The client's address as the gateway saw it (for the audit log). */
+  clientAddress?: string;
 }
 
 /** Header that carries the gateway-minted identity token to subgraphs. */
@@ -35,6 +37,7 @@ const claimsSchema = z.object({
   credential_kind: z.enum(['api_key', 'user']),
   request_id: z.string().min(1),
   deadline: z.number().int().positive().optional(),
+  client_address: z.string().max(100).optional(),
 });
 
 export interface InternalKeyPair {
@@ -60,6 +63,7 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
       credential_kind: identity.kind,
       request_id: identity.requestId,
       ...(identity.deadline ? { deadline: identity.deadline } : {}),
+      ...(identity.clientAddress ? { client_address: identity.clientAddress } : {}),
     },
     privateKeyPem,
     {
@@ -93,5 +97,6 @@ export function verifyInternalToken(token: string, audience: string, publicKeyPe
     scopes: knownScopes(claims.data.scopes),
     requestId: claims.data.request_id,
     ...(claims.data.deadline ? { deadline: claims.data.deadline } : {}),
+    ...(claims.data.client_address ? { clientAddress: claims.data.client_address } : {}),
   };
 }

@@ -8,6 +8,8 @@ export interface GatewayContext extends BaseContext {
   requestId: string;
   logger: Logger;
   deadline: RequestDeadline;
+  /** The client's address (req.ip, after TRUST_PROXY), for the audit log. */
+  clientAddress: string;
   /** Set when a subgraph refused this request whole with a 4xx (subgraph-data-source.ts). */
   subgraphRefusalStatus?: number;
   /** Subgraph requests sent for this request, and how many of them were refused whole. */

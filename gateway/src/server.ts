@@ -27,6 +27,7 @@ import { literalLimitsRule, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 import { scopeRequirementsDocument } from './schema-scopes';
+import { recordAccessDenied } from './audit';
 
 export interface RunningGateway {
   url: string;
@@ -112,7 +113,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     plugins: [
       ...armor.plugins,
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
-      scopeEnforcementPlugin<GatewayContext>(supergraphSdl, (context) => context.credential.scopes),
+      scopeEnforcementPlugin<GatewayContext>(
+        supergraphSdl,
+        (context) => context.credential.scopes,
+        (context, denial) => void recordAccessDenied(config, context, denial),
+      ),
       costPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),
@@ -216,10 +221,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     express.json({ limit: GATEWAY_BODY_LIMIT }),
     requestShapeGuard,
     expressMiddleware(apollo, {
-      context: async ({ res }) => {
+      context: async ({ req, res }) => {
         const credential = res.locals['credential'] as VerifiedCredential;
         const requestId = requestIdOf(res);
-        return { credential, requestId, logger: logger.child({ requestId, subject: credential.subject }), deadline: res.locals['deadline'] as RequestDeadline };
+        return {
+          credential,
+          requestId,
+          clientAddress: req.ip ?? 'unknown',
+          logger: logger.child({ requestId, subject: credential.subject }),
+          deadline: res.locals['deadline'] as RequestDeadline,
+        };
       },
     }),
   );

@@ -22,12 +22,20 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     // Health checks and schema loading have no request context; those never reach resolvers.
     if (!('credential' in context) || !context.credential) return;
-    const { credential, requestId, deadline } = context;
+    const { credential, requestId, deadline, clientAddress } = context;
     context.subgraphFetches = (context.subgraphFetches ?? 0) + 1;
     request.http?.headers.set(
       INTERNAL_IDENTITY_HEADER,
       mintInternalToken(
-        { subject: credential.subject, kind: credential.kind, tenantId: credential.tenantId, scopes: credential.scopes, requestId, deadline: deadline.at },
+        {
+          subject: credential.subject,
+          kind: credential.kind,
+          tenantId: credential.tenantId,
+          scopes: credential.scopes,
+          requestId,
+          deadline: deadline.at,
+          clientAddress,
+        },
         this.name,
         this.privateKeyPem,
       ),

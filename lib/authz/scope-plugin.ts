@@ -12,6 +12,8 @@ import { authorizeOperation, securityMapFromSdl } from './security-directives';
 export function scopeEnforcementPlugin<C extends BaseContext & { logger: Logger }>(
   sdl: string,
   scopesOf: (context: C) => readonly string[],
+  /** Told about every refusal (the gateway records it in the tenant's audit log). */
+  onDenied?: (context: C, denial: { operationName: string | null; missingScopes: string[]; deniedFields: string[] }) => void,
 ): ApolloServerPlugin<C> {
   const security = securityMapFromSdl(parse(sdl));
   return {
@@ -22,6 +24,7 @@ export function scopeEnforcementPlugin<C extends BaseContext & { logger: Logger 
           const result = authorizeOperation(schema, document, operation, security, scopesOf(contextValue));
           if (result.missingScopes.length === 0) return;
           contextValue.logger.info({ deniedFields: result.deniedFields, missingScopes: result.missingScopes }, 'operation refused: missing scope');
+          onDenied?.(contextValue, { operationName: operation.name?.value ?? null, missingScopes: result.missingScopes, deniedFields: result.deniedFields });
           throw requestError(
             'FORBIDDEN',
             `missing scope${result.missingScopes.length > 1 ? 's' : ''} ${result.missingScopes.join(', ')} (needed for ${result.deniedFields.join(', ')})`,

@@ -49,5 +49,13 @@ it('logs requests but never a password, API key or token', async () => {
     expect(output).not.toContain(secret);
   }
   expect(output).not.toMatch(/lpk_[0-9A-Za-z]{40}/);
+  // The gateway's access log says who (credential id, kind, tenant) and from where, instead.
+  const access = output
+    .split('\n')
+    .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/graphql"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(access.some((l) => l['credentialKind'] === 'api_key' && l['tenantId'] === tenantId && typeof l['credentialId'] === 'string')).toBe(true);
+  expect(access.some((l) => l['credentialKind'] === 'user')).toBe(true);
+  expect(access.every((l) => typeof l['clientAddress'] === 'string')).toBe(true);
   expect(output).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/);
 });

@@ -20,6 +20,7 @@ const rootOperations: Record<string, string> = {
   'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
   'Query.me': '{ me { id } }',
   'Query.apiKeys': '{ apiKeys { id } }',
+  'Query.auditEvents': '{ auditEvents { totalCount } }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
   'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',
   'Mutation.decommissionAsset': 'mutation { decommissionAsset(id: "00000000-0000-4000-8000-000000000000", version: 1) { id } }',

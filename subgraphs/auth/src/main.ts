@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError, ecPrivateKeySchema, parseConfig } from '@linepack/lib/config';
 import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
+import { DEFAULT_AUDIT_RETENTION_DAYS } from './audit';
 import { defaultTokenLifetimes, descriptor, startAuthSubgraph } from './index';
 
 const authEnvSchema = z.object({
@@ -10,6 +11,8 @@ const authEnvSchema = z.object({
   JWT_VERIFY_ONLY_PUBLIC_KEYS: z.string().optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(defaultTokenLifetimes.accessTokenTtlSeconds),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(defaultTokenLifetimes.refreshTokenTtlSeconds),
+  /** How long audit events are kept. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(DEFAULT_AUDIT_RETENTION_DAYS),
 });
 
 /** Every block must be an EC P-256 public key: a key that silently fails to load would log everyone out mid-rotation. */
@@ -39,6 +42,7 @@ runSubgraphProcess(descriptor, (options) => {
       verifyOnlyPublicKeyPems: verifyOnlyKeys(env.JWT_VERIFY_ONLY_PUBLIC_KEYS),
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     },
   });
 });

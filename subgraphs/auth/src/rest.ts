@@ -3,7 +3,11 @@ import { scopesByRole } from '@linepack/lib/scopes';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { problem } from '@linepack/lib/errors';
-import { bearerToken } from '@linepack/lib/http';
+import { bearerToken, requestIdOf } from '@linepack/lib/http';
+import type { AuditActor, AuditContext, AuditEventDocument } from './audit';
+import { INTERNAL_IDENTITY_HEADER, verifyInternalToken, type Identity } from '@linepack/lib/identity';
+import { auditContextOf } from './audit-context';
+import type { UserDocument } from './documents';
 import type { Logger } from '@linepack/lib/logger';
 import { violationsOf } from '@linepack/lib/validation';
 import { apiKeyPattern } from '@linepack/lib/api-keys';
@@ -37,6 +41,50 @@ function body<S extends z.ZodType>(req: Request, res: Response, schema: S): z.ou
   return parsed.data;
 }
 
+const deniedBody = z
+  .object({
+    operationName: z.string().max(200).nullable(),
+    missingScopes: z.array(z.string().max(100)).max(20),
+    deniedFields: z.array(z.string().max(200)).max(50),
+  })
+  .strict();
+
+/**
+ * Internal: the gateway reports operations it refused for a missing scope, vouching for the caller with an
+ * identity token (audience auth). Not under /auth, so the gateway's /auth proxy never forwards a client here.
+ */
+export function auditRoutes(app: Express, deps: { store: AuthStore; internalTokenPublicKey: string; logger: Logger }): void {
+  app.post('/internal/audit/access-denied', express.json({ limit: '16kb' }), async (req, res) => {
+    let identity: Identity;
+    try {
+      identity = verifyInternalToken(req.header(INTERNAL_IDENTITY_HEADER) ?? '', 'auth', deps.internalTokenPublicKey);
+    } catch {
+      sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
+      return;
+    }
+    const denial = deniedBody.safeParse(req.body);
+    if (!denial.success) {
+      sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body');
+      return;
+    }
+    const { operationName, missingScopes, deniedFields } = denial.data;
+    await deps.store.audit.record(
+      [identity.tenantId],
+      'ACCESS_DENIED',
+      await auditContextOf(identity, deps.store),
+      { kind: 'OPERATION', id: operationName ?? '(anonymous operation)', label: `needs ${missingScopes.join(', ')}` },
+      `refused: missing ${missingScopes.join(', ')} for ${deniedFields.join(', ')}`,
+    );
+    res.status(204).end();
+  });
+}
+
+const anonymous: AuditActor = { kind: 'ANONYMOUS', id: null, label: null };
+const userActor = (user: UserDocument): AuditActor => ({ kind: 'USER', id: user._id, label: user.email });
+const userTarget = (user: UserDocument): AuditEventDocument['target'] => ({ kind: 'USER', id: user._id, label: user.email });
+const tenantsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
+const context = (req: Request, res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: req.ip ?? null, requestId: requestIdOf(res) });
+
 export interface AuthRestDependencies {
   store: AuthStore;
   tokens: TokenService;
@@ -48,6 +96,7 @@ export interface AuthRestDependencies {
 /** The auth REST API (README, REST routes), mounted under /auth and reached by clients through the gateway. */
 export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   const { store, tokens, keys, throttle, logger } = deps;
+  const audit = store.audit;
   const router: Router = express.Router();
   // Spending the same argon2 work on unknown emails keeps their timing like a wrong password's.
   const dummyHash = argon2Hash('linepack-timing-equaliser', ARGON2_OPTIONS);
@@ -60,6 +109,15 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const ip = req.ip ?? 'unknown';
     const blocked = await throttle.admit(ip, input.email);
     if (blocked !== null) {
+      const known = await store.users.findOne({ email: input.email.trim().toLowerCase() });
+      if (known)
+        await audit.record(
+          tenantsOf(known),
+          'LOGIN_THROTTLED',
+          context(req, res, anonymous),
+          userTarget(known),
+          `sign-in refused for ${blocked} s: too many failed attempts`,
+        );
       res.setHeader('Retry-After', String(blocked));
       sendProblem(res, 429, 'TOO_MANY_ATTEMPTS', 'Too many failed logins', `try again in ${blocked} s`);
       return;
@@ -67,10 +125,19 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const user = await store.users.findOne({ email: input.email.trim().toLowerCase() });
     const passwordOk = await argon2Verify(user?.passwordHash ?? (await dummyHash), input.password);
     if (!user || !passwordOk || user.memberships.length === 0) {
+      // An unknown email is recorded for no tenant and without the address typed (it may hold a password).
+      await audit.record(
+        user ? tenantsOf(user) : [null],
+        'LOGIN_FAILED',
+        context(req, res, anonymous),
+        user ? userTarget(user) : null,
+        user ? 'wrong password' : 'unknown email',
+      );
       sendProblem(res, 401, 'INVALID_CREDENTIALS', 'Invalid email or password');
       return;
     }
     await throttle.recordSuccess(ip, input.email);
+    await audit.record(tenantsOf(user), 'LOGIN_SUCCEEDED', context(req, res, userActor(user)), userTarget(user), `${user.email} signed in`);
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     logger.info({ userId: user._id }, 'login');
     res.setHeader('Cache-Control', 'no-store');
@@ -82,7 +149,19 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     if (!input) return;
     const outcome = await tokens.consume(input.refresh_token);
     if (!outcome.ok) {
-      if (outcome.reason === 'reused') logger.warn('refresh token reused: token family revoked');
+      if (outcome.reason === 'reused') {
+        logger.warn('refresh token reused: token family revoked');
+        const owner = await store.findUser(outcome.userId);
+        if (owner) {
+          await audit.record(
+            tenantsOf(owner),
+            'REFRESH_TOKEN_REUSED',
+            context(req, res, anonymous),
+            userTarget(owner),
+            'a spent refresh token was presented again: every token of that sign-in was revoked',
+          );
+        }
+      }
       sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'Invalid refresh token', 'log in again');
       return;
     }
@@ -93,6 +172,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       return;
     }
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
+    await audit.record(tenantsOf(user), 'TOKEN_REFRESHED', context(req, res, userActor(user)), userTarget(user), 'tokens refreshed');
     res.setHeader('Cache-Control', 'no-store');
     res.json(await tokens.issue(user, tenants, outcome.familyId));
   });
@@ -100,7 +180,9 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   router.post('/logout', async (req, res) => {
     const input = body(req, res, refreshBody);
     if (!input) return;
-    await tokens.revoke(input.refresh_token);
+    const userId = await tokens.revoke(input.refresh_token);
+    const user = userId ? await store.findUser(userId) : null;
+    if (user) await audit.record(tenantsOf(user), 'LOGGED_OUT', context(req, res, userActor(user)), userTarget(user), `${user.email} signed out`);
     res.status(204).end();
   });
 

@@ -1,4 +1,6 @@
 import type { RevocationPublisher } from '@linepack/lib/revocations';
+import { createLogger, type Logger } from '@linepack/lib/logger';
+import { AuditLog, cliAudit, type AuditContext, type AuditEventDocument } from './audit';
 import { randomUUID } from 'node:crypto';
 import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
 import type { Collection, Db } from 'mongodb';
@@ -35,15 +37,22 @@ const emailSchema = z.string().trim().toLowerCase().email();
  * Lookups by key hash and by email are global by nature (the tenant is not known yet),
  * so these two indexes are the deliberate exceptions to "every index starts with tenantId".
  */
+/** An API key as an audit event names it: its id and display prefix. */
+export const keyTarget = (key: ApiKeyDocument): AuditEventDocument['target'] => ({ kind: 'API_KEY', id: key._id, label: `${key.prefix}…` });
+
 export class AuthStore {
   readonly tenants: Collection<TenantRecord>;
   readonly apiKeys: Collection<ApiKeyDocument>;
   readonly users: Collection<UserDocument>;
 
+  readonly audit: AuditLog;
+
   constructor(
     db: Db,
     private readonly revocations: RevocationPublisher | null = null,
+    logger: Logger = createLogger('auth', 'silent'),
   ) {
+    this.audit = new AuditLog(db, logger);
     this.tenants = db.collection('tenants');
     this.apiKeys = db.collection('apiKeys');
     this.users = db.collection('users');
@@ -55,6 +64,7 @@ export class AuthStore {
       { key: { tenantId: 1, createdAt: 1 }, name: 'tenant_created' },
     ]);
     await this.users.createIndexes([{ key: { email: 1 }, name: 'email', unique: true }]);
+    await this.audit.ensureIndexes();
   }
 
   async createTenant(input: { name: string; tier: Tier }): Promise<TenantRecord> {
@@ -71,13 +81,16 @@ export class AuthStore {
   }
 
   /** Creates a key and returns its secret: the only time the secret exists outside the caller's hands. */
-  async createApiKey(input: {
-    tenantId: string;
-    name: string;
-    scopes: readonly string[];
-    tier: Tier;
-    expiresInDays?: number | null;
-  }): Promise<{ apiKey: ApiKeyDocument; secret: string }> {
+  async createApiKey(
+    input: {
+      tenantId: string;
+      name: string;
+      scopes: readonly string[];
+      tier: Tier;
+      expiresInDays?: number | null;
+    },
+    audit: AuditContext = cliAudit,
+  ): Promise<{ apiKey: ApiKeyDocument; secret: string }> {
     const tenant = await this.findTenant(input.tenantId);
     if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
     let scopes: Scope[];
@@ -121,6 +134,13 @@ export class AuthStore {
       revokedAt: null,
     };
     await this.apiKeys.insertOne(apiKey);
+    await this.audit.record(
+      [tenant._id],
+      'API_KEY_CREATED',
+      audit,
+      keyTarget(apiKey),
+      `created API key "${name}" (${apiKey.prefix}…): ${scopes.join(' ')}, ${input.tier.toLowerCase()}${apiKey.expiresAt ? `, expires ${apiKey.expiresAt.toISOString()}` : ', no expiry'}`,
+    );
     return { apiKey, secret };
   }
 
@@ -141,17 +161,26 @@ export class AuthStore {
     return this.apiKeys.find({ tenantId }, { sort: { createdAt: 1, _id: 1 } }).toArray();
   }
 
-  async revokeApiKey(tenantId: string, id: string): Promise<ApiKeyDocument> {
+  async revokeApiKey(tenantId: string, id: string, audit: AuditContext = cliAudit): Promise<ApiKeyDocument> {
     // Revoking twice keeps the first revocation time.
-    await this.apiKeys.updateOne({ _id: id, tenantId, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    const changed = await this.apiKeys.updateOne({ _id: id, tenantId, revokedAt: null }, { $set: { revokedAt: new Date() } });
     const revoked = await this.apiKeys.findOne({ _id: id, tenantId });
     if (!revoked) throw new AuthStoreError('NOT_FOUND', 'id', `no API key ${id} in this tenant`);
     // Every gateway drops the key from its verification cache now, not when the cache entry expires.
     await this.revocations?.publish({ kind: 'api_key', secretHash: revoked.secretHash });
+    if (changed.modifiedCount > 0) {
+      await this.audit.record([tenantId], 'API_KEY_REVOKED', audit, keyTarget(revoked), `revoked API key "${revoked.name}" (${revoked.prefix}…)`);
+    }
     return revoked;
   }
 
-  async createUser(input: { tenantId: string; email: string; password: string; role: Role }): Promise<UserDocument> {
+  async createUser(input: { tenantId: string; email: string; password: string; role: Role }, audit: AuditContext = cliAudit): Promise<UserDocument> {
+    const user = await this.addUser(input);
+    await this.audit.record([input.tenantId], 'USER_ADDED', audit, { kind: 'USER', id: user._id, label: user.email }, `added ${user.email} as ${input.role}`);
+    return user;
+  }
+
+  private async addUser(input: { tenantId: string; email: string; password: string; role: Role }): Promise<UserDocument> {
     const tenant = await this.findTenant(input.tenantId);
     if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
     const email = emailSchema.safeParse(input.email);

@@ -36,7 +36,8 @@ export interface TokenPair {
   expires_in: number;
 }
 
-export type RefreshOutcome = { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' | 'reused' };
+export type RefreshOutcome =
+  { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' } | { ok: false; reason: 'reused'; userId: string };
 
 const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
 const accessClaims = z.object({
@@ -157,7 +158,7 @@ export class TokenService {
     if (!stored) return { ok: false, reason: 'invalid' };
     if (stored.revokedAt) return { ok: false, reason: 'revoked' };
     await this.revokeFamily(stored.familyId);
-    return { ok: false, reason: 'reused' };
+    return { ok: false, reason: 'reused', userId: stored.userId };
   }
 
   async revokeFamily(familyId: string): Promise<void> {
@@ -165,9 +166,11 @@ export class TokenService {
     await this.revocations?.publish({ kind: 'session', sessionId: familyId });
   }
 
-  /** Logout: the family of a still-valid refresh token is revoked; unknown tokens are ignored. */
-  async revoke(token: string): Promise<void> {
+  /** Logout: the family of a still-valid refresh token is revoked; unknown tokens are ignored. The user, if any. */
+  async revoke(token: string): Promise<string | null> {
     const claims = this.verifyRefresh(token);
-    if (claims && claims !== 'expired') await this.revokeFamily(claims.fam);
+    if (!claims || claims === 'expired') return null;
+    await this.revokeFamily(claims.fam);
+    return claims.sub;
   }
 }

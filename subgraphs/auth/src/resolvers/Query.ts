@@ -1,4 +1,8 @@
+import { z } from 'zod';
+import { decodeCursor, encodeCursor, pageSize, toConnection } from '@linepack/lib/pagination';
 import type { QueryResolvers } from '../generated/resolvers-types';
+
+const auditCursor = z.object({ at: z.string().datetime(), id: z.string().min(1) });
 
 export const Query: QueryResolvers = {
   me: async (_parent, _args, { identity, store }) => {
@@ -29,4 +33,21 @@ export const Query: QueryResolvers = {
     };
   },
   apiKeys: (_parent, _args, { identity, store }) => store.listApiKeys(identity.tenantId),
+  auditEvents: async (_parent, { filter, first, after }, { identity, store }) => {
+    const size = pageSize(first);
+    const cursor = decodeCursor(after, auditCursor);
+    const page = await store.audit.list(
+      identity.tenantId,
+      {
+        types: filter?.types ?? null,
+        actorId: filter?.actorId ?? null,
+        targetId: filter?.targetId ?? null,
+        from: filter?.from ?? null,
+        to: filter?.to ?? null,
+      },
+      size,
+      cursor ? { at: new Date(cursor.at), id: cursor.id } : null,
+    );
+    return toConnection(page.rows, size, page.totalCount, (e) => encodeCursor({ at: e.at.toISOString(), id: e._id }));
+  },
 };
