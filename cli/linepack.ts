@@ -21,6 +21,9 @@ import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 const usage = `usage: linepack <command> [options]
 
   tenants create --name NAME --tier free|pro|enterprise [--json]
+  tenants key-policy --tenant ID --default-days N --max-days M [--json]
+                 how long the tenant's API keys live: N days when created without --expires-in-days
+                 (default 365), at most M days (default 730)
   keys create    --tenant ID --scopes a,b [--tier free|pro|enterprise] [--name NAME] [--expires-in-days N] [--json]
   keys list      --tenant ID [--json]
   keys revoke    --tenant ID --id KEY_ID [--json]
@@ -140,6 +143,8 @@ async function run(argv: string[]): Promise<void> {
       tenant: { type: 'string' },
       scopes: { type: 'string' },
       'expires-in-days': { type: 'string' },
+      'default-days': { type: 'string' },
+      'max-days': { type: 'string' },
       id: { type: 'string' },
       email: { type: 'string' },
       password: { type: 'string' },
@@ -158,6 +163,19 @@ async function run(argv: string[]): Promise<void> {
       print(
         { id: tenant._id, name: tenant.name, tier: tenant.tier.toLowerCase() },
         `created tenant ${tenant.name}\n  id    ${tenant._id}\n  tier  ${tenant.tier.toLowerCase()}`,
+      );
+      return;
+    }
+    case 'tenants key-policy': {
+      const days = (flag: 'default-days' | 'max-days') => {
+        const value = required(values, flag);
+        if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number of days`);
+        return Number(value);
+      };
+      const tenant = await withStore((s) => s.setKeyExpiryPolicy(required(values, 'tenant'), { defaultDays: days('default-days'), maxDays: days('max-days') }));
+      print(
+        { id: tenant._id, apiKeyDefaultExpiryDays: tenant.apiKeyDefaultExpiryDays, apiKeyMaxExpiryDays: tenant.apiKeyMaxExpiryDays },
+        `tenant ${tenant.name}: new API keys expire after ${tenant.apiKeyDefaultExpiryDays} days unless given another expiry, at most ${tenant.apiKeyMaxExpiryDays}`,
       );
       return;
     }

@@ -28,6 +28,7 @@ import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 import { scopeRequirementsDocument } from './schema-scopes';
 import { recordAccessDenied } from './audit';
+import { KeyUsageReporter } from './key-usage';
 
 export interface RunningGateway {
   url: string;
@@ -76,6 +77,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
+  const keyUsage = new KeyUsageReporter(config.authUrl, config.internalTokenPrivateKey, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
@@ -185,6 +187,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       return;
     }
     if (!credential) return refuse('invalid, expired or revoked credential');
+    if (credential.kind === 'api_key') keyUsage.used(credential.subject);
     res.locals['credential'] = credential;
     next();
   };
@@ -269,6 +272,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       await closeServer(httpServer);
       rateLimiter.close();
       revocations?.close();
+      await keyUsage.stop();
     },
   };
 }

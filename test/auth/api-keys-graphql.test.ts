@@ -3,10 +3,11 @@ import { graphql, startTestStack, type TestStack } from '../support/stack';
 /** Key management over GraphQL by a tenant admin: create (secret once), list (never the secret), revoke. */
 let stack: TestStack;
 let adminKey: string;
+let tenantId: string;
 
 beforeAll(async () => {
   stack = await startTestStack();
-  ({ apiKey: adminKey } = await stack.tenantWithKey({ tier: 'PRO', scopes: ['admin'] }));
+  ({ apiKey: adminKey, tenantId } = await stack.tenantWithKey({ tier: 'PRO', scopes: ['admin'] }));
 });
 afterAll(async () => {
   await stack?.stop();
@@ -40,7 +41,8 @@ it.each([
   [{ name: 'k', scopes: ['assets:delete'] }, 'scopes', 'unknown scope'],
   [{ name: 'k', scopes: [] }, 'scopes', 'at least one scope'],
   [{ name: 'k', scopes: ['assets:read'], tier: 'ENTERPRISE' }, 'tier', "exceeds the tenant's plan"],
-  [{ name: 'k', scopes: ['assets:read'], expiresInDays: 0 }, 'expiresInDays', '1 to 3650'],
+  [{ name: 'k', scopes: ['assets:read'], expiresInDays: 0 }, 'expiresInDays', 'from 1 to 730'],
+  [{ name: 'k', scopes: ['assets:read'], expiresInDays: 1000 }, 'expiresInDays', "from 1 to 730 (the tenant's maximum)"],
 ])('rejects %j naming the field', async (input, field, rule) => {
   const res = await admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { secret } }', { i: input });
   expect(res.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
@@ -71,4 +73,46 @@ it('caps the active keys of a tenant at 100 (each has its own rate-limit budget)
   const victim = (await stack.authStore.listApiKeys(tenantId)).find((k) => k.name === 'k1')!;
   await stack.authStore.revokeApiKey(tenantId, victim._id);
   expect((await create()).body.errors).toBeUndefined();
+});
+
+describe('key lifetimes and use', () => {
+  const create = (input: Record<string, unknown>) =>
+    admin('mutation($i: CreateApiKeyInput!) { createApiKey(input: $i) { secret apiKey { id expiresAt lastUsedAt } } }', { i: input });
+  const days = (iso: string) => (Date.parse(iso) - Date.now()) / 86_400_000;
+
+  it('gives a key created without an expiry the tenant default (365 days) rather than none', async () => {
+    const res = await create({ name: 'no expiry given', scopes: ['assets:read'] });
+    expect(days(res.body.data!['createApiKey'].apiKey.expiresAt)).toBeCloseTo(365, 0);
+  });
+
+  it('follows the tenant key policy set with the CLI’s store call: default and maximum', async () => {
+    await stack.authStore.setKeyExpiryPolicy(tenantId, { defaultDays: 30, maxDays: 90 });
+    try {
+      expect(days((await create({ name: 'policy default', scopes: ['assets:read'] })).body.data!['createApiKey'].apiKey.expiresAt)).toBeCloseTo(30, 0);
+      const tooLong = await create({ name: 'too long', scopes: ['assets:read'], expiresInDays: 91 });
+      expect(tooLong.body.errors?.[0]?.extensions?.['field']).toBe('expiresInDays');
+      expect(tooLong.body.errors?.[0]?.message).toContain('from 1 to 90');
+    } finally {
+      await stack.authStore.setKeyExpiryPolicy(tenantId, { defaultDays: 365, maxDays: 730 });
+    }
+  });
+
+  it('shows when a key was last used to within seconds (the gateway reports uses in batches)', async () => {
+    const { secret, apiKey } = (await create({ name: 'watched', scopes: ['assets:read'] })).body.data!['createApiKey'];
+    expect(apiKey.lastUsedAt).toBeNull();
+    const usedAt = Date.now();
+    for (let i = 0; i < 20; i++) expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: secret })).status).toBe(200);
+    const lastUsed = async () =>
+      ((await admin('{ apiKeys { id lastUsedAt } }')).body.data!['apiKeys'] as { id: string; lastUsedAt: string | null }[]).find((k) => k.id === apiKey.id)!
+        .lastUsedAt;
+    const deadline = Date.now() + 10_000;
+    let seen: string | null = null;
+    while (!seen && Date.now() < deadline) {
+      seen = await lastUsed();
+      if (!seen) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(seen).not.toBeNull();
+    expect(Date.parse(seen!)).toBeGreaterThanOrEqual(usedAt - 1_000);
+    expect(Date.parse(seen!)).toBeLessThanOrEqual(Date.now());
+  }, 20_000);
 });

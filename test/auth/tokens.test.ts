@@ -250,7 +250,6 @@ describe('GET /auth/introspect', () => {
     expect(res.body).toMatchObject({ active: true, scopes: ['admin:*', 'assets:read'], tenant_id: tenantId, expires_at: apiKey.expiresAt!.toISOString() });
     expect(res.body['tenant_id']).toMatch(/^[0-9a-f-]{36}$/);
     const stored = await stack.authStore.apiKeys.findOne({ _id: apiKey._id });
-    expect(stored?.lastUsedAt?.getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(stored).not.toHaveProperty('secret');
     expect(JSON.stringify(stored)).not.toContain(secret);
   });

@@ -9,6 +9,10 @@ export interface TenantRecord {
   /** The plan: user tokens are rate-limited at this tier, and no key may exceed it. */
   tier: Tier;
   createdAt: Date;
+  /** API keys created without an expiry get this many days (absent: DEFAULT_KEY_EXPIRY_DAYS). */
+  apiKeyDefaultExpiryDays?: number;
+  /** No API key of the tenant may be created to live longer (absent: MAX_KEY_EXPIRY_DAYS). */
+  apiKeyMaxExpiryDays?: number;
 }
 
 /** Collection `apiKeys`. Only the SHA-256 of the secret is stored; the secret is shown once. */

@@ -53,7 +53,28 @@ const deniedBody = z
  * Internal: the gateway reports operations it refused for a missing scope, vouching for the caller with an
  * identity token (audience auth). Not under /auth, so the gateway's /auth proxy never forwards a client here.
  */
+const keyUseBody = z.object({ uses: z.array(z.object({ id: z.string().max(100), at: z.string().datetime() }).strict()).max(10_000) }).strict();
+
 export function auditRoutes(app: Express, deps: { store: AuthStore; internalTokenPublicKey: string; logger: Logger }): void {
+  /** Internal: gateways report when keys were used, in batches; the caller proves it is a gateway. */
+  app.post('/internal/keys/used', express.json({ limit: '1mb' }), async (req, res) => {
+    try {
+      verifyInternalToken(req.header(INTERNAL_IDENTITY_HEADER) ?? '', 'auth', deps.internalTokenPublicKey);
+    } catch {
+      sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
+      return;
+    }
+    const body = keyUseBody.safeParse(req.body);
+    if (!body.success) {
+      sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body');
+      return;
+    }
+    const now = Date.now();
+    // A clock running ahead must not date a use in the future.
+    await deps.store.recordKeyUse(body.data.uses.map((u) => ({ id: u.id, at: new Date(Math.min(Date.parse(u.at), now)) })));
+    res.status(204).end();
+  });
+
   app.post('/internal/audit/access-denied', express.json({ limit: '16kb' }), async (req, res) => {
     let identity: Identity;
     try {
@@ -230,7 +251,6 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       res.json({ active: false });
       return;
     }
-    await store.touchApiKey(key, now).catch((err: unknown) => logger.warn({ err, keyId: key._id }, 'could not record lastUsedAt'));
     res.json({
       active: true,
       scopes: key.scopes,

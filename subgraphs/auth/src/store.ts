@@ -15,6 +15,9 @@ export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTER
 
 /** Each key has its own rate-limit budget, so their number is bounded (SDL: createApiKey). */
 export const MAX_ACTIVE_API_KEYS_PER_TENANT = 100;
+/** A key that nobody gave an expiry still expires: a forgotten key in an old script stops working on its own. */
+export const DEFAULT_KEY_EXPIRY_DAYS = 365;
+export const MAX_KEY_EXPIRY_DAYS = 730;
 
 export class AuthStoreError extends Error {
   constructor(
@@ -103,9 +106,10 @@ export class AuthStore {
     if (tierRank[input.tier] > tierRank[tenant.tier]) {
       throw new AuthStoreError('BAD_USER_INPUT', 'tier', `tier ${input.tier} exceeds the tenant's plan (${tenant.tier})`);
     }
-    const days = input.expiresInDays;
-    if (days != null && (!Number.isInteger(days) || days < 1 || days > 3650)) {
-      throw new AuthStoreError('BAD_USER_INPUT', 'expiresInDays', 'expiresInDays must be a whole number from 1 to 3650');
+    const maxDays = tenant.apiKeyMaxExpiryDays ?? MAX_KEY_EXPIRY_DAYS;
+    const days = input.expiresInDays ?? Math.min(tenant.apiKeyDefaultExpiryDays ?? DEFAULT_KEY_EXPIRY_DAYS, maxDays);
+    if (!Number.isInteger(days) || days < 1 || days > maxDays) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'expiresInDays', `expiresInDays must be a whole number from 1 to ${maxDays} (the tenant's maximum)`);
     }
     const name = input.name.trim();
     if (!name || name.length > 100) throw new AuthStoreError('BAD_USER_INPUT', 'name', 'key name must be 1–100 characters');
@@ -129,7 +133,7 @@ export class AuthStore {
       scopes,
       tier: input.tier,
       createdAt: now,
-      expiresAt: days != null ? new Date(now.getTime() + days * 86_400_000) : null,
+      expiresAt: new Date(now.getTime() + days * 86_400_000),
       lastUsedAt: null,
       revokedAt: null,
     };
@@ -151,10 +155,34 @@ export class AuthStore {
     return key && sameHash(key.secretHash, secretHash) ? key : null;
   }
 
-  /** Marks use at most once a minute per key, so the hot path does not write on every request. */
-  async touchApiKey(key: ApiKeyDocument, now = new Date()): Promise<void> {
-    if (key.lastUsedAt && now.getTime() - key.lastUsedAt.getTime() < 60_000) return;
-    await this.apiKeys.updateOne({ _id: key._id }, { $set: { lastUsedAt: now } });
+  /**
+   * Records when keys were last used, as gateways report it in batches (a few seconds behind, never a write per
+   * request); a late or repeated report never moves lastUsedAt back.
+   */
+  async recordKeyUse(uses: readonly { id: string; at: Date }[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.apiKeys.bulkWrite(
+      uses.map(({ id, at }) => ({
+        updateOne: { filter: { _id: id, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: at } }] }, update: { $set: { lastUsedAt: at } } },
+      })),
+      { ordered: false },
+    );
+  }
+
+  /** The tenant's key policy: the expiry a key gets when none is given, and the longest allowed. */
+  async setKeyExpiryPolicy(tenantId: string, policy: { defaultDays: number; maxDays: number }): Promise<TenantRecord> {
+    const { defaultDays, maxDays } = policy;
+    if (!Number.isInteger(maxDays) || maxDays < 1 || maxDays > 3650) throw new AuthStoreError('BAD_USER_INPUT', 'maxDays', 'the maximum must be 1–3650 days');
+    if (!Number.isInteger(defaultDays) || defaultDays < 1 || defaultDays > maxDays) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'defaultDays', `the default must be 1–${maxDays} days (at most the maximum)`);
+    }
+    const tenant = await this.tenants.findOneAndUpdate(
+      { _id: tenantId },
+      { $set: { apiKeyDefaultExpiryDays: defaultDays, apiKeyMaxExpiryDays: maxDays } },
+      { returnDocument: 'after' },
+    );
+    if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${tenantId}`);
+    return tenant;
   }
 
   listApiKeys(tenantId: string): Promise<ApiKeyDocument[]> {

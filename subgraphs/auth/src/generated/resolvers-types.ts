@@ -32,13 +32,13 @@ export type ApiKey = {
   __typename?: 'ApiKey';
   /** When the key was created. */
   createdAt: Scalars['DateTime']['output'];
-  /** When the key stops working; null when it never expires. */
+  /** When the key stops working; null only for keys created before every key got an expiry. */
   expiresAt: Maybe<Scalars['DateTime']['output']>;
   /** The key's id. */
   id: Scalars['ID']['output'];
   /**
-   * When the auth service last verified the key (recorded at most once a minute, and gateways cache
-   * verifications, so it can lag actual use); null when never used.
+   * When the key was last used at a gateway (gateways report uses every 5 seconds, so it is at most a few
+   * seconds behind); null when never used.
    */
   lastUsedAt: Maybe<Scalars['DateTime']['output']>;
   /** A name for recognising the key, 1–100 characters. */
@@ -166,7 +166,10 @@ export type AuditTarget = {
 
 /** A new API key for the caller's tenant. */
 export type CreateApiKeyInput = {
-  /** Days until the key expires, 1–3650; omitted or null: it never expires. */
+  /**
+   * Days until the key expires: 1 to the tenant's maximum (730 unless the operator set another); omitted or null:
+   * the tenant's default (365 unless set otherwise). Every key expires.
+   */
   expiresInDays?: InputMaybe<Scalars['Int']['input']>;
   /** A name for recognising the key, 1–100 characters (leading and trailing spaces are removed). */
   name: Scalars['String']['input'];
