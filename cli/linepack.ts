@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
 import { createLogger } from '@linepack/lib/logger';
@@ -17,6 +18,7 @@ import { parseScopeList, roles, type Role } from '@linepack/lib/scopes';
 import type { ApiKeyDocument, Tier } from '@linepack/subgraph-auth/documents';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
+import { cliAudit } from '@linepack/subgraph-auth/audit';
 
 const usage = `usage: linepack <command> [options]
 
@@ -27,7 +29,14 @@ const usage = `usage: linepack <command> [options]
   keys create    --tenant ID --scopes a,b [--tier free|pro|enterprise] [--name NAME] [--expires-in-days N] [--json]
   keys list      --tenant ID [--json]
   keys revoke    --tenant ID --id KEY_ID [--json]
-  users create   --tenant ID --email EMAIL (--password P | --password-stdin) --role viewer|engineer|admin [--json]
+  users create   --tenant ID --email EMAIL --role viewer|engineer|admin [--password-stdin] [--json]
+                 the password is asked for (not echoed), or read from stdin with --password-stdin; never an argument
+  users reset-password --tenant ID --email EMAIL [--json]
+                 a one-time reset token (30 minutes) for POST /auth/password/reset; hand it to the user
+  users remove   --tenant ID --email EMAIL [--json]
+                 remove from the tenant: sessions end, the keys they made there are revoked
+  users sign-out --email EMAIL [--json]
+                 end every session of the user at once
   service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
   <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
                  drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
@@ -102,6 +111,30 @@ function keyView(key: ApiKeyDocument) {
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
   };
+}
+
+/** Asks for a secret on the terminal without echoing it. */
+async function promptHidden(question: string): Promise<string> {
+  if (!process.stdin.isTTY) throw new UsageError('no terminal to ask for the password on: pass it on stdin with --password-stdin');
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  const muted = rl as unknown as { _writeToOutput: (s: string) => void };
+  let asked = false;
+  muted._writeToOutput = (s: string) => {
+    if (!asked) process.stderr.write(s);
+    asked = true;
+  };
+  try {
+    return await new Promise<string>((resolve) => rl.question(question, resolve));
+  } finally {
+    rl.close();
+    process.stderr.write('\n');
+  }
+}
+
+async function userByEmail(store: AuthStore, tenantId: string, email: string) {
+  const user = await store.users.findOne({ email: email.trim().toLowerCase(), 'memberships.tenantId': tenantId });
+  if (!user) throw new UsageError(`no user ${email} in tenant ${tenantId}`);
+  return user;
 }
 
 async function readStdin(): Promise<string> {
@@ -212,7 +245,12 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     case 'users create': {
-      const password = values['password-stdin'] ? await readStdin() : required(values, 'password');
+      if (values.password !== undefined) {
+        throw new UsageError(
+          '--password is not accepted: a password on the command line is visible to every user of this machine; use --password-stdin or answer the prompt',
+        );
+      }
+      const password = values['password-stdin'] ? await readStdin() : await promptHidden(`password for ${required(values, 'email')}: `);
       const user = await withStore((s) =>
         s.createUser({ tenantId: required(values, 'tenant'), email: required(values, 'email'), password, role: roleOf(required(values, 'role')) }),
       );
@@ -220,6 +258,34 @@ async function run(argv: string[]): Promise<void> {
         { id: user._id, email: user.email, memberships: user.memberships },
         `user ${user.email} (${user._id}) is ${user.memberships.map((m) => `${m.role.toLowerCase()} in ${m.tenantId}`).join(', ')}`,
       );
+      return;
+    }
+    case 'users reset-password': {
+      const tenantId = required(values, 'tenant');
+      const reset = await withStore(async (s) => s.issuePasswordReset(tenantId, (await userByEmail(s, tenantId, required(values, 'email')))._id, cliAudit));
+      print(
+        { userId: reset.user._id, email: reset.user.email, token: reset.token, expiresAt: reset.expiresAt.toISOString() },
+        `reset token for ${reset.user.email} (valid until ${reset.expiresAt.toISOString()}, once):\n  ${reset.token}\nThey set a new password with POST /auth/password/reset {"reset_token": "…", "new_password": "…"}.`,
+      );
+      return;
+    }
+    case 'users remove': {
+      const tenantId = required(values, 'tenant');
+      const user = await withStore(async (s) => s.removeMember(tenantId, (await userByEmail(s, tenantId, required(values, 'email')))._id, cliAudit));
+      print(
+        { id: user._id, email: user.email, removedFrom: tenantId },
+        `removed ${user.email} from ${tenantId}; their sessions ended and the keys they made there are revoked`,
+      );
+      return;
+    }
+    case 'users sign-out': {
+      const email = required(values, 'email').trim().toLowerCase();
+      const ended = await withStore(async (s) => {
+        const user = await s.users.findOne({ email });
+        if (!user) throw new UsageError(`no user ${email}`);
+        return s.signOutEverywhere(user, cliAudit);
+      });
+      print({ email, sessionsEnded: ended }, `${email}: ${ended} session${ended === 1 ? '' : 's'} ended`);
       return;
     }
     case 'service-keys': {

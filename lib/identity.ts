@@ -15,6 +15,8 @@ export interface Identity {
   deadline?: number;
   /** The client's address as the gateway saw it (for the audit log). */
   clientAddress?: string;
+  /** For a user's access token: the sign-in (refresh family) it belongs to. */
+  sessionId?: string;
 }
 
 /** Header that carries the gateway-minted identity token to subgraphs. */
@@ -38,6 +40,7 @@ const claimsSchema = z.object({
   request_id: z.string().min(1),
   deadline: z.number().int().positive().optional(),
   client_address: z.string().max(100).optional(),
+  session_id: z.string().max(100).optional(),
 });
 
 export interface InternalKeyPair {
@@ -64,6 +67,7 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
       request_id: identity.requestId,
       ...(identity.deadline ? { deadline: identity.deadline } : {}),
       ...(identity.clientAddress ? { client_address: identity.clientAddress } : {}),
+      ...(identity.sessionId ? { session_id: identity.sessionId } : {}),
     },
     privateKeyPem,
     {
@@ -98,5 +102,6 @@ export function verifyInternalToken(token: string, audience: string, publicKeyPe
     requestId: claims.data.request_id,
     ...(claims.data.deadline ? { deadline: claims.data.deadline } : {}),
     ...(claims.data.client_address ? { clientAddress: claims.data.client_address } : {}),
+    ...(claims.data.session_id ? { sessionId: claims.data.session_id } : {}),
   };
 }

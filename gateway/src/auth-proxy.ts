@@ -14,7 +14,7 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
  * /graphql: a credential that keeps failing is refused before it reaches the auth service, and an
  * address over its failure budget gets 429 for its failing requests (never for a valid credential).
  */
-const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout']);
+const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout', '/auth/password/reset']);
 
 /** The credential a throttled route is asked about: the bearer token, or the refresh token in the body. */
 function presentedCredential(pathname: string, authorization: string | undefined, body: unknown): string | null {
@@ -24,8 +24,9 @@ function presentedCredential(pathname: string, authorization: string | undefined
   }
   if (!Buffer.isBuffer(body) || body.length === 0) return null;
   try {
-    const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown };
-    return typeof parsed.refresh_token === 'string' ? parsed.refresh_token : null;
+    const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown; reset_token?: unknown };
+    const token = parsed.refresh_token ?? parsed.reset_token;
+    return typeof token === 'string' ? token : null;
   } catch {
     return null;
   }

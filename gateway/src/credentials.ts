@@ -15,6 +15,8 @@ export interface VerifiedCredential {
   tier: Tier;
   /** What rate limits count against: one budget per credential. */
   rateLimitKey: string;
+  /** A user's sign-in (the access token's sid), passed on so "change password" can keep this session. */
+  sessionId?: string;
 }
 
 const introspectionSchema = z.union([

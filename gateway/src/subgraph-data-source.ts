@@ -35,6 +35,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
           requestId,
           deadline: deadline.at,
           clientAddress,
+          ...(credential.sessionId ? { sessionId: credential.sessionId } : {}),
         },
         this.name,
         this.privateKeyPem,

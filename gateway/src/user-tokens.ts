@@ -116,6 +116,7 @@ export function userCredential(claims: z.output<typeof accessClaims>, requestedT
       scopes: [...scopesByRole[membership.role]],
       tier: membership.tier,
       rateLimitKey: `user:${claims.sub}`,
+      ...(claims.sid ? { sessionId: claims.sid } : {}),
     },
   };
 }

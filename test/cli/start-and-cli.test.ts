@@ -61,12 +61,12 @@ async function stop(): Promise<number | null> {
   return code;
 }
 
-function cli(args: string[], state = stateDir) {
+function cli(args: string[], state = stateDir, input?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, LINEPACK_STATE_DIR: state };
   // The running system's databases come from its dev.json, as for someone at a terminal.
   delete env['MONGODB_URI'];
   delete env['REDIS_URL'];
-  const res = spawnSync(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, encoding: 'utf8' });
+  const res = spawnSync(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, encoding: 'utf8', input: input ?? '' });
   return { status: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
@@ -196,7 +196,8 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
   expect(Date.parse(created.expiresAt)).toBeGreaterThan(Date.now() + 6 * 86_400_000);
   expect(await totalAssets(state, created.apiKey)).toBe(0);
 
-  const user = cli([
+  // A password is never an argument (the process list shows arguments to every user of the machine).
+  const onCommandLine = cli([
     'users',
     'create',
     '--tenant',
@@ -207,9 +208,37 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
     'a long enough password',
     '--role',
     'viewer',
-    '--json',
   ]);
+  expect(onCommandLine.status).toBe(2);
+  expect(onCommandLine.stderr).toContain('--password-stdin');
+  // Without a terminal and without --password-stdin there is nobody to ask.
+  expect(cli(['users', 'create', '--tenant', tenantId, '--email', 'cli@example.com', '--role', 'viewer']).stderr).toContain('--password-stdin');
+  const user = cli(
+    ['users', 'create', '--tenant', tenantId, '--email', 'cli@example.com', '--password-stdin', '--role', 'viewer', '--json'],
+    stateDir,
+    'a long enough password\n',
+  );
   expect(user.status).toBe(0);
+  const login = (password: string) =>
+    fetch(`${state.authUrl}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'cli@example.com', password }),
+    });
+  expect((await login('a long enough password')).status).toBe(200);
+  // An operator's reset: a one-time token the user spends once.
+  const reset = cli(['users', 'reset-password', '--tenant', tenantId, '--email', 'cli@example.com', '--json']);
+  expect(reset.status).toBe(0);
+  const { token } = JSON.parse(reset.stdout) as { token: string };
+  const spend = () =>
+    fetch(`${state.authUrl}/auth/password/reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reset_token: token, new_password: 'a brand new pass phrase' }),
+    });
+  expect((await spend()).status).toBe(204);
+  expect((await spend()).status).toBe(401);
+  expect((await login('a brand new pass phrase')).status).toBe(200);
   expect(cli(['keys', 'list', '--tenant', tenantId, '--json']).stdout).not.toContain(created.apiKey);
 
   const bad = cli(['keys', 'create', '--tenant', tenantId, '--scopes', 'assets:delete']);

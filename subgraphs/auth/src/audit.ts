@@ -13,6 +13,11 @@ export const auditEventTypes = [
   'API_KEY_CREATED',
   'API_KEY_REVOKED',
   'USER_ADDED',
+  'MEMBER_REMOVED',
+  'PASSWORD_CHANGED',
+  'PASSWORD_RESET_ISSUED',
+  'PASSWORD_RESET_COMPLETED',
+  'SIGNED_OUT_EVERYWHERE',
   'ACCESS_DENIED',
 ] as const;
 export type AuditEventType = (typeof auditEventTypes)[number];

@@ -29,6 +29,8 @@ export interface ApiKeyDocument {
   expiresAt: Date | null;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Who created it (a user or key id; null for the CLI and keys older than this field): removing a member revokes their keys. */
+  createdBy?: string | null;
 }
 
 export interface Membership {
@@ -43,4 +45,17 @@ export interface UserDocument {
   passwordHash: string;
   memberships: Membership[];
   createdAt: Date;
+  passwordChangedAt?: Date;
+}
+
+/** Collection `passwordResets`: one-time reset tokens an admin issued; only their SHA-256 is stored. */
+export interface PasswordResetDocument {
+  _id: string;
+  tokenHash: string;
+  userId: string;
+  tenantId: string;
+  issuedBy: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
 }

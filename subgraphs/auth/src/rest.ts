@@ -4,7 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response, 
 import { z } from 'zod';
 import { problem } from '@linepack/lib/errors';
 import { bearerToken, requestIdOf } from '@linepack/lib/http';
-import type { AuditActor, AuditContext, AuditEventDocument } from './audit';
+import type { AuditActor, AuditContext } from './audit';
 import { INTERNAL_IDENTITY_HEADER, verifyInternalToken, type Identity } from '@linepack/lib/identity';
 import { auditContextOf } from './audit-context';
 import type { UserDocument } from './documents';
@@ -13,7 +13,7 @@ import { violationsOf } from '@linepack/lib/validation';
 import { apiKeyPattern } from '@linepack/lib/api-keys';
 import type { LoginThrottle } from './login-throttle';
 import type { SigningKeys } from './signing-keys';
-import { ARGON2_OPTIONS, type AuthStore } from './store';
+import { ARGON2_OPTIONS, AuthStoreError, userTarget, type AuthStore } from './store';
 import type { TokenService } from './tokens';
 
 function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
@@ -25,6 +25,7 @@ function sendProblem(res: Response, status: number, code: string, title: string,
 
 const loginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
 const refreshBody = z.object({ refresh_token: z.string().min(1).max(4096) }).strict();
+const resetBody = z.object({ reset_token: z.string().min(1).max(200), new_password: z.string().min(1).max(1024) }).strict();
 
 /** Parses a JSON body against a schema, answering 400/415 problems itself; null means "answered". */
 function body<S extends z.ZodType>(req: Request, res: Response, schema: S): z.output<S> | null {
@@ -102,7 +103,6 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
 
 const anonymous: AuditActor = { kind: 'ANONYMOUS', id: null, label: null };
 const userActor = (user: UserDocument): AuditActor => ({ kind: 'USER', id: user._id, label: user.email });
-const userTarget = (user: UserDocument): AuditEventDocument['target'] => ({ kind: 'USER', id: user._id, label: user.email });
 const tenantsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
 const context = (req: Request, res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: req.ip ?? null, requestId: requestIdOf(res) });
 
@@ -204,6 +204,28 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const userId = await tokens.revoke(input.refresh_token);
     const user = userId ? await store.findUser(userId) : null;
     if (user) await audit.record(tenantsOf(user), 'LOGGED_OUT', context(req, res, userActor(user)), userTarget(user), `${user.email} signed out`);
+    res.status(204).end();
+  });
+
+  /** Sets a new password with an admin-issued reset token (once, within 30 minutes); every session ends. */
+  router.post('/password/reset', async (req, res) => {
+    const input = body(req, res, resetBody);
+    if (!input) return;
+    try {
+      const user = await store.resetPassword(input.reset_token, input.new_password, { clientAddress: req.ip ?? null, requestId: requestIdOf(res) });
+      if (!user) {
+        sendProblem(res, 401, 'INVALID_RESET_TOKEN', 'Invalid reset token', 'the token is unknown, used or expired: ask an admin for a new one');
+        return;
+      }
+    } catch (err) {
+      if (err instanceof AuthStoreError) {
+        sendProblem(res, 400, 'BAD_REQUEST', 'Password not accepted', `${err.field}: ${err.message}`, {
+          violations: [{ field: err.field, message: err.message }],
+        });
+        return;
+      }
+      throw err;
+    }
     res.status(204).end();
   });
 

@@ -1,15 +1,16 @@
 import type { RevocationPublisher } from '@linepack/lib/revocations';
 import { createLogger, type Logger } from '@linepack/lib/logger';
 import { AuditLog, cliAudit, type AuditContext, type AuditEventDocument } from './audit';
-import { randomUUID } from 'node:crypto';
-import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash as argon2Hash, verify as argon2Verify, type Algorithm } from '@node-rs/argon2';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import { hasUnsafeCharacters, UNSAFE_CHARACTERS_RULE } from '@linepack/lib/validation';
 import { normalizeScopes, type Role, type Scope } from '@linepack/lib/scopes';
 import { displayPrefix, generateApiKeySecret, hashApiKeySecret, sameHash } from '@linepack/lib/api-keys';
-import type { ApiKeyDocument, TenantRecord, Tier, UserDocument } from './documents';
+import type { ApiKeyDocument, PasswordResetDocument, TenantRecord, Tier, UserDocument } from './documents';
+import { passwordProblem } from './password-policy';
 
 export const tierRank: Readonly<Record<Tier, number>> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
 
@@ -40,6 +41,11 @@ const emailSchema = z.string().trim().toLowerCase().email();
  * Lookups by key hash and by email are global by nature (the tenant is not known yet),
  * so these two indexes are the deliberate exceptions to "every index starts with tenantId".
  */
+const PASSWORD_RESET_TTL_MS = 30 * 60_000;
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const tenantIdsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
+export const userTarget = (user: UserDocument): AuditEventDocument['target'] => ({ kind: 'USER', id: user._id, label: user.email });
+
 /** An API key as an audit event names it: its id and display prefix. */
 export const keyTarget = (key: ApiKeyDocument): AuditEventDocument['target'] => ({ kind: 'API_KEY', id: key._id, label: `${key.prefix}…` });
 
@@ -47,6 +53,9 @@ export class AuthStore {
   readonly tenants: Collection<TenantRecord>;
   readonly apiKeys: Collection<ApiKeyDocument>;
   readonly users: Collection<UserDocument>;
+  readonly passwordResets: Collection<PasswordResetDocument>;
+  /** The refresh tokens (one family per sign-in), to end a user's sessions; TokenService issues and rotates them. */
+  private readonly sessions: Collection<{ _id: string; familyId: string; userId: string; revokedAt: Date | null }>;
 
   readonly audit: AuditLog;
 
@@ -59,6 +68,8 @@ export class AuthStore {
     this.tenants = db.collection('tenants');
     this.apiKeys = db.collection('apiKeys');
     this.users = db.collection('users');
+    this.passwordResets = db.collection('passwordResets');
+    this.sessions = db.collection('refreshTokens');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -68,6 +79,7 @@ export class AuthStore {
     ]);
     await this.users.createIndexes([{ key: { email: 1 }, name: 'email', unique: true }]);
     await this.audit.ensureIndexes();
+    await this.passwordResets.createIndexes([{ key: { tokenHash: 1 }, name: 'token_hash', unique: true }]);
   }
 
   async createTenant(input: { name: string; tier: Tier }): Promise<TenantRecord> {
@@ -134,6 +146,7 @@ export class AuthStore {
       tier: input.tier,
       createdAt: now,
       expiresAt: new Date(now.getTime() + days * 86_400_000),
+      createdBy: audit.actor.id,
       lastUsedAt: null,
       revokedAt: null,
     };
@@ -213,9 +226,6 @@ export class AuthStore {
     if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
     const email = emailSchema.safeParse(input.email);
     if (!email.success) throw new AuthStoreError('BAD_USER_INPUT', 'email', 'email must be a valid address');
-    if (input.password.length < 12 || input.password.length > 256) {
-      throw new AuthStoreError('BAD_USER_INPUT', 'password', 'password must be 12–256 characters');
-    }
     const existing = await this.users.findOne({ email: email.data });
     if (existing) {
       // An existing user joins another tenant; their password is not replaced by whoever added them.
@@ -229,6 +239,8 @@ export class AuthStore {
       );
       return updated!;
     }
+    const problem = passwordProblem(input.password, { email: email.data });
+    if (problem) throw new AuthStoreError('BAD_USER_INPUT', 'password', problem);
     const user: UserDocument = {
       _id: randomUUID(),
       email: email.data,
@@ -247,5 +259,132 @@ export class AuthStore {
 
   findUser(id: string): Promise<UserDocument | null> {
     return this.users.findOne({ _id: id });
+  }
+
+  /** The members of a tenant with their role there, by email. */
+  async tenantUsers(tenantId: string): Promise<{ user: UserDocument; role: Role }[]> {
+    const users = await this.users.find({ 'memberships.tenantId': tenantId }, { sort: { email: 1 } }).toArray();
+    return users.map((user) => ({ user, role: user.memberships.find((m) => m.tenantId === tenantId)!.role }));
+  }
+
+  /** A member of `tenantId` by id, or NOT_FOUND (a user of another tenant is not found either). */
+  async memberOf(tenantId: string, userId: string): Promise<UserDocument> {
+    const user = await this.users.findOne({ _id: userId, 'memberships.tenantId': tenantId });
+    if (!user) throw new AuthStoreError('NOT_FOUND', 'userId', `no user ${userId} in this tenant`);
+    return user;
+  }
+
+  /**
+   * Ends a user's sessions: every refresh family is revoked, and every gateway refuses their access tokens at
+   * once. `except` keeps the session the request came from (changing a password does not sign you out here).
+   */
+  async endSessions(userId: string, except: string | null = null): Promise<number> {
+    const families = (await this.sessions.distinct('familyId', { userId, revokedAt: null })).filter((f) => f !== except);
+    if (families.length === 0) return 0;
+    await this.sessions.updateMany({ userId, familyId: { $in: families }, revokedAt: null }, { $set: { revokedAt: new Date() } });
+    await this.revocations?.publish(...families.map((sessionId) => ({ kind: 'session' as const, sessionId })));
+    return families.length;
+  }
+
+  async signOutEverywhere(user: UserDocument, audit: AuditContext): Promise<number> {
+    const ended = await this.endSessions(user._id);
+    await this.audit.record(
+      tenantIdsOf(user),
+      'SIGNED_OUT_EVERYWHERE',
+      audit,
+      userTarget(user),
+      `${user.email} signed out everywhere (${ended} session${ended === 1 ? '' : 's'})`,
+    );
+    return ended;
+  }
+
+  /** The user's own change: the current password is required; their other sessions end. */
+  async changePassword(userId: string, current: string, next: string, sessionId: string | null, audit: AuditContext): Promise<void> {
+    const user = await this.findUser(userId);
+    if (!user || !(await argon2Verify(user.passwordHash, current))) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'currentPassword', 'the current password is not correct');
+    }
+    await this.setPassword(user, next, 'newPassword');
+    await this.endSessions(user._id, sessionId);
+    await this.audit.record(tenantIdsOf(user), 'PASSWORD_CHANGED', audit, userTarget(user), `${user.email} changed their password; other sessions ended`);
+  }
+
+  private async setPassword(user: UserDocument, password: string, field: string): Promise<void> {
+    const problem = passwordProblem(password, { email: user.email });
+    if (problem) throw new AuthStoreError('BAD_USER_INPUT', field, problem);
+    await this.users.updateOne({ _id: user._id }, { $set: { passwordHash: await argon2Hash(password, ARGON2_OPTIONS), passwordChangedAt: new Date() } });
+  }
+
+  /**
+   * An admin's reset for a member (there is no mail server: the admin hands the token over). One use, 30 minutes;
+   * only its hash is stored. Issuing a new one voids the earlier ones.
+   */
+  async issuePasswordReset(tenantId: string, userId: string, audit: AuditContext): Promise<{ token: string; expiresAt: Date; user: UserDocument }> {
+    const user = await this.memberOf(tenantId, userId);
+    const token = `lpr_${randomBytes(24).toString('base64url')}`;
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + PASSWORD_RESET_TTL_MS);
+    await this.passwordResets.updateMany({ userId, usedAt: null }, { $set: { usedAt: now } });
+    await this.passwordResets.insertOne({
+      _id: randomUUID(),
+      tokenHash: sha256(token),
+      userId,
+      tenantId,
+      issuedBy: audit.actor.id,
+      createdAt: now,
+      expiresAt,
+      usedAt: null,
+    });
+    await this.audit.record(
+      [tenantId],
+      'PASSWORD_RESET_ISSUED',
+      audit,
+      userTarget(user),
+      `password reset issued for ${user.email}, valid until ${expiresAt.toISOString()}`,
+    );
+    return { token, expiresAt, user };
+  }
+
+  /** Spends a reset token (once, before it expires): the password is replaced and every session ends. */
+  async resetPassword(token: string, next: string, audit: Omit<AuditContext, 'actor'>): Promise<UserDocument | null> {
+    const now = new Date();
+    const reset = await this.passwordResets.findOne({ tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } });
+    if (!reset) return null;
+    const user = await this.findUser(reset.userId);
+    if (!user) return null;
+    await this.setPassword(user, next, 'new_password'); // a refused password leaves the token usable
+    const claimed = await this.passwordResets.updateOne({ _id: reset._id, usedAt: null }, { $set: { usedAt: now } });
+    if (claimed.modifiedCount === 0) return null;
+    await this.endSessions(user._id);
+    await this.audit.record(
+      tenantIdsOf(user),
+      'PASSWORD_RESET_COMPLETED',
+      { ...audit, actor: { kind: 'USER', id: user._id, label: user.email } },
+      userTarget(user),
+      `${user.email} set a new password with a reset token; every session ended`,
+    );
+    return user;
+  }
+
+  /**
+   * Removes a member from a tenant: their sessions end (their tokens carried the membership), the keys they made
+   * in the tenant are revoked, and a user left in no tenant is deleted.
+   */
+  async removeMember(tenantId: string, userId: string, audit: AuditContext): Promise<UserDocument> {
+    const user = await this.memberOf(tenantId, userId);
+    const keys = await this.apiKeys.find({ tenantId, createdBy: userId, revokedAt: null }).toArray();
+    for (const key of keys) await this.revokeApiKey(tenantId, key._id, audit);
+    const remaining = user.memberships.filter((m) => m.tenantId !== tenantId);
+    if (remaining.length === 0) await this.users.deleteOne({ _id: userId });
+    else await this.users.updateOne({ _id: userId }, { $pull: { memberships: { tenantId } } });
+    await this.endSessions(userId);
+    await this.audit.record(
+      [tenantId],
+      'MEMBER_REMOVED',
+      audit,
+      userTarget(user),
+      `removed ${user.email} from the tenant; ${keys.length} key${keys.length === 1 ? '' : 's'} they made revoked, their sessions ended`,
+    );
+    return user;
   }
 }

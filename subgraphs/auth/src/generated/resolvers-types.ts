@@ -146,8 +146,18 @@ export type AuditEventType =
   | 'LOGIN_SUCCEEDED'
   /** A sign-in refused for too many failed attempts. */
   | 'LOGIN_THROTTLED'
+  /** A user was removed from the tenant (their sessions ended, the keys they made revoked). */
+  | 'MEMBER_REMOVED'
+  /** A user changed their password (their other sessions ended). */
+  | 'PASSWORD_CHANGED'
+  /** A user set a new password with a reset token (every session ended). */
+  | 'PASSWORD_RESET_COMPLETED'
+  /** An admin issued a one-time password reset token for a user. */
+  | 'PASSWORD_RESET_ISSUED'
   /** A refresh token was presented a second time: it was copied, and every token of that sign-in was revoked. */
   | 'REFRESH_TOKEN_REUSED'
+  /** A user signed out everywhere. */
+  | 'SIGNED_OUT_EVERYWHERE'
   /** A refresh token was exchanged for new tokens. */
   | 'TOKEN_REFRESHED'
   /** A user was added to the tenant. */
@@ -217,19 +227,54 @@ export type Me = {
 
 export type Mutation = {
   __typename?: 'Mutation';
+  /**
+   * Change the signed-in user's own password. The current password is required; the new one must be 12–256
+   * characters and not a common (breached) password or contain the service name or your email (NIST SP 800-63B:
+   * no composition rules). Every other session of the user ends at once; this one stays signed in. Users only.
+   */
+  changePassword: Scalars['Boolean']['output'];
   /** Create an API key in the caller's tenant. The secret is in the result once and never again. */
   createApiKey: CreatedApiKey;
+  /**
+   * Issue a one-time password reset token for a user of the tenant (there is no mail server: hand it to them). It
+   * works once, for 30 minutes, at POST /auth/password/reset; issuing another voids it. The token is in the answer
+   * once and never again.
+   */
+  issuePasswordReset: PasswordReset;
+  /**
+   * Remove a user from the tenant: their sessions end at once, the API keys they created in the tenant are revoked,
+   * and a user left in no tenant is deleted. NOT_FOUND for a user who is not a member.
+   */
+  removeUser: Scalars['Boolean']['output'];
   /**
    * Revoke an API key of the caller's tenant. It stops working at once: the auth service rejects it and
    * every gateway drops it from its verification cache before its next request (with Redis; without it, within
    * the gateway's credential cache lifetime, 30 s by default). Revoking a revoked key changes nothing.
    */
   revokeApiKey: ApiKey;
+  /** Sign the signed-in user out everywhere: every session ends at once, this one included. Users only. */
+  signOutEverywhere: Scalars['Boolean']['output'];
+};
+
+
+export type MutationChangePasswordArgs = {
+  currentPassword: Scalars['String']['input'];
+  newPassword: Scalars['String']['input'];
 };
 
 
 export type MutationCreateApiKeyArgs = {
   input: CreateApiKeyInput;
+};
+
+
+export type MutationIssuePasswordResetArgs = {
+  userId: Scalars['ID']['input'];
+};
+
+
+export type MutationRemoveUserArgs = {
+  userId: Scalars['ID']['input'];
 };
 
 
@@ -246,19 +291,32 @@ export type PageInfo = {
   hasNextPage: Scalars['Boolean']['output'];
 };
 
+/** A one-time password reset token, shown once. */
+export type PasswordReset = {
+  __typename?: 'PasswordReset';
+  /** When it stops working (30 minutes after issue). */
+  expiresAt: Scalars['DateTime']['output'];
+  /** Give this to the user; they set a new password with it at POST /auth/password/reset. */
+  token: Scalars['String']['output'];
+  /** Whose password it resets. */
+  userId: Scalars['ID']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
   /** API keys of the caller's tenant, oldest first, revoked and expired ones included (secrets are never returned). */
   apiKeys: Array<ApiKey>;
   /**
    * The tenant's security audit trail, newest first: sign-ins and failed sign-ins, token refreshes and refresh-token
-   * reuse, sign-outs, API keys created and revoked, users added, and operations refused for a missing scope — who,
-   * from which address, in which request, when. Append-only; kept for the auth service's AUDIT_RETENTION_DAYS.
-   * Never holds a secret, a password or a token.
+   * reuse, sign-outs, API keys created and revoked, users added and removed, password changes and resets, and
+   * operations refused for a missing scope — who, from which address, in which request, when. Append-only; kept for
+   * the auth service's AUDIT_RETENTION_DAYS. Never holds a secret, a password or a token.
    */
   auditEvents: AuditEventConnection;
   /** Who the current credential is, in which tenant, with which scopes. */
   me: Me;
+  /** The tenant's users with their role, by email. */
+  users: Array<TenantUser>;
 };
 
 
@@ -286,6 +344,19 @@ export type TenantMembership = {
   role: Maybe<Role>;
   /** The tenant's id (a UUID). */
   tenantId: Scalars['ID']['output'];
+};
+
+/** A member of the tenant. */
+export type TenantUser = {
+  __typename?: 'TenantUser';
+  /** When the user was created. */
+  createdAt: Scalars['DateTime']['output'];
+  /** The user's email, lower case. */
+  email: Scalars['String']['output'];
+  /** The user's id. */
+  id: Scalars['ID']['output'];
+  /** The user's role in this tenant. */
+  role: Role;
 };
 
 /** A rate-limit tier: how many requests a credential may make, counted per minute and per day. */
@@ -388,11 +459,13 @@ export type ResolversTypes = ResolversObject<{
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Me: ResolverTypeWrapper<Me>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  PageInfo: ResolverTypeWrapper<PageInfo>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
+  PasswordReset: ResolverTypeWrapper<PasswordReset>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Role: Role;
   TenantMembership: ResolverTypeWrapper<TenantMembership>;
+  TenantUser: ResolverTypeWrapper<TenantUser>;
   Tier: Tier;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
 }>;
@@ -413,10 +486,12 @@ export type ResolversParentTypes = ResolversObject<{
   DateTime: Scalars['DateTime']['output'];
   Me: Me;
   Mutation: Record<PropertyKey, never>;
-  PageInfo: PageInfo;
   Boolean: Scalars['Boolean']['output'];
+  PageInfo: PageInfo;
+  PasswordReset: PasswordReset;
   Query: Record<PropertyKey, never>;
   TenantMembership: TenantMembership;
+  TenantUser: TenantUser;
   String: Scalars['String']['output'];
 }>;
 
@@ -500,8 +575,12 @@ export type MeResolvers<ContextType = SubgraphContext, ParentType extends Resolv
 }>;
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  changePassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'currentPassword' | 'newPassword'>>;
   createApiKey?: Resolver<ResolversTypes['CreatedApiKey'], ParentType, ContextType, RequireFields<MutationCreateApiKeyArgs, 'input'>>;
+  issuePasswordReset?: Resolver<ResolversTypes['PasswordReset'], ParentType, ContextType, RequireFields<MutationIssuePasswordResetArgs, 'userId'>>;
+  removeUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveUserArgs, 'userId'>>;
   revokeApiKey?: Resolver<ResolversTypes['ApiKey'], ParentType, ContextType, RequireFields<MutationRevokeApiKeyArgs, 'id'>>;
+  signOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 
 export type PageInfoResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
@@ -509,16 +588,30 @@ export type PageInfoResolvers<ContextType = SubgraphContext, ParentType extends 
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 
+export type PasswordResetResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['PasswordReset'] = ResolversParentTypes['PasswordReset']> = ResolversObject<{
+  expiresAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   apiKeys?: Resolver<Array<ResolversTypes['ApiKey']>, ParentType, ContextType>;
   auditEvents?: Resolver<ResolversTypes['AuditEventConnection'], ParentType, ContextType, RequireFields<QueryAuditEventsArgs, 'first'>>;
   me?: Resolver<ResolversTypes['Me'], ParentType, ContextType>;
+  users?: Resolver<Array<ResolversTypes['TenantUser']>, ParentType, ContextType>;
 }>;
 
 export type TenantMembershipResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TenantMembership'] = ResolversParentTypes['TenantMembership']> = ResolversObject<{
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   role?: Resolver<Maybe<ResolversTypes['Role']>, ParentType, ContextType>;
   tenantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type TenantUserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TenantUser'] = ResolversParentTypes['TenantUser']> = ResolversObject<{
+  createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
@@ -533,8 +626,10 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   Me?: MeResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
+  PasswordReset?: PasswordResetResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   TenantMembership?: TenantMembershipResolvers<ContextType>;
+  TenantUser?: TenantUserResolvers<ContextType>;
 }>;
 
 export type DirectiveResolvers<ContextType = SubgraphContext> = ResolversObject<{

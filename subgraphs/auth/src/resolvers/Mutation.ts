@@ -1,6 +1,8 @@
 import type { MutationResolvers } from '../generated/resolvers-types';
 import { auditContextOf } from '../audit-context';
 import { asGraphQLErrors } from './errors';
+import { fieldError } from '@linepack/lib/errors';
+import type { Identity } from '@linepack/lib/identity';
 
 export const Mutation: MutationResolvers = {
   createApiKey: async (_parent, { input }, { identity, store }) =>
@@ -18,4 +20,33 @@ export const Mutation: MutationResolvers = {
     ),
   revokeApiKey: async (_parent, { id }, { identity, store }) =>
     asGraphQLErrors(store.revokeApiKey(identity.tenantId, id, await auditContextOf(identity, store))),
+  changePassword: async (_parent, { currentPassword, newPassword }, { identity, store }) => {
+    usersOnly(identity, 'change a password');
+    await asGraphQLErrors(
+      store.changePassword(identity.subject, currentPassword, newPassword, identity.sessionId ?? null, await auditContextOf(identity, store)),
+    );
+    return true;
+  },
+  signOutEverywhere: async (_parent, _args, { identity, store }) => {
+    usersOnly(identity, 'sign out');
+    const user = await store.findUser(identity.subject);
+    if (user) await store.signOutEverywhere(user, await auditContextOf(identity, store));
+    return true;
+  },
+  issuePasswordReset: async (_parent, { userId }, { identity, store }) => {
+    const { token, expiresAt, user } = await asGraphQLErrors(store.issuePasswordReset(identity.tenantId, userId, await auditContextOf(identity, store)));
+    return { token, expiresAt, userId: user._id };
+  },
+  removeUser: async (_parent, { userId }, { identity, store }) => {
+    if (identity.kind === 'user' && identity.subject === userId) {
+      throw fieldError('BAD_USER_INPUT', 'you cannot remove yourself; another admin can', { field: 'userId' });
+    }
+    await asGraphQLErrors(store.removeMember(identity.tenantId, userId, await auditContextOf(identity, store)));
+    return true;
+  },
 };
+
+/** Passwords and sessions belong to users; an API key has neither. */
+function usersOnly(identity: Identity, what: string): void {
+  if (identity.kind !== 'user') throw fieldError('FORBIDDEN', `only a signed-in user can ${what}; this request uses an API key`);
+}

@@ -33,6 +33,8 @@ export const Query: QueryResolvers = {
     };
   },
   apiKeys: (_parent, _args, { identity, store }) => store.listApiKeys(identity.tenantId),
+  users: async (_parent, _args, { identity, store }) =>
+    (await store.tenantUsers(identity.tenantId)).map(({ user, role }) => ({ id: user._id, email: user.email, role, createdAt: user.createdAt })),
   auditEvents: async (_parent, { filter, first, after }, { identity, store }) => {
     const size = pageSize(first);
     const cursor = decodeCursor(after, auditCursor);
