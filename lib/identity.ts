@@ -19,6 +19,9 @@ export interface Identity {
   sessionId?: string;
 }
 
+/** The tenant of a token the gateway mints for itself (reporting key use, vouching for a client address). */
+export const NO_TENANT = '00000000-0000-4000-8000-000000000000';
+
 /** Header that carries the gateway-minted identity token to subgraphs. */
 export const INTERNAL_IDENTITY_HEADER = 'x-linepack-identity';
 

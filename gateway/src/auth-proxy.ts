@@ -3,6 +3,7 @@ import { problem } from '@linepack/lib/errors';
 import { requestIdOf } from '@linepack/lib/http';
 import type { Logger } from '@linepack/lib/logger';
 import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
+import { INTERNAL_IDENTITY_HEADER, mintInternalToken, NO_TENANT } from '@linepack/lib/identity';
 
 const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
@@ -58,9 +59,18 @@ const tooMany = (res: import('express').Response, seconds: number, detail: strin
     .type('application/problem+json')
     .json(problem(429, 'RATE_LIMITED', 'Too many failed attempts', `${detail}; retry in ${seconds} s`));
 
-export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, rateLimiter: TieredRateLimiter): void {
+export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, rateLimiter: TieredRateLimiter, internalTokenPrivateKey: string): void {
   app.use('/auth', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
-    const headers: Record<string, string> = { 'x-request-id': requestIdOf(res), 'x-forwarded-for': req.ip ?? '' };
+    // The client's address travels signed (the identity token the gateway gives subgraphs), never as a bare
+    // X-Forwarded-For: the auth service believes no address header that anyone on its network could send.
+    const headers: Record<string, string> = {
+      'x-request-id': requestIdOf(res),
+      [INTERNAL_IDENTITY_HEADER]: mintInternalToken(
+        { subject: 'gateway', kind: 'api_key', tenantId: NO_TENANT, scopes: [], requestId: requestIdOf(res), clientAddress: req.ip ?? 'unknown' },
+        'auth',
+        internalTokenPrivateKey,
+      ),
+    };
     for (const name of forwardedRequestHeaders) {
       const value = req.header(name);
       if (value) headers[name] = value;

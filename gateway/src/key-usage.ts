@@ -4,7 +4,7 @@ import type { Logger } from '@linepack/lib/logger';
 
 /** How often a gateway reports which keys were used: lastUsedAt is at most this far behind. */
 export const KEY_USAGE_FLUSH_MS = 5_000;
-const NO_TENANT = '00000000-0000-4000-8000-000000000000';
+import { NO_TENANT } from '@linepack/lib/identity';
 
 /**
  * Remembers when each API key was last used on this gateway and reports the batch to the auth service every few

@@ -138,7 +138,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const backend = rateLimiter.backend;
     res.json({ status: backend === 'degraded' ? 'degraded' : 'ready', rateLimits: backend });
   });
-  mountAuthProxy(app, config.authUrl, logger, rateLimiter);
+  mountAuthProxy(app, config.authUrl, logger, rateLimiter, config.internalTokenPrivateKey);
 
   /**
    * Who is calling: an API key (`lpk_…`, verified by introspection) or a user access token

@@ -119,6 +119,19 @@ describe('POST /auth/login', () => {
     expect(results.filter((r) => r.status === 429)).toHaveLength(35);
   });
 
+  it('believes no X-Forwarded-For sent to the auth service directly: rotating it does not escape the throttle', async () => {
+    const email = await newUser('direct-spoof@example.com');
+    const direct = (i: number) =>
+      fetch(`${stack.authUrl}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.0.${i}.7`, 'x-linepack-identity': 'forged.identity.token' },
+        body: JSON.stringify({ email, password: `direct guess ${i}` }),
+      });
+    const statuses = [];
+    for (let i = 0; i < 7; i++) statuses.push((await direct(i)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
+  });
+
   it('does not let a spoofed X-Forwarded-For reset the per-IP count', async () => {
     // The gateway trusts no proxy by default, so the address the auth service sees is the real peer.
     const res = await post('/auth/login', { email: 'nobody-xff@example.com', password: 'x' }, { 'x-forwarded-for': '203.0.113.7' });

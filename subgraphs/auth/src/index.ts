@@ -47,9 +47,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
       return {
         buildContext: (base) => ({ ...base, store }),
         routes: (app) => {
-          // The gateway is the only client; it reports the caller's address for the per-IP login throttle.
-          app.set('trust proxy', 'loopback, linklocal, uniquelocal');
-          authRoutes(app, { store, tokens, keys, throttle, logger: options.logger });
+          authRoutes(app, { store, tokens, keys, throttle, logger: options.logger, internalTokenPublicKey: options.internalTokenPublicKey });
           auditRoutes(app, { store, internalTokenPublicKey: options.internalTokenPublicKey, logger: options.logger });
         },
         stop: async () => {

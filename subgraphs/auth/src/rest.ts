@@ -104,9 +104,12 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
 const anonymous: AuditActor = { kind: 'ANONYMOUS', id: null, label: null };
 const userActor = (user: UserDocument): AuditActor => ({ kind: 'USER', id: user._id, label: user.email });
 const tenantsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
-const context = (req: Request, res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: req.ip ?? null, requestId: requestIdOf(res) });
+const context = (req: Request, res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: clientAddressOf(res), requestId: requestIdOf(res) });
+const clientAddressOf = (res: Response) => res.locals['clientAddress'] as string;
 
 export interface AuthRestDependencies {
+  /** Verifies the gateway's identity token, which carries the client's address. */
+  internalTokenPublicKey: string;
   store: AuthStore;
   tokens: TokenService;
   keys: SigningKeys;
@@ -123,11 +126,26 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   const dummyHash = argon2Hash('linepack-timing-equaliser', ARGON2_OPTIONS);
 
   router.use(express.json({ limit: '16kb' }));
+  // Whose request: the address the gateway vouches for in its signed identity token; without one (a call that
+  // did not come through a gateway) the connection's own peer. X-Forwarded-For is never believed.
+  router.use((req, res, next) => {
+    let vouched: string | undefined;
+    const token = req.header(INTERNAL_IDENTITY_HEADER);
+    if (token) {
+      try {
+        vouched = verifyInternalToken(token, 'auth', deps.internalTokenPublicKey).clientAddress;
+      } catch {
+        vouched = undefined;
+      }
+    }
+    res.locals['clientAddress'] = vouched ?? req.socket.remoteAddress ?? 'unknown';
+    next();
+  });
 
   router.post('/login', async (req, res) => {
     const input = body(req, res, loginBody);
     if (!input) return;
-    const ip = req.ip ?? 'unknown';
+    const ip = clientAddressOf(res);
     const blocked = await throttle.admit(ip, input.email);
     if (blocked !== null) {
       const known = await store.users.findOne({ email: input.email.trim().toLowerCase() });
@@ -212,7 +230,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const input = body(req, res, resetBody);
     if (!input) return;
     try {
-      const user = await store.resetPassword(input.reset_token, input.new_password, { clientAddress: req.ip ?? null, requestId: requestIdOf(res) });
+      const user = await store.resetPassword(input.reset_token, input.new_password, { clientAddress: clientAddressOf(res), requestId: requestIdOf(res) });
       if (!user) {
         sendProblem(res, 401, 'INVALID_RESET_TOKEN', 'Invalid reset token', 'the token is unknown, used or expired: ask an admin for a new one');
         return;
