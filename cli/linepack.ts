@@ -17,6 +17,7 @@ import { repoRoot } from '@linepack/lib/repo-root';
 import { parseScopeList, roles, type Role } from '@linepack/lib/scopes';
 import type { ApiKeyDocument, Tier } from '@linepack/subgraph-auth/documents';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
 import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 import { cliAudit } from '@linepack/subgraph-auth/audit';
 
@@ -29,6 +30,9 @@ const usage = `usage: linepack <command> [options]
   keys create    --tenant ID --scopes a,b [--tier free|pro|enterprise] [--name NAME] [--expires-in-days N] [--json]
   keys list      --tenant ID [--json]
   keys revoke    --tenant ID --id KEY_ID [--json]
+  keys rotate-signing [--json]
+                 a new token signing key signs from now on (every auth replica within 30 s); the previous one
+                 stays trusted until the tokens it signed expire. Needs JWT_SIGNING_KEY (or the state dir's key)
   users create   --tenant ID --email EMAIL --role viewer|engineer|admin [--password-stdin] [--json]
                  the password is asked for (not echoed), or read from stdin with --password-stdin; never an argument
   users reset-password --tenant ID --email EMAIL [--json]
@@ -51,6 +55,12 @@ class UsageError extends Error {}
 function devState(): { mongodbUri?: string; redisUrl?: string } {
   const devJson = path.join(path.resolve(process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack')), 'dev.json');
   return existsSync(devJson) ? (JSON.parse(readFileSync(devJson, 'utf8')) as { mongodbUri?: string; redisUrl?: string }) : {};
+}
+
+/** A file of the state dir (`LINEPACK_STATE_DIR`, default .linepack), or null. */
+function stateFile(name: string): string | null {
+  const file = path.join(path.resolve(process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack')), name);
+  return existsSync(file) ? readFileSync(file, 'utf8') : null;
 }
 
 function mongoUri(): string {
@@ -258,6 +268,21 @@ async function run(argv: string[]): Promise<void> {
         { id: user._id, email: user.email, memberships: user.memberships },
         `user ${user.email} (${user._id}) is ${user.memberships.map((m) => `${m.role.toLowerCase()} in ${m.tenantId}`).join(', ')}`,
       );
+      return;
+    }
+    case 'keys rotate-signing': {
+      const rootPem = process.env['JWT_SIGNING_KEY']?.replace(/\\n/g, '\n') ?? stateFile('jwt-signing-key.pem');
+      if (!rootPem) throw new UsageError("no signing key: set JWT_SIGNING_KEY (the auth service's), or run against a state dir with jwt-signing-key.pem");
+      const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
+      try {
+        const kid = await SigningKeyRing.rotate(client.db(databaseName(dbPrefix(), 'auth')), rootPem);
+        print(
+          { kid },
+          kid ? `signing key ${kid} signs from now on (auth replicas pick it up within 30 s)` : 'another rotation happened at the same moment; nothing to do',
+        );
+      } finally {
+        await client.close();
+      }
       return;
     }
     case 'users reset-password': {

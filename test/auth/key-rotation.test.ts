@@ -3,6 +3,7 @@ import { createLogger } from '@linepack/lib/logger';
 import type { RunningService } from '@linepack/lib/subgraph-server';
 import { defaultTokenLifetimes, startAuthSubgraph } from '@linepack/subgraph-auth';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -66,3 +67,80 @@ it('keeps old tokens valid and accepts tokens from the new key once the gateway 
   await new Promise((r) => setTimeout(r, 5_100));
   expect((await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: newToken })).status).toBe(200);
 }, 30_000);
+
+describe('the signing key ring: rotation on a schedule, with overlap, and retirement', () => {
+  let ringStack: TestStack;
+  const rootPem = SigningKeys.generatePem();
+  const jwksKids = async (s: TestStack) =>
+    ((await (await fetch(`${s.gatewayOrigin}/auth/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+  const waitFor = async (check: () => Promise<boolean>, ms: number) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      if (await check()) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  };
+  beforeAll(async () => {
+    // Auth replicas re-read the ring every 200 ms here (30 s by default); no automatic rotation in this stack.
+    ringStack = await startTestStack({ auth: { signingKeyPem: rootPem, signingKeyRefreshMs: 200, signingKeyRotationMs: 0 } });
+    const { tenantId } = await ringStack.tenantWithKey();
+    await ringStack.authStore.createUser({ tenantId, email: 'ring@example.com', password, role: 'VIEWER' });
+  });
+  afterAll(async () => {
+    await ringStack?.stop();
+  });
+  const loginAt = async (s: TestStack) => {
+    const res = await fetch(`${s.gatewayOrigin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ring@example.com', password }),
+    });
+    return (await res.json()) as { access_token: string; refresh_token: string };
+  };
+
+  it('rotates (linepack keys rotate-signing): new tokens from the new key, old ones valid until they expire, then retired', async () => {
+    const before = await loginAt(ringStack);
+    const authDb = ringStack.authStore.users.db;
+    const kid = await SigningKeyRing.rotate(authDb, rootPem);
+    expect(kid).toBeTruthy();
+    // Published from the moment it signs, with the old key beside it.
+    expect(await waitFor(async () => kidOf((await loginAt(ringStack)).access_token) === kid, 3_000)).toBe(true);
+    expect(await jwksKids(ringStack)).toEqual(expect.arrayContaining([kid!, kidOf(before.access_token)]));
+    expect((await graphql(ringStack.gatewayUrl, '{ me { id } }', { apiKey: before.access_token })).status).toBe(200);
+    // A refresh token the old key signed still refreshes (into tokens of the new key).
+    const refreshed = await fetch(`${ringStack.gatewayOrigin}/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refresh_token: before.refresh_token }),
+    });
+    expect(refreshed.status).toBe(200);
+    expect(kidOf(((await refreshed.json()) as { access_token: string }).access_token)).toBe(kid);
+
+    // Once the last access token it signed has expired, the old key leaves the JWKS; once its last refresh token
+    // has, it is deleted. (Its retirement is moved back in time instead of waiting 15 minutes and 30 days.)
+    const keys = authDb.collection<{ _id: string; retiredAt: Date | null }>('signingKeys');
+    await keys.updateOne({ _id: kidOf(before.access_token) }, { $set: { retiredAt: new Date(Date.now() - 3_600_000) } });
+    expect(await waitFor(async () => !(await jwksKids(ringStack)).includes(kidOf(before.access_token)), 3_000)).toBe(true);
+    await keys.updateOne({ _id: kidOf(before.access_token) }, { $set: { retiredAt: new Date(Date.now() - 40 * 86_400_000) } });
+    expect(await waitFor(async () => (await keys.countDocuments({ _id: kidOf(before.access_token) })) === 0, 3_000)).toBe(true);
+  }, 30_000);
+
+  it('keeps private keys encrypted at rest under JWT_SIGNING_KEY', async () => {
+    const docs = await ringStack.authStore.users.db.collection('signingKeys').find().toArray();
+    expect(docs.length).toBeGreaterThan(0);
+    expect(JSON.stringify(docs)).not.toContain('PRIVATE KEY');
+  });
+
+  it('rotates on its own when the key is older than the schedule allows', async () => {
+    const scheduled = await startTestStack({ auth: { signingKeyRefreshMs: 200, signingKeyRotationMs: 1_500 } });
+    try {
+      const first = await jwksKids(scheduled);
+      expect(first).toHaveLength(1);
+      expect(await waitFor(async () => (await jwksKids(scheduled)).length === 2, 6_000)).toBe(true);
+      expect(await jwksKids(scheduled)).toContain(first[0]);
+    } finally {
+      await scheduled.stop();
+    }
+  }, 30_000);
+});

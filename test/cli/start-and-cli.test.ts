@@ -250,6 +250,11 @@ it('the linepack CLI creates a tenant, a key that works through the gateway, and
   expect(cli(['keys', 'revoke', '--tenant', tenantId, '--id', id]).status).toBe(0);
   const afterRevoke = await graphql(state.gatewayUrl, '{ __typename }', { apiKey: created.apiKey });
   expect(afterRevoke.status).toBe(401);
+
+  // A new token signing key, from the state dir's root key; the running auth service picks it up by itself.
+  const rotated = cli(['keys', 'rotate-signing', '--json']);
+  expect(rotated.status).toBe(0);
+  expect((JSON.parse(rotated.stdout) as { kid: string }).kid).toMatch(/^[\w-]{43}$/);
 }, 60_000);
 
 it('a crashed service or a lost database stops the whole stack with the reason and a non-zero exit', async () => {

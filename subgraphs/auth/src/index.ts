@@ -9,7 +9,7 @@ import { defaultLoginThrottle, LoginThrottle, type LoginThrottleWindows } from '
 import { resolvers } from './resolvers';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from './audit';
 import { auditRoutes, authRoutes } from './rest';
-import { SigningKeys } from './signing-keys';
+import { SigningKeyRing } from './signing-key-ring';
 import { AuthStore } from './store';
 import { TokenService, type TokenLifetimes } from './tokens';
 
@@ -21,12 +21,17 @@ export interface AuthServiceOptions extends TokenLifetimes {
   loginThrottle?: LoginThrottleWindows;
   /** Audit events older than this are removed (default DEFAULT_AUDIT_RETENTION_DAYS). */
   auditRetentionDays?: number;
+  /** A signing key signs this long before the next generation takes over (default 90 days; 0: only by the CLI). */
+  signingKeyRotationMs?: number;
+  /** How often each replica re-reads the signing keys (default 30 s). */
+  signingKeyRefreshMs?: number;
 }
+
+export const DEFAULT_SIGNING_KEY_ROTATION_DAYS = 90;
 
 export const defaultTokenLifetimes: TokenLifetimes = { accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 30 * 86_400 };
 
 export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthServiceOptions }): Promise<RunningService> {
-  const keys = new SigningKeys(options.auth.signingKeyPem, options.auth.verifyOnlyPublicKeyPems);
   return startDatabaseSubgraph<SubgraphContext>(options, {
     name: 'auth',
     sdl: readSubgraphSdl('auth'),
@@ -35,6 +40,18 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
       const redis = options.redisUrl ? createRedisClient(options.redisUrl, options.logger, { commandTimeoutMs: 250 }) : null;
       const revocations = new RevocationPublisher(redis, options.auth.accessTokenTtlSeconds + 60, options.logger);
       const store = new AuthStore(db, revocations, options.logger);
+      const keys = await SigningKeyRing.open(
+        db,
+        options.auth.signingKeyPem,
+        options.auth.verifyOnlyPublicKeyPems,
+        {
+          accessTokenTtlSeconds: options.auth.accessTokenTtlSeconds,
+          refreshTokenTtlSeconds: options.auth.refreshTokenTtlSeconds,
+          rotateAfterMs: options.auth.signingKeyRotationMs ?? DEFAULT_SIGNING_KEY_ROTATION_DAYS * 86_400_000,
+          refreshMs: options.auth.signingKeyRefreshMs ?? 30_000,
+        },
+        options.logger,
+      );
       const tokens = new TokenService(db, keys, options.auth, revocations);
       await Promise.all([store.ensureIndexes(), tokens.ensureIndexes()]);
       // Retention is the only deletion in the audit log: at start and every six hours.
@@ -52,6 +69,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
         },
         stop: async () => {
           clearInterval(pruning);
+          keys.stop();
           redis?.disconnect();
         },
       };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ConfigError, ecPrivateKeySchema, parseConfig } from '@linepack/lib/config';
 import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
 import { DEFAULT_AUDIT_RETENTION_DAYS } from './audit';
-import { defaultTokenLifetimes, descriptor, startAuthSubgraph } from './index';
+import { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } from './index';
 
 const authEnvSchema = z.object({
   JWT_SIGNING_KEY: ecPrivateKeySchema,
@@ -11,6 +11,8 @@ const authEnvSchema = z.object({
   JWT_VERIFY_ONLY_PUBLIC_KEYS: z.string().optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(defaultTokenLifetimes.accessTokenTtlSeconds),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(defaultTokenLifetimes.refreshTokenTtlSeconds),
+  /** How long a signing key signs before the next generation takes over; 0: only `linepack keys rotate-signing`. */
+  SIGNING_KEY_ROTATION_DAYS: z.coerce.number().min(0).max(3_650).default(DEFAULT_SIGNING_KEY_ROTATION_DAYS),
   /** How long audit events are kept. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(DEFAULT_AUDIT_RETENTION_DAYS),
 });
@@ -43,6 +45,7 @@ runSubgraphProcess(descriptor, (options) => {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
       auditRetentionDays: env.AUDIT_RETENTION_DAYS,
+      signingKeyRotationMs: env.SIGNING_KEY_ROTATION_DAYS * 86_400_000,
     },
   });
 });

@@ -12,7 +12,7 @@ import type { Logger } from '@linepack/lib/logger';
 import { violationsOf } from '@linepack/lib/validation';
 import { apiKeyPattern } from '@linepack/lib/api-keys';
 import type { LoginThrottle } from './login-throttle';
-import type { SigningKeys } from './signing-keys';
+import type { TokenKeys } from './signing-key-ring';
 import { ARGON2_OPTIONS, AuthStoreError, userTarget, type AuthStore } from './store';
 import type { TokenService } from './tokens';
 
@@ -112,7 +112,7 @@ export interface AuthRestDependencies {
   internalTokenPublicKey: string;
   store: AuthStore;
   tokens: TokenService;
-  keys: SigningKeys;
+  keys: TokenKeys;
   throttle: LoginThrottle;
   logger: Logger;
 }

@@ -13,7 +13,7 @@ function thumbprint(jwk: JsonWebKey): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
-function publish(publicKey: KeyObject): PublishedKey {
+export function publish(publicKey: KeyObject): PublishedKey {
   const jwk = publicKey.export({ format: 'jwk' });
   const kid = thumbprint(jwk);
   return { kid, publicKey, publicJwk: { ...jwk, kid, alg: USER_TOKEN_ALGORITHM, use: 'sig' } };

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { roles, type Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
 import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
-import type { SigningKeys } from './signing-keys';
+import type { TokenKeys } from './signing-key-ring';
 import type { RevocationPublisher } from '@linepack/lib/revocations';
 
 /** Refresh tokens are audience-bound to the auth service, so a gateway never accepts one as an access token. */
@@ -62,7 +62,7 @@ export class TokenService {
 
   constructor(
     db: Db,
-    private readonly keys: SigningKeys,
+    private readonly keys: TokenKeys,
     private readonly lifetimes: TokenLifetimes,
     private readonly revocations: RevocationPublisher | null = null,
   ) {
