@@ -116,3 +116,20 @@ describe('key lifetimes and use', () => {
     expect(Date.parse(seen!)).toBeLessThanOrEqual(Date.now());
   }, 20_000);
 });
+
+it('rotates a key: a new secret with the same name, scopes and tier; the old one stops at once; both in the audit log', async () => {
+  const made = await admin('mutation { createApiKey(input: { name: "rotated job", scopes: ["assets:read"], tier: PRO }) { secret apiKey { id } } }');
+  const old = made.body.data!['createApiKey'];
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: old.secret })).status).toBe(200);
+  const rotated = await admin('mutation($id: ID!) { rotateApiKey(id: $id) { secret apiKey { id name scopes tier } } }', { id: old.apiKey.id });
+  const fresh = rotated.body.data!['rotateApiKey'];
+  expect(fresh.apiKey).toMatchObject({ name: 'rotated job', scopes: ['assets:read'], tier: 'PRO' });
+  expect(fresh.apiKey.id).not.toBe(old.apiKey.id);
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: fresh.secret })).status).toBe(200);
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: old.secret })).status).toBe(401);
+  const again = await admin('mutation($id: ID!) { rotateApiKey(id: $id) { secret } }', { id: old.apiKey.id });
+  expect(again.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'id' });
+  const audit = await admin('query($t: String) { auditEvents(filter: { targetId: $t }) { edges { node { type } } } }', { t: old.apiKey.id });
+  const types = audit.body.data!['auditEvents'].edges.map((e: { node: { type: string } }) => e.node.type);
+  expect([...types].sort()).toEqual(['API_KEY_CREATED', 'API_KEY_REVOKED', 'API_KEY_ROTATED']);
+});

@@ -25,6 +25,7 @@ const rootOperations: Record<string, string> = {
   'Mutation.changePassword': 'mutation { changePassword(currentPassword: "x", newPassword: "y") }',
   'Mutation.signOutEverywhere': 'mutation { signOutEverywhere }',
   'Mutation.issuePasswordReset': 'mutation { issuePasswordReset(userId: "00000000-0000-4000-8000-000000000000") { token } }',
+  'Mutation.rotateApiKey': 'mutation { rotateApiKey(id: "00000000-0000-4000-8000-000000000000") { secret } }',
   'Mutation.removeUser': 'mutation { removeUser(userId: "00000000-0000-4000-8000-000000000000") }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
   'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',
@@ -49,6 +50,15 @@ const matrix = rootFields.map((field) => ({ field, required: security.get(field)
 
 let stack: TestStack;
 let tenantId: string;
+let keysInTenant = 0;
+/** A key of `tenantId`; a fresh tenant every 90 keys (a tenant holds at most 100 active keys). */
+async function keyFor(scopes: readonly string[]): Promise<string> {
+  if (++keysInTenant > 90) {
+    tenantId = (await stack.tenantWithKey()).tenantId;
+    keysInTenant = 1;
+  }
+  return stack.keyFor(tenantId, scopes);
+}
 beforeAll(async () => {
   stack = await startTestStack();
   tenantId = (await stack.tenantWithKey()).tenantId;
@@ -69,7 +79,7 @@ describe.each(matrix)('$field', ({ field, required }) => {
   const operation = rootOperations[field]!;
 
   it(`succeeds with exactly ${required.join(' ') || 'any valid credential'}`, async () => {
-    const key = await stack.keyFor(tenantId, required.length ? required : ['compliance:read']);
+    const key = await keyFor(required.length ? required : ['compliance:read']);
     const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
     expect(res.status).toBe(200);
     expect(forbidden(res)).toBe(false);
@@ -79,7 +89,7 @@ describe.each(matrix)('$field', ({ field, required }) => {
 
   it('gets 403 naming the scope when it lacks it', async () => {
     const others = canonicalScopes.filter((s) => !required.includes(s) && s !== 'admin:*');
-    const key = await stack.keyFor(tenantId, others);
+    const key = await keyFor(others);
     const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
     expect(res.status).toBe(403);
     expect(res.body.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
@@ -90,28 +100,28 @@ describe.each(matrix)('$field', ({ field, required }) => {
   const aliases = required.map((s) => scopeAlias(s as Scope));
   if (aliases.length > 0) {
     it(`accepts the alias spelling ${aliases.join(' ')}`, async () => {
-      const key = await stack.keyFor(tenantId, aliases);
+      const key = await keyFor(aliases);
       const res = await graphql(stack.gatewayUrl, operation, { apiKey: key });
       expect(forbidden(res)).toBe(false);
     });
   }
 
   it('is granted by admin:*', async () => {
-    const key = await stack.keyFor(tenantId, ['admin:*']);
+    const key = await keyFor(['admin:*']);
     expect(forbidden(await graphql(stack.gatewayUrl, operation, { apiKey: key }))).toBe(false);
   });
 });
 
 describe('nested fields carry their own scopes', () => {
   it('refuses Asset.measurements to a key with assets:read only', async () => {
-    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const key = await keyFor(['assets:read']);
     const res = await graphql(stack.gatewayUrl, '{ assets { edges { node { id measurements { totalCount } } } } }', { apiKey: key });
     expect(res.status).toBe(403);
     expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['measurements:read']);
   });
 
   it('refuses PipelineSummary.measurementCount inside a fragment', async () => {
-    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const key = await keyFor(['assets:read']);
     const res = await graphql(stack.gatewayUrl, '{ pipelineSummary { ...Counts } } fragment Counts on PipelineSummary { totalAssets measurementCount }', {
       apiKey: key,
     });
@@ -122,14 +132,14 @@ describe('nested fields carry their own scopes', () => {
 
 describe('every path to an Asset needs assets:read beyond its id', () => {
   it('refuses Measurement.asset details to a measurements-only key but allows the reference', async () => {
-    const full = await stack.keyFor(tenantId, ['assets:write', 'assets:read']);
+    const full = await keyFor(['assets:write', 'assets:read']);
     const created = await graphql<{ createAsset: { id: string } }>(
       stack.gatewayUrl,
       'mutation { createAsset(input: { type: PIPELINE, name: "Path line" }) { id } }',
       { apiKey: full },
     );
     const assetId = created.body.data!.createAsset.id;
-    const narrow = await stack.keyFor(tenantId, ['measurements:read', 'measurements:write']);
+    const narrow = await keyFor(['measurements:read', 'measurements:write']);
     const recorded = await graphql<{ recordMeasurement: { ids: string[] } }>(
       stack.gatewayUrl,
       `mutation { recordMeasurement(input: { idempotencyKey: "path-1", assetId: "${assetId}", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { ids } }`,
@@ -146,7 +156,7 @@ describe('every path to an Asset needs assets:read beyond its id', () => {
   });
 
   it('refuses asset details in a mutation result to a write-only key', async () => {
-    const writeOnly = await stack.keyFor(tenantId, ['assets:write']);
+    const writeOnly = await keyFor(['assets:write']);
     const res = await graphql(stack.gatewayUrl, 'mutation { createAsset(input: { type: SYSTEM, name: "W" }) { id parent { name } } }', { apiKey: writeOnly });
     expect(res.status).toBe(403);
   });
@@ -174,7 +184,7 @@ describe('GET /schema/scopes', () => {
   const scopesUrl = () => new URL('/schema/scopes', stack.gatewayUrl).toString();
 
   it('tells an authenticated client what every field it enforces demands, and what each scope means', async () => {
-    const key = await stack.keyFor(tenantId, ['assets:read']);
+    const key = await keyFor(['assets:read']);
     const res = await fetch(scopesUrl(), { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { scopes: { name: string; description: string }[]; requirements: Record<string, string[][]> };

@@ -12,6 +12,7 @@ export const auditEventTypes = [
   'LOGGED_OUT',
   'API_KEY_CREATED',
   'API_KEY_REVOKED',
+  'API_KEY_ROTATED',
   'USER_ADDED',
   'MEMBER_REMOVED',
   'PASSWORD_CHANGED',

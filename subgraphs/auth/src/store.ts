@@ -215,6 +215,26 @@ export class AuthStore {
     return revoked;
   }
 
+  /** A new key in place of an active one (same name, scopes, tier), the old one revoked at once. */
+  async rotateApiKey(tenantId: string, id: string, audit: AuditContext = cliAudit): Promise<{ apiKey: ApiKeyDocument; secret: string }> {
+    const old = await this.apiKeys.findOne({ _id: id, tenantId });
+    if (!old) throw new AuthStoreError('NOT_FOUND', 'id', `no API key ${id} in this tenant`);
+    if (old.revokedAt || (old.expiresAt && old.expiresAt <= new Date())) {
+      throw new AuthStoreError('BAD_USER_INPUT', 'id', 'the key is revoked or expired: create a new one instead');
+    }
+    // Made before the old one is revoked: a refusal (the tenant's key cap) leaves the old key working.
+    const created = await this.createApiKey({ tenantId, name: old.name, scopes: old.scopes, tier: old.tier }, audit);
+    await this.revokeApiKey(tenantId, id, audit);
+    await this.audit.record(
+      [tenantId],
+      'API_KEY_ROTATED',
+      audit,
+      keyTarget(old),
+      `replaced API key "${old.name}" (${old.prefix}…) by ${created.apiKey.prefix}…`,
+    );
+    return created;
+  }
+
   async createUser(input: { tenantId: string; email: string; password: string; role: Role }, audit: AuditContext = cliAudit): Promise<UserDocument> {
     const user = await this.addUser(input);
     await this.audit.record([input.tenantId], 'USER_ADDED', audit, { kind: 'USER', id: user._id, label: user.email }, `added ${user.email} as ${input.role}`);

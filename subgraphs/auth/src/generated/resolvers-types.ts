@@ -138,6 +138,8 @@ export type AuditEventType =
   | 'API_KEY_CREATED'
   /** An API key was revoked. */
   | 'API_KEY_REVOKED'
+  /** An API key was replaced by a new one (the old one revoked). */
+  | 'API_KEY_ROTATED'
   /** A user signed out (the sign-in's tokens were revoked). */
   | 'LOGGED_OUT'
   /** A sign-in with a wrong password (for a user of this tenant). */
@@ -252,6 +254,11 @@ export type Mutation = {
    * the gateway's credential cache lifetime, 30 s by default). Revoking a revoked key changes nothing.
    */
   revokeApiKey: ApiKey;
+  /**
+   * Replace an API key: a new secret with the same name, scopes and tier (and the tenant's default lifetime), and
+   * the old key revoked at once at every gateway. The new secret is in the result once and never again.
+   */
+  rotateApiKey: CreatedApiKey;
   /** Sign the signed-in user out everywhere: every session ends at once, this one included. Users only. */
   signOutEverywhere: Scalars['Boolean']['output'];
 };
@@ -279,6 +286,11 @@ export type MutationRemoveUserArgs = {
 
 
 export type MutationRevokeApiKeyArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRotateApiKeyArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -580,6 +592,7 @@ export type MutationResolvers<ContextType = SubgraphContext, ParentType extends 
   issuePasswordReset?: Resolver<ResolversTypes['PasswordReset'], ParentType, ContextType, RequireFields<MutationIssuePasswordResetArgs, 'userId'>>;
   removeUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveUserArgs, 'userId'>>;
   revokeApiKey?: Resolver<ResolversTypes['ApiKey'], ParentType, ContextType, RequireFields<MutationRevokeApiKeyArgs, 'id'>>;
+  rotateApiKey?: Resolver<ResolversTypes['CreatedApiKey'], ParentType, ContextType, RequireFields<MutationRotateApiKeyArgs, 'id'>>;
   signOutEverywhere?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 }>;
 

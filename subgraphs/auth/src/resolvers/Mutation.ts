@@ -20,6 +20,8 @@ export const Mutation: MutationResolvers = {
     ),
   revokeApiKey: async (_parent, { id }, { identity, store }) =>
     asGraphQLErrors(store.revokeApiKey(identity.tenantId, id, await auditContextOf(identity, store))),
+  rotateApiKey: async (_parent, { id }, { identity, store }) =>
+    asGraphQLErrors(store.rotateApiKey(identity.tenantId, id, await auditContextOf(identity, store))),
   changePassword: async (_parent, { currentPassword, newPassword }, { identity, store }) => {
     usersOnly(identity, 'change a password');
     await asGraphQLErrors(
