@@ -156,6 +156,19 @@ describe('an admin-issued password reset', () => {
   });
 });
 
+it('changing a member’s role ends their sessions (tokens carry the role) and is audited', async () => {
+  const userId = await newUser('promoted@example.com', 'VIEWER');
+  const session = (await login('promoted@example.com')).tokens;
+  const set = await as(adminKey, 'mutation($u: ID!) { changeUserRole(userId: $u, role: ENGINEER) { id role } }', { u: userId });
+  expect(set.body.data?.['changeUserRole']).toEqual({ id: userId, role: 'ENGINEER' });
+  expect(await works(session.access_token)).toBe(false);
+  const fresh = (await login('promoted@example.com')).tokens;
+  const me = await as(fresh.access_token, '{ me { scopes } }');
+  expect(me.body.data!['me'].scopes).toContain('assets:write');
+  const audit = await as(adminKey, '{ auditEvents(filter: { types: [ROLE_CHANGED] }) { edges { node { summary } } } }');
+  expect(audit.body.data!['auditEvents'].edges[0].node.summary).toContain('VIEWER → ENGINEER');
+});
+
 it('removing a member ends their sessions, revokes the keys they made in the tenant, and lists them no more', async () => {
   const userId = await newUser('leaver@example.com', 'ADMIN');
   const session = (await login('leaver@example.com')).tokens;

@@ -26,6 +26,7 @@ const rootOperations: Record<string, string> = {
   'Mutation.signOutEverywhere': 'mutation { signOutEverywhere }',
   'Mutation.issuePasswordReset': 'mutation { issuePasswordReset(userId: "00000000-0000-4000-8000-000000000000") { token } }',
   'Mutation.rotateApiKey': 'mutation { rotateApiKey(id: "00000000-0000-4000-8000-000000000000") { secret } }',
+  'Mutation.changeUserRole': 'mutation { changeUserRole(userId: "00000000-0000-4000-8000-000000000000", role: VIEWER) { id } }',
   'Mutation.removeUser': 'mutation { removeUser(userId: "00000000-0000-4000-8000-000000000000") }',
   'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
   'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',

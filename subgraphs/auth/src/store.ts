@@ -386,6 +386,22 @@ export class AuthStore {
     return user;
   }
 
+  /** A member's new role; their sessions end, since their access tokens carry the old one. */
+  async setRole(tenantId: string, userId: string, role: Role, audit: AuditContext): Promise<UserDocument> {
+    const user = await this.memberOf(tenantId, userId);
+    const previous = user.memberships.find((m) => m.tenantId === tenantId)!.role;
+    const updated = await this.users.findOneAndUpdate(
+      { _id: userId, 'memberships.tenantId': tenantId },
+      { $set: { 'memberships.$.role': role } },
+      { returnDocument: 'after' },
+    );
+    if (previous !== role) {
+      await this.endSessions(userId);
+      await this.audit.record([tenantId], 'ROLE_CHANGED', audit, userTarget(user), `${user.email}: ${previous} → ${role}; their sessions ended`);
+    }
+    return updated!;
+  }
+
   /**
    * Removes a member from a tenant: their sessions end (their tokens carried the membership), the keys they made
    * in the tenant are revoked, and a user left in no tenant is deleted.

@@ -158,6 +158,8 @@ export type AuditEventType =
   | 'PASSWORD_RESET_ISSUED'
   /** A refresh token was presented a second time: it was copied, and every token of that sign-in was revoked. */
   | 'REFRESH_TOKEN_REUSED'
+  /** A user's role in the tenant changed (their sessions ended). */
+  | 'ROLE_CHANGED'
   /** A user signed out everywhere. */
   | 'SIGNED_OUT_EVERYWHERE'
   /** A refresh token was exchanged for new tokens. */
@@ -235,6 +237,11 @@ export type Mutation = {
    * no composition rules). Every other session of the user ends at once; this one stays signed in. Users only.
    */
   changePassword: Scalars['Boolean']['output'];
+  /**
+   * Change a user's role in the tenant. Their sessions end at once (access tokens carry the role), so the new role
+   * applies from their next sign-in. NOT_FOUND for a user who is not a member.
+   */
+  changeUserRole: TenantUser;
   /** Create an API key in the caller's tenant. The secret is in the result once and never again. */
   createApiKey: CreatedApiKey;
   /**
@@ -267,6 +274,12 @@ export type Mutation = {
 export type MutationChangePasswordArgs = {
   currentPassword: Scalars['String']['input'];
   newPassword: Scalars['String']['input'];
+};
+
+
+export type MutationChangeUserRoleArgs = {
+  role: Role;
+  userId: Scalars['ID']['input'];
 };
 
 
@@ -588,6 +601,7 @@ export type MeResolvers<ContextType = SubgraphContext, ParentType extends Resolv
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   changePassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'currentPassword' | 'newPassword'>>;
+  changeUserRole?: Resolver<ResolversTypes['TenantUser'], ParentType, ContextType, RequireFields<MutationChangeUserRoleArgs, 'role' | 'userId'>>;
   createApiKey?: Resolver<ResolversTypes['CreatedApiKey'], ParentType, ContextType, RequireFields<MutationCreateApiKeyArgs, 'input'>>;
   issuePasswordReset?: Resolver<ResolversTypes['PasswordReset'], ParentType, ContextType, RequireFields<MutationIssuePasswordResetArgs, 'userId'>>;
   removeUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveUserArgs, 'userId'>>;

@@ -39,6 +39,13 @@ export const Mutation: MutationResolvers = {
     const { token, expiresAt, user } = await asGraphQLErrors(store.issuePasswordReset(identity.tenantId, userId, await auditContextOf(identity, store)));
     return { token, expiresAt, userId: user._id };
   },
+  changeUserRole: async (_parent, { userId, role }, { identity, store }) => {
+    if (identity.kind === 'user' && identity.subject === userId) {
+      throw fieldError('BAD_USER_INPUT', 'you cannot change your own role; another admin can', { field: 'userId' });
+    }
+    const user = await asGraphQLErrors(store.setRole(identity.tenantId, userId, role, await auditContextOf(identity, store)));
+    return { id: user._id, email: user.email, role, createdAt: user.createdAt };
+  },
   removeUser: async (_parent, { userId }, { identity, store }) => {
     if (identity.kind === 'user' && identity.subject === userId) {
       throw fieldError('BAD_USER_INPUT', 'you cannot remove yourself; another admin can', { field: 'userId' });
