@@ -51,6 +51,9 @@ export interface RevocationHandlers {
 /** A gateway's view of revoked sessions, kept current from the channel and, after every (re)connect, from Redis. */
 export class RevocationListener {
   private readonly sessions = new Map<string, number>();
+  private synced!: () => void;
+  /** Settles once the remembered sessions have been read for the first time. */
+  private readonly firstSync = new Promise<void>((resolve) => (this.synced = resolve));
 
   private constructor(
     private readonly subscriber: Redis,
@@ -60,7 +63,17 @@ export class RevocationListener {
     private readonly logger: Logger,
   ) {}
 
-  static start(url: string, handlers: RevocationHandlers, sessionMemorySeconds: number, logger: Logger): RevocationListener {
+  /**
+   * Subscribes and reads the remembered sessions before answering, so a gateway that starts after a logout never
+   * accepts that session's tokens; without Redis it gives up waiting after `syncTimeoutMs` (and catches up later).
+   */
+  static async start(
+    url: string,
+    handlers: RevocationHandlers,
+    sessionMemorySeconds: number,
+    logger: Logger,
+    syncTimeoutMs = 2_000,
+  ): Promise<RevocationListener> {
     // A subscribed connection can run no other command: a second one reads the remembered sessions.
     const options = { connectTimeout: 2_000, retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000), maxRetriesPerRequest: 1 };
     const listener = new RevocationListener(new Redis(url, options), new Redis(url, options), handlers, sessionMemorySeconds * 1000, logger);
@@ -69,7 +82,13 @@ export class RevocationListener {
     listener.subscriber.on('message', (_channel: string, message: string) => listener.apply(message));
     listener.subscriber.on('ready', () => void listener.resynchronise());
     // Not awaited: a gateway starts without Redis and subscribes when it comes (ioredis queues the command).
-    void listener.subscriber.subscribe(REVOCATION_CHANNEL).catch((err: Error) => logger.error({ err: err.message }, 'revocations: cannot subscribe'));
+    // Read again once subscribed: a session revoked between the first read and the subscription is not missed.
+    void listener.subscriber
+      .subscribe(REVOCATION_CHANNEL)
+      .then(() => listener.resynchronise())
+      .catch((err: Error) => logger.error({ err: err.message }, 'revocations: cannot subscribe'));
+    const waited = await Promise.race([listener.firstSync.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), syncTimeoutMs).unref())]);
+    if (!waited) logger.warn('revocations: Redis not reachable at start; signed-out sessions are applied once it is');
     return listener;
   }
 
@@ -96,7 +115,9 @@ export class RevocationListener {
       } while (cursor !== '0');
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'revocations: could not read remembered sessions');
+      return;
     }
+    this.synced();
   }
 
   sessionRevoked(sessionId: string | undefined): boolean {

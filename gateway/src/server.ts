@@ -83,7 +83,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
   // Revoked keys and signed-out sessions are refused by every gateway as soon as the auth service says so.
   const revocations = config.redisUrl
-    ? RevocationListener.start(
+    ? await RevocationListener.start(
         config.redisUrl,
         { apiKeyRevoked: (hash) => apiKeys.forget(hash), resynchronise: () => apiKeys.forgetAll() },
         config.maxAccessTokenAgeSeconds + 60,
