@@ -110,6 +110,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     allowBatchedHttpRequests: false,
+    // On in production too (Apollo turns it off when NODE_ENV=production): /graphql answers authenticated callers
+    // only, and they need the schema — the MCP companion, explorers, client code generators.
+    introspection: true,
     parseOptions: { maxTokens: MAX_TOKENS },
     validationRules: [...armor.validationRules, literalLimitsRule, oneCallPerMutationRule],
     plugins: [

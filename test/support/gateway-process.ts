@@ -12,7 +12,7 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, 
 /** A second, separate gateway process (another replica) sharing the stack's subgraphs and the given Redis. */
 export async function startGatewayProcess(
   stack: TestStack,
-  redisUrl: string,
+  redisUrl: string | null,
   env: Record<string, string> = {},
 ): Promise<{ url: string; origin: string; process: ChildProcess }> {
   const port = await freePort();
@@ -22,7 +22,7 @@ export async function startGatewayProcess(
     HOST: '127.0.0.1',
     AUTH_URL: stack.authUrl,
     INTERNAL_TOKEN_PRIVATE_KEY: stack.internalKeys.privateKeyPem,
-    REDIS_URL: redisUrl,
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     CREDENTIAL_CACHE_TTL_SECONDS: '0',
     LOG_LEVEL: 'silent',
     ...env,
