@@ -29,6 +29,7 @@ import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './dead
 import { scopeRequirementsDocument } from './schema-scopes';
 import { recordAccessDenied } from './audit';
 import { KeyUsageReporter } from './key-usage';
+import { Readiness } from './readiness';
 
 export interface RunningGateway {
   url: string;
@@ -94,6 +95,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   /** When each recently refused credential may send again (its Retry-After). */
   const refusedUntil = new LRUCache<string, number>({ max: 10_000 });
 
+  /** What readiness depends on: the auth service, and each subgraph as the gateway routes to it. */
+  const services = new Map<string, string>([['auth', config.authUrl]]);
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
   // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
   process.env['APOLLO_TELEMETRY_DISABLED'] ??= 'true';
@@ -102,6 +105,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     buildService: ({ name, url }) => {
       const target = config.subgraphUrls[name as SubgraphName] ?? url;
       if (!target) throw new Error(`no URL for subgraph ${name}`);
+      services.set(name, target);
       return new AuthenticatedSubgraphDataSource(name, target, config.internalTokenPrivateKey);
     },
   });
@@ -136,10 +140,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.use(requestIdMiddleware);
   app.use(accessLogMiddleware(logger));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  // Still serving when Redis is away, so 200 either way; the body says which limiter is counting.
-  app.get('/readyz', (_req, res) => {
-    const backend = rateLimiter.backend;
-    res.json({ status: backend === 'degraded' ? 'degraded' : 'ready', rateLimits: backend });
+  // 503 when the auth service or a subgraph is not ready; Redis away is only "degraded" (limits count in process).
+  const readiness = new Readiness(services, rateLimiter);
+  app.get('/readyz', async (_req, res) => {
+    const report = await readiness.report();
+    res.status(report.status === 'unavailable' ? 503 : 200).json(report);
   });
   mountAuthProxy(app, config.authUrl, logger, rateLimiter, config.internalTokenPrivateKey);
 
