@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
-import { knownScopes, type Scope } from './scopes';
+import { knownScopes, roles, type Scope } from './scopes';
 
 /** The verified caller, as every subgraph sees it. Built only from verified credentials. */
 export interface Identity {
@@ -32,6 +32,19 @@ const ALGORITHM = 'ES256';
 export const USER_TOKEN_ALGORITHM = 'ES256';
 export const USER_TOKEN_ISSUER = 'linepack-auth';
 export const USER_TOKEN_AUDIENCE = 'linepack-api';
+/** What a user access token says: the auth service issues it, gateways (and introspection) check it against this. */
+export const accessTokenClaims = z.object({
+  sub: z.string().min(1),
+  typ: z.literal('access'),
+  // Required, not optional as in the JWT spec: a token without an expiry would never stop working.
+  exp: z.number().int(),
+  iat: z.number().int(),
+  /** The sign-in (refresh family) the token belongs to: logging out revokes it at once. */
+  sid: z.string().optional(),
+  tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
+});
+export type AccessTokenClaims = z.output<typeof accessTokenClaims>;
+
 /** At most 60 s by agreement; the token covers one subgraph request, so 30 s is plenty. */
 export const INTERNAL_TOKEN_TTL_SECONDS = 30;
 

@@ -3,7 +3,7 @@ import { problem } from '@linepack/lib/errors';
 import { requestIdOf } from '@linepack/lib/http';
 import type { Logger } from '@linepack/lib/logger';
 import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken, NO_TENANT } from '@linepack/lib/identity';
+import { identityHeaderForAuth } from './auth-internal';
 
 const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
@@ -17,7 +17,7 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
  */
 const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout', '/auth/password/reset']);
 
-/** The credential a throttled route is asked about: the bearer token, or the refresh token in the body. */
+/** The credential a throttled route is asked about: the bearer token, or the refresh or reset token in the body. */
 function presentedCredential(pathname: string, authorization: string | undefined, body: unknown): string | null {
   if (pathname === '/auth/introspect') {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
@@ -65,11 +65,7 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
     // X-Forwarded-For: the auth service believes no address header that anyone on its network could send.
     const headers: Record<string, string> = {
       'x-request-id': requestIdOf(res),
-      [INTERNAL_IDENTITY_HEADER]: mintInternalToken(
-        { subject: 'gateway', kind: 'api_key', tenantId: NO_TENANT, scopes: [], requestId: requestIdOf(res), clientAddress: req.ip ?? 'unknown' },
-        'auth',
-        internalTokenPrivateKey,
-      ),
+      ...identityHeaderForAuth(internalTokenPrivateKey, { requestId: requestIdOf(res), clientAddress: req.ip ?? 'unknown' }),
     };
     for (const name of forwardedRequestHeaders) {
       const value = req.header(name);

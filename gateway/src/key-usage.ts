@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import type { Logger } from '@linepack/lib/logger';
+import { identityHeaderForAuth, postToAuthInternal } from './auth-internal';
 
 /** How often a gateway reports which keys were used: lastUsedAt is at most this far behind. */
 export const KEY_USAGE_FLUSH_MS = 5_000;
-import { NO_TENANT } from '@linepack/lib/identity';
 
 /**
  * Remembers when each API key was last used on this gateway and reports the batch to the auth service every few
@@ -32,20 +30,10 @@ export class KeyUsageReporter {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    // The gateway vouches for itself (no caller, no tenant) with the identity token it uses towards subgraphs.
-    const token = mintInternalToken(
-      { subject: 'gateway', kind: 'api_key', tenantId: NO_TENANT, scopes: [], requestId: randomUUID() },
-      'auth',
-      this.internalTokenPrivateKey,
-    );
     try {
-      const res = await fetch(`${this.authUrl}/internal/keys/used`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
-        body: JSON.stringify({ uses: [...batch].map(([id, at]) => ({ id, at: new Date(at).toISOString() })) }),
-        signal: AbortSignal.timeout(5_000),
+      await postToAuthInternal(this.authUrl, '/internal/keys/used', identityHeaderForAuth(this.internalTokenPrivateKey), {
+        uses: [...batch].map(([id, at]) => ({ id, at: new Date(at).toISOString() })),
       });
-      if (!res.ok) throw new Error(`auth answered ${res.status}`);
     } catch (err) {
       // Keep the uses for the next round (a newer use of the same key wins).
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);

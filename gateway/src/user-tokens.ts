@@ -1,9 +1,9 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
-import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
+import { accessTokenClaims, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER, type AccessTokenClaims } from '@linepack/lib/identity';
 import type { Logger } from '@linepack/lib/logger';
-import { roles, scopesByRole } from '@linepack/lib/scopes';
+import { scopesByRole } from '@linepack/lib/scopes';
 import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 
 /** An unknown kid triggers a JWKS refetch at most this often, so forged kids cannot hammer the auth service. */
@@ -14,20 +14,9 @@ const MAX_KEY_AGE_MS = 300_000;
 /** A token may say it was issued this far in the future (the auth service's clock a little ahead of ours). */
 export const CLOCK_SKEW_SECONDS = 30;
 
-const accessClaims = z.object({
-  sub: z.string().min(1),
-  typ: z.literal('access'),
-  // Required, not optional as in the JWT spec: a token without an expiry would never stop working.
-  exp: z.number().int(),
-  iat: z.number().int(),
-  /** The login (refresh family) the token belongs to: logging out revokes it at once. */
-  sid: z.string().optional(),
-  tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
-});
-
 const jwksSchema = z.object({ keys: z.array(z.object({ kid: z.string(), kty: z.string() }).passthrough()) });
 
-export type UserTokenVerdict = { ok: true; claims: z.output<typeof accessClaims> } | { ok: false };
+export type UserTokenVerdict = { ok: true; claims: AccessTokenClaims } | { ok: false };
 
 /**
  * Verifies user access tokens locally against the auth service's JWKS: cached, refetched when a
@@ -86,7 +75,7 @@ export class UserTokenVerifier {
         // No tolerance on exp: a token ends exactly when the auth service said; the skew allowance is for iat only.
         maxAge: this.maxTokenAgeSeconds,
       });
-      const claims = accessClaims.safeParse(payload);
+      const claims = accessTokenClaims.safeParse(payload);
       if (!claims.success) return { ok: false };
       const now = Math.floor(Date.now() / 1000);
       const { iat, exp } = claims.data;
@@ -102,7 +91,7 @@ export class UserTokenVerifier {
 export type TenantSelection = { ok: true; credential: VerifiedCredential } | { ok: false; reason: string };
 
 /** Picks the tenant a user acts in: X-Tenant-ID when given (must be one of theirs), else their first. */
-export function userCredential(claims: z.output<typeof accessClaims>, requestedTenant: string | undefined): TenantSelection {
+export function userCredential(claims: AccessTokenClaims, requestedTenant: string | undefined): TenantSelection {
   const membership = requestedTenant ? claims.tenants.find((t) => t.id === requestedTenant) : claims.tenants[0];
   if (!membership) {
     return { ok: false, reason: requestedTenant ? `not a member of tenant ${requestedTenant}` : 'the user belongs to no tenant' };

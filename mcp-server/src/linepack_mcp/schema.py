@@ -211,10 +211,6 @@ class ScopeMap:
         return ["+".join(alt) for alt in alternatives]
 
 
-def type_signature(t: Any) -> str:
-    return str(t)
-
-
 def _description(text: str | None, limit: int | None = None) -> str | None:
     if not text:
         return None
@@ -247,14 +243,14 @@ def search_schema(schema: GraphQLSchema, scopes: ScopeMap, words: list[str], lim
         if isinstance(t, (GraphQLObjectType, GraphQLInterfaceType)):
             for fname, f in t.fields.items():
                 consider("field", f"{t.name}.{fname}", fname, f.description,
-                         {"type": type_signature(f.type), "requiredScopes": scopes.of(t.name, fname),
+                         {"type": str(f.type), "requiredScopes": scopes.of(t.name, fname),
                           **({"deprecated": f.deprecation_reason} if f.deprecation_reason else {})})
                 for aname, a in f.args.items():
                     consider("argument", f"{t.name}.{fname}({aname}:)", aname, a.description,
-                             {"type": type_signature(a.type)})
+                             {"type": str(a.type)})
         elif isinstance(t, GraphQLInputObjectType):
             for fname, f in t.fields.items():
-                consider("inputField", f"{t.name}.{fname}", fname, f.description, {"type": type_signature(f.type)})
+                consider("inputField", f"{t.name}.{fname}", fname, f.description, {"type": str(f.type)})
         elif isinstance(t, GraphQLEnumType):
             for vname, v in t.values.items():
                 consider("enumValue", f"{t.name}.{vname}", vname, v.description, {})
@@ -290,10 +286,10 @@ def describe_type(schema: GraphQLSchema, scopes: ScopeMap, name: str) -> dict[st
         out["fields"] = [
             {
                 "name": fname,
-                "type": type_signature(f.type),
+                "type": str(f.type),
                 "description": _description(f.description),
                 "arguments": [
-                    {"name": aname, "type": type_signature(a.type), "description": _description(a.description),
+                    {"name": aname, "type": str(a.type), "description": _description(a.description),
                      **_default(a)}
                     for aname, a in f.args.items()
                 ],
@@ -310,7 +306,7 @@ def describe_type(schema: GraphQLSchema, scopes: ScopeMap, name: str) -> dict[st
         out["possibleTypes"] = [p.name for p in schema.get_possible_types(t)]
     if isinstance(t, GraphQLInputObjectType):
         out["inputFields"] = [
-            {"name": fname, "type": type_signature(f.type), "description": _description(f.description)}
+            {"name": fname, "type": str(f.type), "description": _description(f.description)}
             for fname, f in t.fields.items()
         ]
     if isinstance(t, GraphQLEnumType):

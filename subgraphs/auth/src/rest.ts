@@ -13,7 +13,7 @@ import { violationsOf } from '@linepack/lib/validation';
 import { apiKeyPattern } from '@linepack/lib/api-keys';
 import type { LoginThrottle } from './login-throttle';
 import type { TokenKeys } from './signing-key-ring';
-import { ARGON2_OPTIONS, AuthStoreError, userTarget, type AuthStore } from './store';
+import { ARGON2_OPTIONS, AuthStoreError, tenantIdsOf, userTarget, type AuthStore } from './store';
 import type { TokenService } from './tokens';
 
 function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
@@ -49,47 +49,43 @@ const deniedBody = z
     deniedFields: z.array(z.string().max(200)).max(50),
   })
   .strict();
-
-/**
- * Internal: the gateway reports operations it refused for a missing scope, vouching for the caller with an
- * identity token (audience auth). Not under /auth, so the gateway's /auth proxy never forwards a client here.
- */
 const keyUseBody = z.object({ uses: z.array(z.object({ id: z.string().max(100), at: z.string().datetime() }).strict()).max(10_000) }).strict();
 
+/** The identity a gateway vouches for with its identity token (audience auth), or null when there is none or it is not genuine. */
+function vouchedIdentity(req: Request, internalTokenPublicKey: string): Identity | null {
+  const token = req.header(INTERNAL_IDENTITY_HEADER);
+  if (!token) return null;
+  try {
+    return verifyInternalToken(token, 'auth', internalTokenPublicKey);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Internal routes, for gateways only: not under /auth, so the gateway's /auth proxy never forwards a client here,
+ * and the caller must present a gateway's identity token.
+ */
 export function auditRoutes(app: Express, deps: { store: AuthStore; internalTokenPublicKey: string; logger: Logger }): void {
-  /** Internal: gateways report when keys were used, in batches; the caller proves it is a gateway. */
-  app.post('/internal/keys/used', express.json({ limit: '1mb' }), async (req, res) => {
-    try {
-      verifyInternalToken(req.header(INTERNAL_IDENTITY_HEADER) ?? '', 'auth', deps.internalTokenPublicKey);
-    } catch {
-      sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
-      return;
-    }
-    const body = keyUseBody.safeParse(req.body);
-    if (!body.success) {
-      sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body');
-      return;
-    }
+  const internal = <S extends z.ZodType>(path: string, schema: S, limit: string, handle: (input: z.output<S>, identity: Identity) => Promise<void>) =>
+    app.post(path, express.json({ limit }), async (req, res) => {
+      const identity = vouchedIdentity(req, deps.internalTokenPublicKey);
+      if (!identity) return sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
+      const input = schema.safeParse(req.body);
+      if (!input.success) return sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body');
+      await handle(input.data, identity);
+      res.status(204).end();
+    });
+
+  /** Gateways report when keys were used, in batches. */
+  internal('/internal/keys/used', keyUseBody, '1mb', async ({ uses }) => {
     const now = Date.now();
     // A clock running ahead must not date a use in the future.
-    await deps.store.recordKeyUse(body.data.uses.map((u) => ({ id: u.id, at: new Date(Math.min(Date.parse(u.at), now)) })));
-    res.status(204).end();
+    await deps.store.recordKeyUse(uses.map((u) => ({ id: u.id, at: new Date(Math.min(Date.parse(u.at), now)) })));
   });
 
-  app.post('/internal/audit/access-denied', express.json({ limit: '16kb' }), async (req, res) => {
-    let identity: Identity;
-    try {
-      identity = verifyInternalToken(req.header(INTERNAL_IDENTITY_HEADER) ?? '', 'auth', deps.internalTokenPublicKey);
-    } catch {
-      sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
-      return;
-    }
-    const denial = deniedBody.safeParse(req.body);
-    if (!denial.success) {
-      sendProblem(res, 400, 'BAD_REQUEST', 'Invalid request body');
-      return;
-    }
-    const { operationName, missingScopes, deniedFields } = denial.data;
+  /** Gateways report operations they refused for a missing scope, vouching for the caller. */
+  internal('/internal/audit/access-denied', deniedBody, '16kb', async ({ operationName, missingScopes, deniedFields }, identity) => {
     await deps.store.audit.record(
       [identity.tenantId],
       'ACCESS_DENIED',
@@ -97,14 +93,12 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
       { kind: 'OPERATION', id: operationName ?? '(anonymous operation)', label: `needs ${missingScopes.join(', ')}` },
       `refused: missing ${missingScopes.join(', ')} for ${deniedFields.join(', ')}`,
     );
-    res.status(204).end();
   });
 }
 
 const anonymous: AuditActor = { kind: 'ANONYMOUS', id: null, label: null };
 const userActor = (user: UserDocument): AuditActor => ({ kind: 'USER', id: user._id, label: user.email });
-const tenantsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
-const context = (req: Request, res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: clientAddressOf(res), requestId: requestIdOf(res) });
+const context = (res: Response, actor: AuditActor): AuditContext => ({ actor, clientAddress: clientAddressOf(res), requestId: requestIdOf(res) });
 const clientAddressOf = (res: Response) => res.locals['clientAddress'] as string;
 
 export interface AuthRestDependencies {
@@ -129,16 +123,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   // Whose request: the address the gateway vouches for in its signed identity token; without one (a call that
   // did not come through a gateway) the connection's own peer. X-Forwarded-For is never believed.
   router.use((req, res, next) => {
-    let vouched: string | undefined;
-    const token = req.header(INTERNAL_IDENTITY_HEADER);
-    if (token) {
-      try {
-        vouched = verifyInternalToken(token, 'auth', deps.internalTokenPublicKey).clientAddress;
-      } catch {
-        vouched = undefined;
-      }
-    }
-    res.locals['clientAddress'] = vouched ?? req.socket.remoteAddress ?? 'unknown';
+    res.locals['clientAddress'] = vouchedIdentity(req, deps.internalTokenPublicKey)?.clientAddress ?? req.socket.remoteAddress ?? 'unknown';
     next();
   });
 
@@ -151,9 +136,9 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       const known = await store.users.findOne({ email: input.email.trim().toLowerCase() });
       if (known)
         await audit.record(
-          tenantsOf(known),
+          tenantIdsOf(known),
           'LOGIN_THROTTLED',
-          context(req, res, anonymous),
+          context(res, anonymous),
           userTarget(known),
           `sign-in refused for ${blocked} s: too many failed attempts`,
         );
@@ -166,9 +151,9 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     if (!user || !passwordOk || user.memberships.length === 0) {
       // An unknown email is recorded for no tenant and without the address typed (it may hold a password).
       await audit.record(
-        user ? tenantsOf(user) : [null],
+        user ? tenantIdsOf(user) : [null],
         'LOGIN_FAILED',
-        context(req, res, anonymous),
+        context(res, anonymous),
         user ? userTarget(user) : null,
         user ? 'wrong password' : 'unknown email',
       );
@@ -176,7 +161,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       return;
     }
     await throttle.recordSuccess(ip, input.email);
-    await audit.record(tenantsOf(user), 'LOGIN_SUCCEEDED', context(req, res, userActor(user)), userTarget(user), `${user.email} signed in`);
+    await audit.record(tenantIdsOf(user), 'LOGIN_SUCCEEDED', context(res, userActor(user)), userTarget(user), `${user.email} signed in`);
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     logger.info({ userId: user._id }, 'login');
     res.setHeader('Cache-Control', 'no-store');
@@ -193,9 +178,9 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
         const owner = await store.findUser(outcome.userId);
         if (owner) {
           await audit.record(
-            tenantsOf(owner),
+            tenantIdsOf(owner),
             'REFRESH_TOKEN_REUSED',
-            context(req, res, anonymous),
+            context(res, anonymous),
             userTarget(owner),
             'a spent refresh token was presented again: every token of that sign-in was revoked',
           );
@@ -211,7 +196,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       return;
     }
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
-    await audit.record(tenantsOf(user), 'TOKEN_REFRESHED', context(req, res, userActor(user)), userTarget(user), 'tokens refreshed');
+    await audit.record(tenantIdsOf(user), 'TOKEN_REFRESHED', context(res, userActor(user)), userTarget(user), 'tokens refreshed');
     res.setHeader('Cache-Control', 'no-store');
     res.json(await tokens.issue(user, tenants, outcome.familyId));
   });
@@ -221,7 +206,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     if (!input) return;
     const userId = await tokens.revoke(input.refresh_token);
     const user = userId ? await store.findUser(userId) : null;
-    if (user) await audit.record(tenantsOf(user), 'LOGGED_OUT', context(req, res, userActor(user)), userTarget(user), `${user.email} signed out`);
+    if (user) await audit.record(tenantIdsOf(user), 'LOGGED_OUT', context(res, userActor(user)), userTarget(user), `${user.email} signed out`);
     res.status(204).end();
   });
 

@@ -57,6 +57,15 @@ function unwrap(wrapped: SigningKeyDocument['wrapped'], key: Buffer): string | n
   }
 }
 
+/** The newest generation this root can decrypt (docs are newest first), with its private key. */
+function newestReadable(docs: readonly SigningKeyDocument[], wrapKey: Buffer): { doc: SigningKeyDocument; pem: string } | null {
+  for (const doc of docs) {
+    const pem = unwrap(doc.wrapped, wrapKey);
+    if (pem !== null) return { doc, pem };
+  }
+  return null;
+}
+
 /**
  * The token signing keys, shared by every auth replica through the database, rotated on a schedule with
  * overlap: a new generation signs from the moment it is made; the one it replaced stays in the JWKS until the
@@ -123,17 +132,17 @@ export class SigningKeyRing implements TokenKeys {
     const wrapKey = wrappingKey(this.rootPem);
     let docs = await this.keys.find({}, { sort: { generation: -1 } }).toArray();
     const latest = docs[0];
-    const readable = docs.some((d) => unwrap(d.wrapped, wrapKey) !== null);
+    const readable = newestReadable(docs, wrapKey);
     // Rotated by schedule only by a replica that can read the newest generation (one root for all replicas).
     const due =
       latest !== undefined &&
-      unwrap(latest.wrapped, wrapKey) !== null &&
+      readable?.doc === latest &&
       this.policy.rotateAfterMs > 0 &&
       now.getTime() - latest.activatedAt.getTime() >= this.policy.rotateAfterMs;
     if (!latest || !readable || due) {
       if (latest && !readable) this.logger.warn('signing keys: JWT_SIGNING_KEY changed, so the ring cannot be read; starting a new generation from it');
       // The root itself when the ring is empty or unreadable (a fresh install, a replaced JWT_SIGNING_KEY); else a new key.
-      const fresh = !latest || !readable ? this.rootPem : SigningKeys.generatePem();
+      const fresh = !readable ? this.rootPem : SigningKeys.generatePem();
       const kid = await SigningKeyRing.rotate(this.db, this.rootPem, fresh, now);
       if (kid) this.logger.info({ kid }, 'signing keys: a new generation signs from now on');
       docs = await this.keys.find({}, { sort: { generation: -1 } }).toArray();
@@ -144,9 +153,9 @@ export class SigningKeyRing implements TokenKeys {
     const dead = docs.filter((d) => d.retiredAt && d.retiredAt.getTime() + refreshMs < now.getTime());
     if (dead.length > 0) await this.keys.deleteMany({ _id: { $in: dead.map((d) => d._id) } });
     const live = docs.filter((d) => !dead.includes(d));
-    const signing = live.find((d) => unwrap(d.wrapped, wrapKey) !== null);
+    const signing = newestReadable(live, wrapKey);
     if (!signing) throw new Error('signing keys: no generation can be read with JWT_SIGNING_KEY');
-    this.current = { kid: signing._id, privateKey: createPrivateKey(unwrap(signing.wrapped, wrapKey)!) };
+    this.current = { kid: signing.doc._id, privateKey: createPrivateKey(signing.pem) };
     this.trusted = live.map((d) => ({
       published: publish(createPublicKey(d.publicKeyPem)),
       publicUntil: d.retiredAt ? d.retiredAt.getTime() + accessMs : Number.POSITIVE_INFINITY,

@@ -43,7 +43,7 @@ const emailSchema = z.string().trim().toLowerCase().email();
  */
 const PASSWORD_RESET_TTL_MS = 30 * 60_000;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-const tenantIdsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
+export const tenantIdsOf = (user: UserDocument) => user.memberships.map((m) => m.tenantId);
 export const userTarget = (user: UserDocument): AuditEventDocument['target'] => ({ kind: 'USER', id: user._id, label: user.email });
 
 /** An API key as an audit event names it: its id and display prefix. */

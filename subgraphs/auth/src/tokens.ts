@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
-import { roles, type Role } from '@linepack/lib/scopes';
+import type { Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
-import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
+import { accessTokenClaims, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER, type AccessTokenClaims } from '@linepack/lib/identity';
 import type { TokenKeys } from './signing-key-ring';
 import type { RevocationPublisher } from '@linepack/lib/revocations';
 
@@ -40,14 +40,6 @@ export type RefreshOutcome =
   { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' } | { ok: false; reason: 'reused'; userId: string };
 
 const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
-const accessClaims = z.object({
-  sub: z.string(),
-  typ: z.literal('access'),
-  exp: z.number().int(),
-  tenants: z.array(z.object({ id: z.string(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
-});
-export type AccessClaims = z.output<typeof accessClaims>;
-
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
@@ -112,13 +104,13 @@ export class TokenService {
   }
 
   /** An access token this service issued and that has not expired, or null (for introspection). */
-  verifyAccess(token: string): AccessClaims | null {
+  verifyAccess(token: string): AccessTokenClaims | null {
     const header = jwt.decode(token, { complete: true })?.header;
     const key = this.keys.publicKeyFor(header?.kid);
     if (!key) return null;
     try {
       const payload = jwt.verify(token, key, { algorithms: [USER_TOKEN_ALGORITHM], issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE });
-      const claims = accessClaims.safeParse(payload);
+      const claims = accessTokenClaims.safeParse(payload);
       return claims.success ? claims.data : null;
     } catch {
       return null;
