@@ -60,6 +60,10 @@ describe('changing a password', () => {
     expect((await login('changes@example.com', 'a fresh pass phrase')).status).toBe(200);
   });
 
+  // NIST SP 800-63B §5.1.1.2 (Memorized Secret Verifiers): at least 8 characters (12 here), a maximum of at least
+  // 64 (256), all printing characters and spaces allowed, no composition rules, and candidates compared against
+  // "passwords obtained from previous breach corpora", "dictionary words" and "context-specific words, such as the
+  // name of the service, the username".
   it.each([
     ['too short', 'short one', 'password must be 12–256 characters'],
     ['a breached password', 'qwerty123456', 'too common'],

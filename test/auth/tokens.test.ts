@@ -99,6 +99,8 @@ describe('POST /auth/login', () => {
     expect(owner.status).toBe(200);
   });
 
+  // OWASP Authentication Cheat Sheet, "Account Lockout": lock-outs let an attacker lock real users out; prefer
+  // limits tied to the attacker and an exponentially growing delay for the account over a fixed hard lock.
   it('slows guessing spread over many addresses with a growing delay instead of a lock-out', async () => {
     const email = await newUser('spread-guessing@example.com');
     const from = (address: string, pw: string) => requestFrom(address, `${stack.gatewayOrigin}/auth/login`, { body: { email, password: pw } });
