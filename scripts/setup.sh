@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Linepack needs on a Debian machine, idempotently:
-# Node.js 24, system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, Python 3.11+ for
-# the MCP companion), the npm dependencies, the embedded MongoDB launcher and the MCP companion package.
+# Node.js 24, system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, nginx for the
+# scale-out test, Python 3.11+ for the MCP companion), the npm dependencies, the embedded MongoDB launcher and the MCP companion package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,8 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# nginx: the load balancer of the scale-out test (two gateway and two subgraph replicas behind it).
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then missing+=(python3 python3-venv); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
