@@ -19,6 +19,15 @@ export function parseConfig<S extends z.ZodType>(service: string, schema: S, sou
 /** A port from the environment; 0 asks the OS for a free one (tests, ephemeral stacks). */
 export const portSchema = z.coerce.number().int().min(0).max(65535);
 
+/**
+ * Where a process serves its Prometheus metrics: a port of its own (default 9464), not published with the
+ * service's public port; 0 picks a free one. The host defaults to the service's HOST.
+ */
+export const metricsEnvSchema = {
+  METRICS_PORT: portSchema.default(9464),
+  METRICS_HOST: z.string().min(1).optional(),
+};
+
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 
 /** PEM text given either inline or with literal "\n" escapes (as env files often carry it). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, ecPublicKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from './config';
+import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from './config';
+import { startMetricsServer } from './metrics';
 import { createLogger } from './logger';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
 
@@ -17,6 +18,7 @@ export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<Subgrap
     INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySchema,
     REDIS_URL: redisUrlSchema.optional(),
     LOG_LEVEL: logLevelSchema,
+    ...metricsEnvSchema,
   });
 }
 
@@ -37,10 +39,15 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
   }
   const logger = createLogger(name, config.LOG_LEVEL);
   Promise.resolve()
-    .then(() => start(startOptionsFromEnv(name, config)))
+    .then(async () => {
+      const service = await start(startOptionsFromEnv(name, config));
+      const metrics = await startMetricsServer({ port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST, service: name });
+      logger.info({ port: metrics.port }, `${name} metrics on /metrics`);
+      return { service, metrics };
+    })
     .then(
-      (service) => {
-        const shutdown = () => void service.stop().then(() => process.exit(0));
+      ({ service, metrics }) => {
+        const shutdown = () => void Promise.all([service.stop(), metrics.stop()]).then(() => process.exit(0));
         process.once('SIGINT', shutdown);
         process.once('SIGTERM', shutdown);
       },

@@ -13,6 +13,7 @@ import { formatErrorFor, graphqlErrorBody } from './errors';
 import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
 import { INTERNAL_IDENTITY_HEADER, InvalidInternalTokenError, verifyInternalToken, type Identity } from './identity';
 import type { Logger } from './logger';
+import { graphqlMetricsMiddleware, operationNamePlugin, requestMetricsOf, watchMongoPool, type RequestMetrics } from './metrics';
 import { connectMongo, databaseName } from './mongo';
 import type { RunningService, SubgraphStartOptions } from './subgraph-types';
 
@@ -23,6 +24,8 @@ export interface BaseSubgraphContext extends BaseContext {
   identity: Identity;
   requestId: string;
   logger: Logger;
+  /** Where the operation's name is left for the request metrics. */
+  metrics: RequestMetrics;
 }
 
 /** What makes one subgraph itself; where and how it runs comes from SubgraphStartOptions. */
@@ -63,6 +66,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
       ApolloServerPluginInlineTraceDisabled(),
       scopeEnforcementPlugin<BaseSubgraphContext>(sdl, (context) => context.identity.scopes),
+      operationNamePlugin<BaseSubgraphContext>((context) => context.metrics),
     ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
@@ -86,6 +90,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
 
   app.use(
     '/graphql',
+    graphqlMetricsMiddleware(name),
     (req: Request, res: Response, next) => {
       const token = req.header(INTERNAL_IDENTITY_HEADER);
       if (!token) {
@@ -109,6 +114,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
           identity,
           requestId: identity.requestId,
           logger: logger.child({ requestId: identity.requestId }),
+          metrics: requestMetricsOf(res),
         });
       },
     }),
@@ -134,6 +140,7 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(
 ): Promise<RunningService> {
   if (!options.mongoUri) throw new Error(`the ${spec.name} subgraph needs MONGODB_URI`);
   const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false });
+  const unwatchPool = watchMongoPool(mongo, spec.name);
   let stopPrepared: (() => Promise<void>) | undefined;
   try {
     const db = mongo.db(databaseName(options.dbPrefix, spec.name));
@@ -153,12 +160,14 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(
         await service.stop();
         await stopPrepared?.();
         await mongo.close();
+        unwatchPool();
       },
     };
   } catch (err) {
     // e.g. the port is taken: whatever prepare started (an outbox relay) must not outlive the failure.
     await stopPrepared?.();
     await mongo.close();
+    unwatchPool();
     throw err;
   }
 }

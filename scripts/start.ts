@@ -17,6 +17,7 @@ import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo }
 import { startRedisServer, RedisServerUnavailableError, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
+import { DEFAULT_METRICS_PORT, startMetricsServer } from '@linepack/lib/metrics';
 import { startStack } from '../dev/stack';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
 import { repoRoot } from '@linepack/lib/repo-root';
@@ -26,6 +27,8 @@ import { lockStateDir, StateDirInUseError } from './state-dir';
 export interface DevState extends DemoCredentials {
   gatewayUrl: string;
   authUrl: string;
+  /** Prometheus metrics of every service in this process. */
+  metricsUrl: string;
   mongodbUri: string;
   /** Absent when no Redis runs (events then wait in the outbox). */
   redisUrl?: string;
@@ -105,6 +108,13 @@ async function main(): Promise<void> {
     logLevel: process.env['LOG_LEVEL'] ?? 'warn',
   });
 
+  // One process runs every service here, so one endpoint serves all their metrics (label `service`).
+  const metrics = await startMetricsServer({
+    port: freePorts ? 0 : Number(process.env['METRICS_PORT'] ?? DEFAULT_METRICS_PORT),
+    host: '127.0.0.1',
+    service: 'linepack',
+  });
+
   const mongo = await connectMongo(mongoUri);
   const { credentials, created } = await ensureDemoIdentity(mongo.db(databaseName(DB_PREFIX, 'auth')), previous);
   await mongo.close();
@@ -115,6 +125,7 @@ async function main(): Promise<void> {
     gatewayUrl: stack.gatewayUrl,
     // The base the auth routes hang off, as the service description writes them: {authUrl}/auth/login.
     authUrl: stack.gatewayOrigin,
+    metricsUrl: metrics.url,
     mongodbUri: mongoUri,
     ...(redisUrl ? { redisUrl } : {}),
     ...credentials,
@@ -127,6 +138,7 @@ async function main(): Promise<void> {
       `Linepack is running${ephemeral ? ' (ephemeral: data is discarded on exit)' : ''}.`,
       `  GraphQL gateway  ${stack.gatewayUrl}`,
       `  Auth routes      ${state.authUrl}/auth/login, /auth/refresh, /auth/introspect`,
+      `  Metrics          ${metrics.url} (Prometheus; every service, label service)`,
       `  MongoDB          ${
         embedded
           ? `embedded mongo-java-server (${ephemeral ? 'in memory' : `${path.join(stateDir, 'mongo.h2')}; every acknowledged write is fsynced, crash-safe`})`
@@ -164,6 +176,7 @@ async function main(): Promise<void> {
     // In order: the gateway stops accepting and lets requests in flight finish (their clients get an
     // answer), then the subgraphs, and only then the databases they were writing to.
     await stack.stop().catch((err: unknown) => console.error(`linepack: stopping the services failed: ${(err as Error).message}`));
+    await metrics.stop();
     await embeddedRedis?.stop();
     await embedded?.stop();
     process.exit(failure ? 1 : 0);

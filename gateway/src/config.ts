@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { ecPrivateKeySchema, logLevelSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
+import { ecPrivateKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
 
 const urlSchema = z
   .string()
@@ -38,6 +38,7 @@ export const gatewayConfigSchema = z.object({
    */
   MAX_ACCESS_TOKEN_AGE_SECONDS: z.coerce.number().int().min(30).max(86_400).default(3_600),
   LOG_LEVEL: logLevelSchema,
+  ...metricsEnvSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
 
@@ -60,7 +61,12 @@ export interface GatewayConfig {
   subgraphUrls: Partial<Record<SubgraphName, string>>;
 }
 
-export function gatewayConfigFromEnv(env: Record<string, string | undefined>): GatewayConfig {
+/** The gateway process: the gateway, and where it serves /metrics (the development stack serves one for everything). */
+export interface GatewayProcessConfig extends GatewayConfig {
+  metrics: { port: number; host: string };
+}
+
+export function gatewayConfigFromEnv(env: Record<string, string | undefined>): GatewayProcessConfig {
   const parsed = parseConfig('gateway', gatewayConfigSchema, env) as GatewayEnvConfig & Record<string, unknown>;
   const subgraphUrls: Partial<Record<SubgraphName, string>> = {};
   for (const name of subgraphNames) {
@@ -81,5 +87,6 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
     maxAccessTokenAgeSeconds: parsed.MAX_ACCESS_TOKEN_AGE_SECONDS,
     subgraphUrls,
+    metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST ?? parsed.HOST },
   };
 }

@@ -1,5 +1,6 @@
 import type { BaseContext } from '@apollo/server';
 import type { Logger } from '@linepack/lib/logger';
+import type { RequestMetrics } from '@linepack/lib/metrics';
 import type { VerifiedCredential } from './credentials';
 import type { RequestDeadline } from './deadline';
 
@@ -8,6 +9,8 @@ export interface GatewayContext extends BaseContext {
   requestId: string;
   logger: Logger;
   deadline: RequestDeadline;
+  /** Where the operation's name is left for the request metrics. */
+  metrics: RequestMetrics;
   /** The client's address (req.ip, after TRUST_PROXY), for the audit log. */
   clientAddress: string;
   /** Set when a subgraph refused this request whole with a 4xx (subgraph-data-source.ts). */

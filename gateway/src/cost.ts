@@ -1,4 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
+import { rateLimitDecisions } from '@linepack/lib/metrics';
 import {
   getNamedType,
   getNullableType,
@@ -222,6 +223,7 @@ export function costPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<G
           const { credential } = contextValue;
           const budget = await rateLimiter.consumeCost(credential.rateLimitKey, credential.tier, cost);
           if (!budget.allowed) {
+            rateLimitDecisions.inc({ tier: credential.tier, decision: 'cost_limited' });
             throw requestError(
               'RATE_LIMITED',
               `cost budget of the ${credential.tier} tier spent (${budget.limit} per minute, this operation costs ${cost}); retry in ${budget.retryAfterSeconds} s`,

@@ -3,6 +3,7 @@ import { hashApiKeySecret } from '@linepack/lib/api-keys';
 import { z } from 'zod';
 import { knownScopes, type Scope } from '@linepack/lib/scopes';
 import type { Logger } from '@linepack/lib/logger';
+import { credentialCacheLookups } from '@linepack/lib/metrics';
 
 export type Tier = 'free' | 'pro' | 'enterprise';
 
@@ -61,6 +62,7 @@ export class ApiKeyVerifier {
   async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
     const cacheKey = hashApiKeySecret(apiKey);
     const cached = this.cache.get(cacheKey);
+    credentialCacheLookups.inc({ result: cached ? 'hit' : 'miss' });
     if (cached) return cached.credential;
     let response: Response;
     try {

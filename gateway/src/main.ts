@@ -1,8 +1,9 @@
 import { ConfigError } from '@linepack/lib/config';
-import { gatewayConfigFromEnv, type GatewayConfig } from './config';
+import { startMetricsServer } from '@linepack/lib/metrics';
+import { gatewayConfigFromEnv, type GatewayProcessConfig } from './config';
 import { startGateway } from './server';
 
-let config: GatewayConfig;
+let config: GatewayProcessConfig;
 try {
   config = gatewayConfigFromEnv(process.env);
 } catch (err) {
@@ -11,9 +12,9 @@ try {
   process.exit(2);
 }
 
-startGateway(config).then(
-  (gateway) => {
-    const shutdown = () => void gateway.stop().then(() => process.exit(0));
+Promise.all([startGateway(config), startMetricsServer({ ...config.metrics, service: 'gateway' })]).then(
+  ([gateway, metrics]) => {
+    const shutdown = () => void Promise.all([gateway.stop(), metrics.stop()]).then(() => process.exit(0));
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
   },

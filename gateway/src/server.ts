@@ -18,6 +18,15 @@ import type { GatewayContext } from './context';
 import { API_KEY_PREFIX } from '@linepack/lib/api-keys';
 import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRedisClient } from '@linepack/lib/redis';
+import {
+  authenticationFailures,
+  graphqlMetricsMiddleware,
+  operationNamePlugin,
+  rateLimitDecisions,
+  requestMetricsOf,
+  watchRedis,
+  type AuthenticationFailureReason,
+} from '@linepack/lib/metrics';
 import { RevocationListener } from '@linepack/lib/revocations';
 import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
@@ -82,6 +91,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
+  const unwatchRedis = redis ? watchRedis(redis, 'gateway') : () => undefined;
   // Revoked keys and signed-out sessions are refused by every gateway as soon as the auth service says so.
   const revocations = config.redisUrl
     ? await RevocationListener.start(
@@ -130,6 +140,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       costPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),
+      operationNamePlugin<GatewayContext>((context) => context.metrics),
     ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
@@ -159,21 +170,26 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const requestedTenant = req.header('x-tenant-id') || undefined;
     const address = req.ip ?? 'unknown';
     const fingerprint = token ? credentialFingerprint(token) : null;
-    const tooMany = (seconds: number, what: string) => {
+    const tooMany = (seconds: number, what: string, reason: AuthenticationFailureReason) => {
+      authenticationFailures.inc({ reason });
       res.setHeader('Retry-After', String(seconds));
       res.status(429).json(graphqlErrorBody('RATE_LIMITED', `${what}; retry in ${seconds} s`, { retryAfterSeconds: seconds }));
     };
     // Counted per address and per credential; the address's budget only ever refuses failing requests.
-    const refuse = async (message: string) => {
+    const refuse = async (message: string, reason: AuthenticationFailureReason) => {
       const blocked = await rateLimiter.recordAuthFailure(address, fingerprint);
-      if (blocked !== null) return tooMany(blocked, 'too many failed authentications from this address');
+      if (blocked !== null) return tooMany(blocked, 'too many failed authentications from this address', 'address_blocked');
+      authenticationFailures.inc({ reason });
       res.setHeader('WWW-Authenticate', 'Bearer realm="linepack"');
       res.status(401).json(graphqlErrorBody('UNAUTHENTICATED', message));
     };
-    const forbid = (message: string) => res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
-    if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>');
+    const forbid = (message: string) => {
+      authenticationFailures.inc({ reason: 'tenant_not_allowed' });
+      res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
+    };
+    if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>', 'missing_credential');
     const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
-    if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often');
+    if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
     let credential: VerifiedCredential | null;
     try {
       if (token.startsWith(API_KEY_PREFIX)) {
@@ -183,18 +199,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
         }
       } else {
         const verdict = await userTokens.verify(token);
-        if (!verdict.ok) return refuse('invalid or expired access token');
-        if (revocations?.sessionRevoked(verdict.claims.sid)) return refuse('this session has been signed out');
+        if (!verdict.ok) return refuse('invalid or expired access token', 'invalid_access_token');
+        if (revocations?.sessionRevoked(verdict.claims.sid)) return refuse('this session has been signed out', 'session_revoked');
         const selection = userCredential(verdict.claims, requestedTenant);
         if (!selection.ok) return forbid(selection.reason);
         credential = selection.credential;
       }
     } catch (err) {
       if (!(err instanceof CredentialServiceUnavailableError)) throw err;
+      authenticationFailures.inc({ reason: 'verification_unavailable' });
       res.status(503).json(graphqlErrorBody('INTERNAL_SERVER_ERROR', 'credential verification is unavailable; try again shortly'));
       return;
     }
-    if (!credential) return refuse('invalid, expired or revoked credential');
+    if (!credential) return refuse('invalid, expired or revoked credential', 'invalid_api_key');
     if (credential.kind === 'api_key') keyUsage.used(credential.subject);
     res.locals['credential'] = credential;
     next();
@@ -205,6 +222,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const credential = res.locals['credential'] as VerifiedCredential;
     const decision = await rateLimiter.consume(credential.rateLimitKey, credential.tier);
     res.set(decision.headers);
+    rateLimitDecisions.inc({ tier: credential.tier, decision: decision.allowed ? 'allowed' : 'limited' });
     if (decision.allowed) return next();
     const retryAfter = decision.headers['Retry-After'];
     // A refused request's body is never read, but on a kept-alive connection Node still receives and discards all
@@ -226,6 +244,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
 
   app.use(
     '/graphql',
+    graphqlMetricsMiddleware('gateway'),
     authenticate,
     rateLimit,
     deadlineMiddleware(config.requestTimeoutMs),
@@ -241,6 +260,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
           clientAddress: req.ip ?? 'unknown',
           logger: logger.child({ requestId, subject: credential.subject }),
           deadline: res.locals['deadline'] as RequestDeadline,
+          metrics: requestMetricsOf(res),
         };
       },
     }),
@@ -279,6 +299,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       await apollo.stop();
       await closeServer(httpServer);
       rateLimiter.close();
+      unwatchRedis();
       revocations?.close();
       await keyUsage.stop();
     },

@@ -2,6 +2,7 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
+import { subgraphFetchDuration } from '@linepack/lib/metrics';
 import type { GatewayContext } from './context';
 import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
 
@@ -16,7 +17,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     private readonly privateKeyPem: string,
   ) {
     // Node's fetch, so a request's subgraph calls are aborted with it (deadline.ts).
-    super({ url, fetcher: fetchWithDeadline as never });
+    super({ url, fetcher: timedFetcher(name) as never });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
@@ -92,6 +93,21 @@ export function subgraphRefusalPlugin(): ApolloServerPlugin<GatewayContext> {
         },
       };
     },
+  };
+}
+
+/** fetchWithDeadline, timed until the subgraph's response headers arrive; a failed fetch or a 5xx is an error. */
+function timedFetcher(subgraph: string): typeof fetchWithDeadline {
+  return async (url, init) => {
+    const end = subgraphFetchDuration.startTimer({ subgraph });
+    try {
+      const response = await fetchWithDeadline(url, init);
+      end({ outcome: response.status >= 500 ? 'error' : 'ok' });
+      return response;
+    } catch (err) {
+      end({ outcome: 'error' });
+      throw err;
+    }
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { watchConsumerGroup, watchRedis } from '../metrics';
 import { createRedisClient } from '../redis';
 import type { SubgraphStartOptions } from '../subgraph-types';
 import { StreamConsumer, type EventBatchHandler } from './consumer';
@@ -19,9 +20,11 @@ export function startEventConsumer(
   const redis = createRedisClient(options.redisUrl, options.logger);
   const streamConsumer = new StreamConsumer({ redis, db, logger: options.logger, ...consumer });
   void streamConsumer.start();
+  const unwatch = [watchRedis(redis, `event-consumer:${consumer.group}`), watchConsumerGroup(redis, consumer.streams, consumer.group)];
   return {
     following: true,
     async stop() {
+      for (const stop of unwatch) stop();
       await streamConsumer.stop();
       redis.disconnect();
     },

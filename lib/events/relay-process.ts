@@ -1,3 +1,4 @@
+import { watchOutbox, watchRedis } from '../metrics';
 import { createRedisClient } from '../redis';
 import type { Collection } from 'mongodb';
 import type { SubgraphStartOptions } from '../subgraph-types';
@@ -20,8 +21,13 @@ export function startOutboxRelay<D extends OutboxDocument>(
   const redis = createRedisClient(options.redisUrl, options.logger);
   const relay = new OutboxRelay<D>({ collection, redis, stream, logger: options.logger, dataOf });
   relay.start();
+  const unwatch = [
+    watchRedis(redis, `outbox-relay:${stream}`),
+    watchOutbox(stream, () => collection.countDocuments({ 'outbox.id': { $exists: true } } as never)),
+  ];
   return {
     async stop() {
+      for (const stop of unwatch) stop();
       await relay.stop();
       redis.disconnect();
     },

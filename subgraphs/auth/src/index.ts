@@ -1,5 +1,6 @@
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { createRedisClient } from '@linepack/lib/redis';
+import { watchRedis } from '@linepack/lib/metrics';
 import { RevocationPublisher } from '@linepack/lib/revocations';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
@@ -38,6 +39,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       const redis = options.redisUrl ? createRedisClient(options.redisUrl, options.logger, { commandTimeoutMs: 250 }) : null;
+      const unwatchRedis = redis ? watchRedis(redis, 'auth') : () => undefined;
       const revocations = new RevocationPublisher(redis, options.auth.accessTokenTtlSeconds + 60, options.logger);
       const store = new AuthStore(db, revocations, options.logger);
       const keys = await SigningKeyRing.open(
@@ -70,6 +72,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
         stop: async () => {
           clearInterval(pruning);
           keys.stop();
+          unwatchRedis();
           redis?.disconnect();
         },
       };

@@ -1,0 +1,253 @@
+import http from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import type Redis from 'ioredis';
+import type { MongoClient } from 'mongodb';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { closeServer, listen } from './http';
+
+/**
+ * Prometheus metrics of one process. Every service records into this registry; the process entry
+ * (a container's main, or `npm start` for the whole stack) serves it on its own port (METRICS_PORT,
+ * default 9464), never on the public one. Labels are bounded: service and subgraph names, tiers,
+ * fixed reasons, HTTP statuses, and at most MAX_OPERATION_NAMES operation names — never tenant ids,
+ * credentials or query text.
+ */
+export const metricsRegistry = new Registry();
+
+export const DEFAULT_METRICS_PORT = 9464;
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const graphqlRequestDuration = new Histogram({
+  name: 'linepack_graphql_request_duration_seconds',
+  help: 'GraphQL requests by service, operation name and HTTP status (the _count is the request rate)',
+  labelNames: ['service', 'operation', 'status'] as const,
+  buckets: latencyBuckets,
+  registers: [metricsRegistry],
+});
+
+export const subgraphFetchDuration = new Histogram({
+  name: 'linepack_subgraph_fetch_duration_seconds',
+  help: "The gateway's requests to each subgraph; outcome=error when the fetch failed or answered 5xx",
+  labelNames: ['subgraph', 'outcome'] as const,
+  buckets: latencyBuckets,
+  registers: [metricsRegistry],
+});
+
+export const rateLimitDecisions = new Counter({
+  name: 'linepack_rate_limit_decisions_total',
+  help: 'Rate-limit decisions by tier: allowed, limited (request windows) or cost_limited (cost budget)',
+  labelNames: ['tier', 'decision'] as const,
+  registers: [metricsRegistry],
+});
+
+export type AuthenticationFailureReason =
+  | 'missing_credential'
+  | 'invalid_api_key'
+  | 'invalid_access_token'
+  | 'session_revoked'
+  | 'tenant_not_allowed'
+  | 'credential_blocked'
+  | 'address_blocked'
+  | 'verification_unavailable';
+
+export const authenticationFailures = new Counter({
+  name: 'linepack_authentication_failures_total',
+  help: 'Requests the gateway refused before execution because of their credential, by reason',
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+
+export const credentialCacheLookups = new Counter({
+  name: 'linepack_credential_cache_lookups_total',
+  help: "API key verifications answered from the gateway's cache (hit) or by the auth service (miss)",
+  labelNames: ['result'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Values read at scrape time (Redis and MongoDB state), from whatever the running services registered. */
+type Collector = (set: (labels: Record<string, string>, value: number) => void) => Promise<void> | void;
+
+function scrapedGauge(name: string, help: string, labelNames: readonly string[]) {
+  const collectors = new Set<Collector>();
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [metricsRegistry],
+    async collect() {
+      this.reset();
+      // One failing source (a Redis that is away) must not cost the whole scrape its other values.
+      await Promise.all([...collectors].map((collect) => Promise.resolve(collect((labels, value) => this.set(labels, value))).catch(() => undefined)));
+    },
+  });
+  return (collector: Collector): (() => void) => {
+    collectors.add(collector);
+    return () => void collectors.delete(collector);
+  };
+}
+
+const onEventConsumerLag = scrapedGauge('linepack_event_consumer_lag', 'Domain events in a stream not yet delivered to a consumer group (XINFO GROUPS lag)', [
+  'stream',
+  'group',
+]);
+const onEventConsumerPending = scrapedGauge('linepack_event_consumer_pending', 'Domain events delivered to a consumer group but not yet acknowledged', [
+  'stream',
+  'group',
+]);
+const onOutboxPending = scrapedGauge(
+  'linepack_outbox_pending_events',
+  'Documents whose domain events wait in their outbox for the relay, by the stream they go to',
+  ['stream'],
+);
+const onRedisUp = scrapedGauge('linepack_redis_up', '1 when this Redis client is connected and ready, else 0', ['client']);
+
+/** Consumer-group lag and pending entries of the streams a consumer reads. */
+export function watchConsumerGroup(redis: Redis, streams: readonly string[], group: string): () => void {
+  const read = async () => {
+    const out: { stream: string; lag: number | null; pending: number }[] = [];
+    for (const stream of streams) {
+      const groups = (await redis.xinfo('GROUPS', stream).catch(() => [])) as unknown[][];
+      for (const fields of groups) {
+        const info: Record<string, unknown> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
+        if (info['name'] !== group) continue;
+        // lag is nil when Redis cannot tell (entries deleted mid-stream); pending is always known.
+        out.push({ stream, lag: typeof info['lag'] === 'number' ? info['lag'] : null, pending: Number(info['pending'] ?? 0) });
+      }
+    }
+    return out;
+  };
+  const stopLag = onEventConsumerLag(async (set) => {
+    for (const { stream, lag } of await read()) if (lag !== null) set({ stream, group }, lag);
+  });
+  const stopPending = onEventConsumerPending(async (set) => {
+    for (const { stream, pending } of await read()) set({ stream, group }, pending);
+  });
+  return () => {
+    stopLag();
+    stopPending();
+  };
+}
+
+export function watchOutbox(stream: string, countPending: () => Promise<number>): () => void {
+  return onOutboxPending(async (set) => set({ stream }, await countPending()));
+}
+
+export function watchRedis(redis: Redis, client: string): () => void {
+  return onRedisUp((set) => set({ client }, redis.status === 'ready' ? 1 : 0));
+}
+
+const mongoPoolConnections = new Gauge({
+  name: 'linepack_mongodb_pool_connections',
+  help: "Connections in the MongoDB driver's pools, in use by an operation or available",
+  labelNames: ['service', 'state'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Follows the driver's connection-pool events (CMAP), so the gauge is exact without reaching into the driver. */
+export function watchMongoPool(client: MongoClient, service: string): () => void {
+  const checkedOut = new Set<string>();
+  const key = (e: { address: string; connectionId: number | '<monitor>' }) => `${e.address}#${e.connectionId}`;
+  const created = () => mongoPoolConnections.inc({ service, state: 'available' });
+  const out = (e: { address: string; connectionId: number | '<monitor>' }) => {
+    checkedOut.add(key(e));
+    mongoPoolConnections.inc({ service, state: 'in_use' });
+    mongoPoolConnections.dec({ service, state: 'available' });
+  };
+  const back = (e: { address: string; connectionId: number | '<monitor>' }) => {
+    if (!checkedOut.delete(key(e))) return;
+    mongoPoolConnections.dec({ service, state: 'in_use' });
+    mongoPoolConnections.inc({ service, state: 'available' });
+  };
+  // A pool being cleared closes connections that may still be checked out.
+  const closed = (e: { address: string; connectionId: number | '<monitor>' }) =>
+    checkedOut.delete(key(e)) ? mongoPoolConnections.dec({ service, state: 'in_use' }) : mongoPoolConnections.dec({ service, state: 'available' });
+  mongoPoolConnections.inc({ service, state: 'in_use' }, 0);
+  mongoPoolConnections.inc({ service, state: 'available' }, 0);
+  client.on('connectionCreated', created).on('connectionCheckedOut', out).on('connectionCheckedIn', back).on('connectionClosed', closed);
+  return () => {
+    client.off('connectionCreated', created).off('connectionCheckedOut', out).off('connectionCheckedIn', back).off('connectionClosed', closed);
+  };
+}
+
+/** Operation names are chosen by clients: the first ones seen are labels, the rest share one. */
+const MAX_OPERATION_NAMES = 200;
+const operationNames = new Set<string>();
+const graphqlName = /^[_A-Za-z][_0-9A-Za-z]{0,99}$/;
+
+export function operationLabel(name: string | null | undefined): string {
+  if (name === null || name === undefined || name === '') return 'anonymous';
+  if (!graphqlName.test(name)) return 'invalid';
+  if (operationNames.has(name)) return name;
+  if (operationNames.size >= MAX_OPERATION_NAMES) return 'other';
+  operationNames.add(name);
+  return name;
+}
+
+/** Where a request's operation name is left for the metrics middleware (set once the document is parsed). */
+export interface RequestMetrics {
+  operation?: string;
+}
+
+export function requestMetricsOf(res: Response): RequestMetrics {
+  return ((res.locals['metrics'] as RequestMetrics | undefined) ??= {});
+}
+
+/**
+ * Times every request to /graphql, refused ones (401, 429) included; the operation is "unknown" until
+ * the document was parsed and its operation chosen.
+ */
+export function graphqlMetricsMiddleware(service: string) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const end = graphqlRequestDuration.startTimer({ service });
+    const metrics = requestMetricsOf(res);
+    res.once('finish', () => end({ operation: metrics.operation ?? 'unknown', status: String(res.statusCode) }));
+    next();
+  };
+}
+
+/** An Apollo Server plugin that names the operation of each request for graphqlMetricsMiddleware. */
+export function operationNamePlugin<C>(metricsOf: (context: C) => RequestMetrics) {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ contextValue, operationName }: { contextValue: C; operationName?: string | null }) {
+          metricsOf(contextValue).operation = operationLabel(operationName);
+        },
+      };
+    },
+  };
+}
+
+let defaultMetricsFor: string | null = null;
+
+export interface MetricsServer {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves GET /metrics on its own port, for Prometheus inside the cluster; the public port never
+ * answers it. `service` labels the process's own metrics (CPU, memory, event loop).
+ */
+export async function startMetricsServer(options: { port: number; host: string; service: string }): Promise<MetricsServer> {
+  if (defaultMetricsFor === null) {
+    collectDefaultMetrics({ register: metricsRegistry, labels: { service: options.service } });
+    defaultMetricsFor = options.service;
+  }
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: metrics are at /metrics\n');
+      return;
+    }
+    metricsRegistry.metrics().then(
+      (body) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(body),
+      (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics collection failed: ${err.message}\n`),
+    );
+  });
+  const port = await listen(server, options.port, options.host);
+  const host = options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
+  return { port, url: `http://${host}:${port}/metrics`, stop: () => closeServer(server) };
+}

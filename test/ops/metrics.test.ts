@@ -1,0 +1,139 @@
+import Redis from 'ioredis';
+import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { eventually } from '../support/wait';
+
+/**
+ * What an operator scrapes: the stack's metrics on their own port, moving with the traffic that caused them,
+ * with bounded labels and nothing that identifies a tenant or a credential.
+ */
+let stack: TestStack;
+let metrics: MetricsServer;
+beforeAll(async () => {
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], credentialCacheTtlSeconds: 30 });
+  metrics = await startMetricsServer({ port: 0, host: '127.0.0.1', service: 'test' });
+});
+afterAll(async () => {
+  await metrics?.stop();
+  await stack?.stop();
+});
+
+const scrape = async () => {
+  const res = await fetch(metrics.url);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return res.text();
+};
+
+/** The value of one sample, e.g. value(text, 'linepack_redis_up', { client: 'gateway' }); 0 when absent. */
+function value(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const match = line.match(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/);
+    if (!match || match[1] !== name) continue;
+    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
+  }
+  return total;
+}
+
+it('counts GraphQL requests by service, operation and status, and times subgraph fetches', async () => {
+  const { apiKey, tenantId } = await stack.tenantWithKey({ tier: 'PRO' });
+  await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Metered line' });
+  const before = await scrape();
+  const query = 'query AtAGlance { pipelineSummary { totalAssets } assets(first: 2) { edges { node { id latestMeasurement { type } } } } }';
+  for (let i = 0; i < 3; i++) expect((await graphql(stack.gatewayUrl, query, { apiKey })).body.errors).toBeUndefined();
+  expect((await graphql(stack.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey })).status).toBe(200);
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', {})).status).toBe(401);
+  const after = await scrape();
+
+  const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+  const requests = 'linepack_graphql_request_duration_seconds_count';
+  expect(delta(requests, { service: 'gateway', operation: 'AtAGlance', status: '200' })).toBe(3);
+  expect(delta(requests, { service: 'gateway', operation: 'anonymous', status: '200' })).toBe(1);
+  // Refused before its document was read: the operation is not known.
+  expect(delta(requests, { service: 'gateway', operation: 'unknown', status: '401' })).toBe(1);
+  // The subgraphs count the operations the gateway planned for them.
+  expect(delta(requests, { service: 'assets', status: '200' })).toBeGreaterThanOrEqual(4);
+  expect(delta(requests, { service: 'measurements', status: '200' })).toBe(3);
+  expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'assets', outcome: 'ok' })).toBeGreaterThanOrEqual(4);
+  expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'measurements', outcome: 'ok' })).toBe(3);
+  expect(value(after, 'linepack_graphql_request_duration_seconds_bucket', { service: 'gateway', operation: 'AtAGlance', status: '200', le: '+Inf' })).toBe(
+    value(after, requests, { service: 'gateway', operation: 'AtAGlance', status: '200' }),
+  );
+  expect(delta('linepack_rate_limit_decisions_total', { tier: 'pro', decision: 'allowed' })).toBe(4);
+  expect(delta('linepack_authentication_failures_total', { reason: 'missing_credential' })).toBe(1);
+  // The key was verified once and then served from the cache.
+  expect(delta('linepack_credential_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(4);
+
+  // Nothing that identifies a tenant or a credential is a label.
+  expect(after).not.toContain(tenantId);
+  expect(after).not.toContain(apiKey.slice(0, 12));
+}, 30_000);
+
+it('counts rate-limit refusals by tier and authentication failures by reason', async () => {
+  const { apiKey } = await stack.tenantWithKey({ tier: 'FREE' });
+  const before = await scrape();
+  let limited = 0;
+  for (let i = 0; i < 62; i++) if ((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey })).status === 429) limited++;
+  expect(limited).toBe(2); // the free tier's 60 a minute
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: 'lpk_' + 'x'.repeat(40) })).status).toBe(401);
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: 'not.a.jwt' })).status).toBe(401);
+  const after = await scrape();
+  const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+  expect(delta('linepack_rate_limit_decisions_total', { tier: 'free', decision: 'allowed' })).toBe(60);
+  expect(delta('linepack_rate_limit_decisions_total', { tier: 'free', decision: 'limited' })).toBe(2);
+  expect(delta('linepack_authentication_failures_total', { reason: 'invalid_api_key' })).toBe(1);
+  expect(delta('linepack_authentication_failures_total', { reason: 'invalid_access_token' })).toBe(1);
+  expect(delta('linepack_graphql_request_duration_seconds_count', { service: 'gateway', operation: 'unknown', status: '429' })).toBe(2);
+}, 30_000);
+
+it('keeps the operation label bounded whatever names clients invent', async () => {
+  const { apiKey } = await stack.tenantWithKey();
+  for (let i = 0; i < 230; i++) await graphql(stack.gatewayUrl, `query Invented${i} { __typename }`, { apiKey });
+  const text = await scrape();
+  const operations = new Set([...text.matchAll(/^linepack_graphql_request_duration_seconds_count\{service="gateway",operation="([^"]*)"/gm)].map((m) => m[1]));
+  expect(operations.size).toBeLessThanOrEqual(201);
+  expect(operations.has('other')).toBe(true);
+}, 60_000);
+
+it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', async () => {
+  const { apiKey } = await stack.tenantWithKey();
+  await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Followed line' });
+  const stream = `${stack.dbPrefix}:events:assets`;
+  // The consumers catch up: no lag, nothing pending, the outbox drained.
+  expect(
+    await eventually(async () => {
+      const text = await scrape();
+      return (
+        text.includes(`linepack_event_consumer_lag{stream="${stream}",group="compliance"} 0`) &&
+        text.includes(`linepack_event_consumer_lag{stream="${stream}",group="analytics"} 0`) &&
+        text.includes(`linepack_outbox_pending_events{stream="${stream}"} 0`)
+      );
+    }, 10_000),
+  ).toBe(true);
+  const text = await scrape();
+  expect(value(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' })).toBe(0);
+  expect(value(text, 'linepack_redis_up', { client: 'gateway' })).toBe(1);
+  expect(value(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
+  expect(value(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'available' })).toBeGreaterThan(0);
+  expect(value(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'in_use' })).toBe(0);
+  // A group that has read nothing lags by the whole stream.
+  const redis = new Redis(process.env['REDIS_URL']!);
+  try {
+    await redis.xgroup('CREATE', stream, 'behind', '0');
+    const unwatch = watchConsumerGroup(redis, [stream], 'behind');
+    expect(value(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(await redis.xlen(stream));
+    unwatch();
+  } finally {
+    redis.disconnect();
+  }
+  // The process's own health, labelled with the service that serves the endpoint.
+  expect(value(text, 'process_cpu_seconds_total', { service: 'test' })).toBeGreaterThan(0);
+  expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds\{service="test"\} /m);
+}, 30_000);
+
+it('serves only /metrics on its port, and the public port does not serve metrics', async () => {
+  expect((await fetch(new URL('/', metrics.url))).status).toBe(404);
+  expect((await fetch(`${stack.gatewayOrigin}/metrics`)).status).toBe(404);
+});
