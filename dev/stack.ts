@@ -116,7 +116,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       internalKeys,
       async stop() {
         await gateway.stop();
-        for (const service of started.reverse()) await service.stop();
+        // Nothing calls a subgraph once the gateway has stopped: they stop side by side.
+        await Promise.all(started.map((service) => service.stop()));
       },
     };
   } catch (err) {

@@ -80,6 +80,12 @@ function fieldsOf(flat: readonly string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * How long one XREADGROUP waits for new entries. Short, because stopping waits for the read in progress (shutdown
+ * must finish in a few seconds); an idle consumer costs Redis a few cheap commands a second.
+ */
+const DEFAULT_BLOCK_MS = 250;
+
 export class StreamConsumer {
   private running = false;
   private loop: Promise<void> | null = null;
@@ -103,7 +109,7 @@ export class StreamConsumer {
   }
 
   /** One round: take over abandoned entries, read new ones, apply, acknowledge. Returns entries handled. */
-  async pollOnce(blockMs = this.options.blockMs ?? 1_000): Promise<number> {
+  async pollOnce(blockMs = this.options.blockMs ?? DEFAULT_BLOCK_MS): Promise<number> {
     const { redis, streams, group, batchSize = 500, claimIdleMs = 30_000 } = this.options;
     let handled = 0;
     for (const stream of streams) {
