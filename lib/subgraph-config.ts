@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from './config';
 import { startMetricsServer } from './metrics';
+import { activeTracing } from './tracing';
 import { createLogger } from './logger';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
 
@@ -47,7 +48,10 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
     })
     .then(
       ({ service, metrics }) => {
-        const shutdown = () => void Promise.all([service.stop(), metrics.stop()]).then(() => process.exit(0));
+        const shutdown = () =>
+          void Promise.all([service.stop(), metrics.stop()])
+            .then(() => activeTracing()?.shutdown())
+            .then(() => process.exit(0));
         process.once('SIGINT', shutdown);
         process.once('SIGTERM', shutdown);
       },

@@ -1,7 +1,12 @@
 import { ConfigError } from '@linepack/lib/config';
 import { startMetricsServer } from '@linepack/lib/metrics';
+import { activeTracing, startTracing } from '@linepack/lib/tracing';
 import { gatewayConfigFromEnv, type GatewayProcessConfig } from './config';
-import { startGateway } from './server';
+
+// First: the instrumentations patch express, @apollo/*, ioredis and http as ./server loads them.
+startTracing('gateway');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startGateway } = require('./server') as typeof import('./server');
 
 let config: GatewayProcessConfig;
 try {
@@ -14,7 +19,10 @@ try {
 
 Promise.all([startGateway(config), startMetricsServer({ ...config.metrics, service: 'gateway' })]).then(
   ([gateway, metrics]) => {
-    const shutdown = () => void Promise.all([gateway.stop(), metrics.stop()]).then(() => process.exit(0));
+    const shutdown = () =>
+      void Promise.all([gateway.stop(), metrics.stop()])
+        .then(() => activeTracing()?.shutdown())
+        .then(() => process.exit(0));
     process.once('SIGINT', shutdown);
     process.once('SIGTERM', shutdown);
   },

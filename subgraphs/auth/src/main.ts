@@ -1,9 +1,15 @@
 import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError, ecPrivateKeySchema, parseConfig } from '@linepack/lib/config';
-import { runSubgraphProcess } from '@linepack/lib/subgraph-config';
-import { DEFAULT_AUDIT_RETENTION_DAYS } from './audit';
-import { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } from './index';
+import { startTracing } from '@linepack/lib/tracing';
+
+// First: the instrumentations patch express, mongodb, ioredis and http as the subgraph loads them.
+startTracing('auth');
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { runSubgraphProcess } = require('@linepack/lib/subgraph-config') as typeof import('@linepack/lib/subgraph-config');
+const { DEFAULT_AUDIT_RETENTION_DAYS } = require('./audit') as typeof import('./audit');
+const { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } = require('./index') as typeof import('./index');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const authEnvSchema = z.object({
   JWT_SIGNING_KEY: ecPrivateKeySchema,

@@ -1,0 +1,258 @@
+/**
+ * Tracing (lib/tracing.ts): one trace per request from the gateway through the subgraphs to MongoDB and
+ * Redis, joined by W3C traceparent, with the request id on the server spans and no credential anywhere.
+ * Instrumentation patches modules as Node's require loads them, which jest's own module system bypasses,
+ * so the traced code runs in a child process (support/trace-probe.ts) that prints its finished spans.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { REQUEST_ID_ATTRIBUTE, startTracing } from '@linepack/lib/tracing';
+
+interface ProbeSpan {
+  name: string;
+  kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  service: string;
+  scope: string;
+  attributes: Record<string, unknown>;
+}
+
+const SERVER = 1;
+const CLIENT = 2;
+
+/** Runs the probe in `mode`; its SPAN lines and its PROBE summary. */
+async function runProbe(mode: 'stack' | 'otlp', env: Record<string, string> = {}): Promise<{ spans: ProbeSpan[]; summary: Record<string, unknown> }> {
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('OTEL_')) childEnv[name] = value;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/ops/support/trace-probe.ts'), mode], {
+    cwd: repoRoot,
+    env: { ...childEnv, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`trace probe (${mode}) exited ${code}:\n${stderr.slice(-4000)}`);
+  const lines = stdout.split('\n');
+  const spans = lines.filter((l) => l.startsWith('SPAN ')).map((l) => JSON.parse(l.slice(5)) as ProbeSpan);
+  const summaryLine = lines.find((l) => l.startsWith('PROBE '));
+  if (!summaryLine) throw new Error(`trace probe (${mode}) printed no summary:\n${stderr.slice(-4000)}`);
+  return { spans, summary: JSON.parse(summaryLine.slice(6)) as Record<string, unknown> };
+}
+
+test('tracing is off, and costs nothing, without OTEL_EXPORTER_OTLP_ENDPOINT or an exporter', () => {
+  expect(startTracing('gateway', { env: {} })).toBeNull();
+  expect(startTracing('gateway', { env: { OTEL_SERVICE_NAME: 'x' } })).toBeNull();
+  expect(startTracing('gateway', { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' } })).toBeNull();
+});
+
+describe('one federated query through the whole stack', () => {
+  let spans: ProbeSpan[];
+  let summary: { status: number; errors: unknown; data: { assets: { edges: unknown[] } }; requestId: string; apiKey: string };
+  let trace: ProbeSpan[];
+  let gatewayServer: ProbeSpan;
+  const byId = new Map<string, ProbeSpan>();
+  const descendsFrom = (span: ProbeSpan, ancestor: ProbeSpan): boolean => {
+    for (let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
+      if (at.spanId === ancestor.spanId) return true;
+    }
+    return false;
+  };
+
+  beforeAll(async () => {
+    const result = await runProbe('stack');
+    spans = result.spans;
+    summary = result.summary as typeof summary;
+    for (const span of spans) byId.set(span.spanId, span);
+    const roots = spans.filter((s) => s.kind === SERVER && s.parentSpanId === null && s.attributes['url.path'] === '/graphql');
+    if (roots.length !== 1) throw new Error(`expected one gateway server span, got ${JSON.stringify(roots, null, 2)}`);
+    gatewayServer = roots[0]!;
+    trace = spans.filter((s) => s.traceId === gatewayServer.traceId);
+  }, 120_000);
+
+  test('the query itself succeeds', () => {
+    expect(summary.errors).toBeNull();
+    expect(summary.status).toBe(200);
+    expect(summary.data.assets.edges.length).toBeGreaterThan(0);
+  });
+
+  test("the gateway's server span is the root of the trace and carries the client's request id", () => {
+    expect(gatewayServer.attributes[REQUEST_ID_ATTRIBUTE]).toBe(summary.requestId);
+    expect(gatewayServer.attributes['http.route']).toBe('/graphql');
+    // Connected: every other span of the trace has its parent among the exported spans.
+    for (const span of trace) if (span !== gatewayServer) expect(byId.get(span.parentSpanId ?? '')?.traceId).toBe(gatewayServer.traceId);
+    // @apollo/gateway's own spans (its @opentelemetry/api copy) joined the same trace.
+    expect(trace.map((s) => s.name)).toEqual(expect.arrayContaining(['gateway.request', 'gateway.plan', 'gateway.fetch']));
+  });
+
+  test('the gateway calls two subgraphs, each call continued by that subgraph (traceparent)', () => {
+    const subgraphCalls = trace.filter((s) => s.kind === CLIENT && String(s.attributes['url.full']).endsWith('/graphql') && descendsFrom(s, gatewayServer));
+    expect(new Set(subgraphCalls.map((s) => s.attributes['url.full'])).size).toBeGreaterThanOrEqual(2);
+    for (const call of subgraphCalls) {
+      expect(call.attributes['http.response.status_code']).toBe(200);
+      const served = trace.filter((s) => s.kind === SERVER && s.parentSpanId === call.spanId);
+      expect(served).toHaveLength(1);
+      expect(served[0]!.attributes['url.path']).toBe('/graphql');
+      expect(served[0]!.attributes['server.port']).toBe(Number(new URL(String(call.attributes['url.full'])).port));
+      // The gateway forwards the request id; the subgraph's server span carries it too.
+      expect(served[0]!.attributes[REQUEST_ID_ATTRIBUTE]).toBe(summary.requestId);
+    }
+  });
+
+  test('MongoDB and Redis commands are spans of the same trace, without values', () => {
+    const subgraphServers = trace.filter((s) => s.kind === SERVER && s !== gatewayServer);
+    const mongo = trace.filter((s) => s.scope === '@opentelemetry/instrumentation-mongodb');
+    expect(mongo.some((m) => subgraphServers.some((server) => descendsFrom(m, server)))).toBe(true);
+    // The command's shape only: every value is "?".
+    const leaves = (value: unknown): unknown[] => (value && typeof value === 'object' ? Object.values(value).flatMap(leaves) : [value]);
+    for (const m of mongo) expect(new Set(leaves(JSON.parse(String(m.attributes['db.query.text']))))).toEqual(new Set(['?']));
+    const redis = trace.filter((s) => s.scope === '@opentelemetry/instrumentation-ioredis');
+    expect(redis.length).toBeGreaterThan(0);
+    for (const r of redis) expect(String(r.attributes['db.query.text'] ?? r.attributes['db.statement'])).toMatch(/^\w+$/);
+  });
+
+  test('no span attribute holds the API key, a bearer credential or a token', () => {
+    expect(spans.length).toBeGreaterThan(0);
+    for (const span of spans) {
+      for (const value of Object.values(span.attributes)) {
+        const text = JSON.stringify(value);
+        expect(text).not.toContain(summary.apiKey);
+        expect(text).not.toMatch(/bearer/i);
+        expect(text).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
+      }
+    }
+  });
+
+  test('probes are not traced', () => {
+    expect(spans.filter((s) => /^\/(healthz|readyz|metrics)/.test(String(s.attributes['url.path'] ?? '')))).toEqual([]);
+  });
+});
+
+describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  async function collector(answer: boolean): Promise<{ url: string; received: { path: string; contentType: string; body: string }[]; close(): Promise<void> }> {
+    const received: { path: string; contentType: string; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        received.push({ path: `${req.method} ${req.url}`, contentType: req.headers['content-type'] ?? '', body });
+        if (answer) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        // Otherwise: a collector that never answers.
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      received,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  test('spans reach the collector as OTLP JSON on POST /v1/traces, flushed at shutdown', async () => {
+    const otlp = await collector(true);
+    try {
+      await runProbe('otlp', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+      expect(otlp.received.map((r) => r.path)).toContain('POST /v1/traces');
+      const exported = otlp.received.filter((r) => r.path === 'POST /v1/traces');
+      expect(exported[0]!.contentType).toBe('application/json');
+      type OtlpAttribute = { key: string; value: { stringValue?: string; intValue?: number | string } };
+      const payloads = exported.map(
+        (r) =>
+          JSON.parse(r.body) as {
+            resourceSpans: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { spans: { name: string; attributes: OtlpAttribute[] }[] }[] }[];
+          },
+      );
+      const resourceSpans = payloads.flatMap((p) => p.resourceSpans);
+      expect(resourceSpans[0]!.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'linepack-probe' } });
+      const attributesOf = (span: { attributes: OtlpAttribute[] }) =>
+        Object.fromEntries(span.attributes.map((a) => [a.key, a.value.stringValue ?? a.value.intValue]));
+      const exportedSpans = resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)).map(attributesOf);
+      const traced = exportedSpans.find((a) => a['url.path'] === '/traced');
+      expect(traced).toMatchObject({ 'url.query': 'token=REDACTED', [REQUEST_ID_ATTRIBUTE]: 'otlp-probe-request' });
+      expect(exportedSpans.find((a) => a['url.path'] === '/healthz')).toBeUndefined();
+    } finally {
+      await otlp.close();
+    }
+  });
+
+  test('npm start with OTEL_EXPORTER_OTLP_ENDPOINT traces a request from the gateway into the subgraphs, and flushes on Ctrl-C', async () => {
+    const otlp = await collector(true);
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-traced-'));
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('OTEL_')) env[name] = value;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--ephemeral', '--state-dir', stateDir], {
+      cwd: repoRoot,
+      env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const devJson = path.join(stateDir, 'dev.json');
+      for (const deadline = Date.now() + 90_000; !existsSync(devJson) || !output.includes('Ctrl-C');) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const state = JSON.parse(readFileSync(devJson, 'utf8')) as { gatewayUrl: string; apiKey: string };
+      const res = await fetch(state.gatewayUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'npm-start-traced' },
+        body: JSON.stringify({ query: '{ assets(first: 3) { edges { node { id latestMeasurement { type } } } } }' }),
+      });
+      expect(res.status).toBe(200);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+
+      type OtlpSpan = { traceId: string; name: string; kind: number; attributes: { key: string; value: { stringValue?: string } }[] };
+      const payloads = otlp.received
+        .filter((r) => r.path === 'POST /v1/traces')
+        .map(
+          (r) =>
+            JSON.parse(r.body) as {
+              resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+            },
+        );
+      const resourceSpans = payloads.flatMap((p) => p.resourceSpans);
+      expect(resourceSpans[0]!.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'linepack-stack' } });
+      const exportedSpans = resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+      const attribute = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
+      const root = exportedSpans.find((span) => attribute(span, REQUEST_ID_ATTRIBUTE) === 'npm-start-traced' && attribute(span, 'http.route') === '/graphql');
+      expect(root).toBeDefined();
+      const trace = exportedSpans.filter((span) => span.traceId === root!.traceId);
+      // The gateway's server span, and the assets and measurements subgraphs' server spans, all carrying the request id.
+      expect(trace.filter((span) => span.kind === 2 && attribute(span, REQUEST_ID_ATTRIBUTE) === 'npm-start-traced').length).toBeGreaterThanOrEqual(3);
+      expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['gateway.fetch']));
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await otlp.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test('shutdown does not wait on a collector that does not answer', async () => {
+    const otlp = await collector(false);
+    try {
+      const { summary } = await runProbe('otlp', { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url });
+      expect(otlp.received.map((r) => r.path)).toContain('POST /v1/traces');
+      // SHUTDOWN_FLUSH_MS (1 s), with room for a loaded machine.
+      expect(summary['shutdownMs']).toBeGreaterThanOrEqual(900);
+      expect(summary['shutdownMs']).toBeLessThan(2_000);
+    } finally {
+      await otlp.close();
+    }
+  });
+});
