@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Linepack needs on a Debian machine, idempotently:
 # Node.js 24, system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, nginx for the
-# scale-out test, Python 3.11+ for the MCP companion), the npm dependencies, the embedded MongoDB launcher and the MCP companion package.
+# scale-out test, Python 3.11+ for the MCP companion), the npm dependencies, the embedded MongoDB launcher, the MCP companion
+# package, and the tools of the offline Helm chart check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,18 @@ if [ "$node_major" -lt 24 ]; then
   fi
 fi
 
+# The chart check's tools (helm v3.22.0 built from the Go module proxy — it needs Go 1.26+, which Debian's golang-go
+# is not — and kubernetes-validate from PyPI) build in the background while npm and Maven download.
+go_minor=$(go env GOVERSION 2>/dev/null | sed -nE 's/^go1\.([0-9]+).*/\1/p')
+if [ -z "$go_minor" ] || [ "$go_minor" -lt 26 ]; then
+  echo "setup: Go 1.26+ is needed to build helm for the chart check (found ${go_minor:+go1.$go_minor}${go_minor:-none}); install it from https://go.dev/dl" >&2
+  exit 1
+fi
+mkdir -p .linepack
+echo "setup: chart validation tools (helm, kubernetes-validate) into .linepack/tools, in the background"
+bash scripts/validate-chart.sh --tools-only >.linepack/setup-chart-tools.log 2>&1 &
+chart_tools=$!
+
 echo "setup: npm ci"
 npm ci --no-audit --no-fund --loglevel=error
 
@@ -43,4 +56,10 @@ npm run --silent mongo:prepare
 echo "setup: MCP companion (editable install with test extras in mcp-server/.venv)"
 [ -x mcp-server/.venv/bin/python ] || python3 -m venv mcp-server/.venv
 mcp-server/.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "mcp-server[test]"
+if ! wait "$chart_tools"; then
+  cat .linepack/setup-chart-tools.log >&2
+  echo "setup: building the chart validation tools failed" >&2
+  exit 1
+fi
+sed 's/^/setup: /' .linepack/setup-chart-tools.log
 echo "setup: done"
