@@ -24,6 +24,8 @@ export async function startGatewayProcess(
     INTERNAL_TOKEN_PRIVATE_KEY: stack.internalKeys.privateKeyPem,
     ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
     CREDENTIAL_CACHE_TTL_SECONDS: '0',
+    // Replicas on one machine: each its own free metrics port (the default, 9464, is one per host).
+    METRICS_PORT: '0',
     LOG_LEVEL: 'silent',
     ...env,
   };
