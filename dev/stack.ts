@@ -1,4 +1,5 @@
 import type { DestinationStream } from 'pino';
+import { defaultConsoleDir } from '@linepack/gateway/config';
 import { productionWindows, type RateLimitWindows } from '@linepack/gateway/rate-limit';
 import { startGateway } from '@linepack/gateway/server';
 import { subgraphRegistry, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
@@ -38,6 +39,10 @@ export interface StackOptions {
   monitorCommands?: boolean;
   /** The gateway's per-request deadline (default 30 s). */
   requestTimeoutMs?: number;
+  /** Browser origins allowed to call the API (the gateway's CORS_ORIGINS); none by default. */
+  corsOrigins?: string[];
+  /** The built web console the gateway serves at / (default console/dist; null: none). */
+  consoleDir?: string | null;
   /** The auth service's token signing key and lifetimes; a fresh key when not given. */
   auth?: Partial<AuthServiceOptions>;
 }
@@ -105,6 +110,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
         maxAccessTokenAgeSeconds: 3_600,
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
+        corsOrigins: options.corsOrigins ?? [],
+        consoleDir: options.consoleDir === undefined ? defaultConsoleDir : options.consoleDir,
       },
       createLogger('gateway', logLevel, options.logDestination),
     );

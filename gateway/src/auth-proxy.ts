@@ -5,7 +5,8 @@ import type { Logger } from '@linepack/lib/logger';
 import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
 import { identityHeaderForAuth } from './auth-internal';
 
-const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id'];
+// cookie and x-csrf-token: the web console's session (the refresh cookie is scoped to /auth, so only these routes see it).
+const forwardedRequestHeaders = ['authorization', 'content-type', 'accept', 'user-agent', 'x-tenant-id', 'cookie', 'x-csrf-token'];
 const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after', 'www-authenticate'];
 
 /**
@@ -17,17 +18,18 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
  */
 const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout', '/auth/password/reset']);
 
-/** The credential a throttled route is asked about: the bearer token, or the refresh or reset token in the body. */
-function presentedCredential(pathname: string, authorization: string | undefined, body: unknown): string | null {
+/** The credential a throttled route is asked about: the bearer token, the refresh or reset token in the body, or the browser's refresh cookie. */
+function presentedCredential(pathname: string, authorization: string | undefined, body: unknown, cookies: string | undefined): string | null {
   if (pathname === '/auth/introspect') {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     return match ? match[1]! : null;
   }
-  if (!Buffer.isBuffer(body) || body.length === 0) return null;
+  const refreshCookie = /(?:^|;\s*)lp_refresh=([^;]+)/.exec(cookies ?? '')?.[1] ?? null;
+  if (!Buffer.isBuffer(body) || body.length === 0) return refreshCookie;
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown; reset_token?: unknown };
     const token = parsed.refresh_token ?? parsed.reset_token;
-    return typeof token === 'string' ? token : null;
+    return typeof token === 'string' ? token : refreshCookie;
   } catch {
     return null;
   }
@@ -82,7 +84,7 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
     const throttled = CREDENTIAL_ROUTES.has(target.pathname);
-    const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), req.body) : null;
+    const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), req.body, req.header('cookie')) : null;
     const fingerprint = credential ? credentialFingerprint(credential) : null;
     if (fingerprint) {
       const blocked = await rateLimiter.credentialFailureBlock(fingerprint);
@@ -105,6 +107,8 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
         const value = upstream.headers.get(name);
         if (value) res.setHeader(name, value);
       }
+      const cookies = upstream.headers.getSetCookie();
+      if (cookies.length > 0) res.setHeader('Set-Cookie', cookies);
       res.send(answer);
     } catch (err) {
       logger.error({ err: (err as Error).message, requestId: requestIdOf(res) }, 'auth service unreachable');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
+import path from 'node:path';
+import { schemaDir, subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
 import { ecPrivateKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
 
@@ -7,6 +8,9 @@ const urlSchema = z
   .string()
   .url('must be an http(s) URL')
   .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
+
+/** console/dist in the repository; /app/console/dist in the gateway image (LINEPACK_SCHEMA_DIR=/app/schema). */
+export const defaultConsoleDir = path.join(schemaDir, '..', 'console', 'dist');
 
 export const gatewayConfigSchema = z.object({
   PORT: portSchema.default(4000),
@@ -38,6 +42,22 @@ export const gatewayConfigSchema = z.object({
    */
   MAX_ACCESS_TOKEN_AGE_SECONDS: z.coerce.number().int().min(30).max(86_400).default(3_600),
   LOG_LEVEL: logLevelSchema,
+  /**
+   * Origins (scheme://host[:port]) whose pages may call the API from a browser, comma-separated; none by default
+   * (the console is served from the gateway's own origin and needs no CORS).
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s*]+$/, 'each origin is scheme://host[:port], without a path or "*"'))),
+  /** The built console (console/dist); the image puts it next to the schema. */
+  CONSOLE_DIR: z.string().default(defaultConsoleDir),
   ...metricsEnvSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
@@ -59,6 +79,10 @@ export interface GatewayConfig {
   maxAccessTokenAgeSeconds: number;
   /** Overrides of the routing URLs baked into the supergraph (development and tests use free ports). */
   subgraphUrls: Partial<Record<SubgraphName, string>>;
+  /** Browser origins allowed to call the API (CORS). */
+  corsOrigins: string[];
+  /** The built web console, served at /; null: none. */
+  consoleDir: string | null;
 }
 
 /** The gateway process: the gateway, and where it serves /metrics (the development stack serves one for everything). */
@@ -87,6 +111,8 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
     maxAccessTokenAgeSeconds: parsed.MAX_ACCESS_TOKEN_AGE_SECONDS,
     subgraphUrls,
+    corsOrigins: parsed.CORS_ORIGINS,
+    consoleDir: parsed.CONSOLE_DIR,
     metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST ?? parsed.HOST },
   };
 }

@@ -39,6 +39,7 @@ import { scopeRequirementsDocument } from './schema-scopes';
 import { recordAccessDenied } from './audit';
 import { KeyUsageReporter } from './key-usage';
 import { Readiness } from './readiness';
+import { corsMiddleware, mountConsole } from './console';
 
 export interface RunningGateway {
   url: string;
@@ -150,6 +151,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
 
   app.use(requestIdMiddleware);
   app.use(accessLogMiddleware(logger));
+  // Before authentication: a listed origin's preflight is answered here, never with a 401.
+  app.use(corsMiddleware(config.corsOrigins));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   // 503 when the auth service or a subgraph is not ready; Redis away is only "degraded" (limits count in process).
   const readiness = new Readiness(services, rateLimiter);
@@ -238,6 +241,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       }),
     );
   };
+
+  // The web console and, for a browser opening /graphql, its explorer; before /graphql's authentication.
+  mountConsole(app, config.consoleDir);
 
   const scopeRequirements = scopeRequirementsDocument(supergraphSdl);
   app.get('/schema/scopes', authenticate, rateLimit, (_req, res) => void res.json(scopeRequirements));

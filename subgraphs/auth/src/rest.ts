@@ -1,4 +1,5 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import { clearBrowserSession, CSRF_COOKIE, csrfMatches, REFRESH_COOKIE, requestCookie, sendBrowserSession } from './browser-session';
 import { scopesByRole } from '@linepack/lib/scopes';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
@@ -23,8 +24,12 @@ function sendProblem(res: Response, status: number, code: string, title: string,
     .json(problem(status, code, title, detail, extra));
 }
 
-const loginBody = z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }).strict();
-const refreshBody = z.object({ refresh_token: z.string().min(1).max(4096) }).strict();
+/** `session: "cookie"`: a browser session (browser-session.ts); otherwise both tokens in the body. */
+const loginBody = z
+  .object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024), session: z.enum(['cookie', 'body']).optional() })
+  .strict();
+/** Without refresh_token: the browser session's cookie, with its X-CSRF-Token. */
+const refreshBody = z.object({ refresh_token: z.string().min(1).max(4096).optional() }).strict();
 const resetBody = z.object({ reset_token: z.string().min(1).max(200), new_password: z.string().min(1).max(1024) }).strict();
 
 /** Parses a JSON body against a schema, answering 400/415 problems itself; null means "answered". */
@@ -164,15 +169,35 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     await audit.record(tenantIdsOf(user), 'LOGIN_SUCCEEDED', context(res, userActor(user)), userTarget(user), `${user.email} signed in`);
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     logger.info({ userId: user._id }, 'login');
+    const pair = await tokens.issue(user, tenants);
+    if (input.session === 'cookie') return sendBrowserSession(res, pair, tokens.refreshTokenTtlSeconds);
     res.setHeader('Cache-Control', 'no-store');
-    res.json(await tokens.issue(user, tenants));
+    res.json(pair);
   });
+
+  /** The refresh token of a refresh or logout: from the body, or from the browser session's cookie (CSRF-checked). */
+  const presentedRefreshToken = (req: Request, res: Response, fromBody: string | undefined): { token: string; browser: boolean } | null => {
+    if (fromBody) return { token: fromBody, browser: false };
+    const cookie = requestCookie(req, REFRESH_COOKIE);
+    if (!cookie) {
+      sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'No session', 'send refresh_token, or sign in again');
+      return null;
+    }
+    if (!csrfMatches(req, cookie)) {
+      sendProblem(res, 403, 'CSRF_FAILED', 'Missing or wrong CSRF token', `send the ${CSRF_COOKIE} cookie's value as X-CSRF-Token`);
+      return null;
+    }
+    return { token: cookie, browser: true };
+  };
 
   router.post('/refresh', async (req, res) => {
     const input = body(req, res, refreshBody);
     if (!input) return;
-    const outcome = await tokens.consume(input.refresh_token);
+    const presented = presentedRefreshToken(req, res, input.refresh_token);
+    if (!presented) return;
+    const outcome = await tokens.consume(presented.token);
     if (!outcome.ok) {
+      if (presented.browser) clearBrowserSession(res);
       if (outcome.reason === 'reused') {
         logger.warn('refresh token reused: token family revoked');
         const owner = await store.findUser(outcome.userId);
@@ -192,19 +217,25 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     const user = await store.findUser(outcome.userId);
     if (!user || user.memberships.length === 0) {
       await tokens.revokeFamily(outcome.familyId);
+      if (presented.browser) clearBrowserSession(res);
       sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'Invalid refresh token', 'log in again');
       return;
     }
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     await audit.record(tenantIdsOf(user), 'TOKEN_REFRESHED', context(res, userActor(user)), userTarget(user), 'tokens refreshed');
+    const pair = await tokens.issue(user, tenants, outcome.familyId);
+    if (presented.browser) return sendBrowserSession(res, pair, tokens.refreshTokenTtlSeconds);
     res.setHeader('Cache-Control', 'no-store');
-    res.json(await tokens.issue(user, tenants, outcome.familyId));
+    res.json(pair);
   });
 
   router.post('/logout', async (req, res) => {
     const input = body(req, res, refreshBody);
     if (!input) return;
-    const userId = await tokens.revoke(input.refresh_token);
+    const presented = presentedRefreshToken(req, res, input.refresh_token);
+    if (!presented) return;
+    if (presented.browser) clearBrowserSession(res);
+    const userId = await tokens.revoke(presented.token);
     const user = userId ? await store.findUser(userId) : null;
     if (user) await audit.record(tenantIdsOf(user), 'LOGGED_OUT', context(res, userActor(user)), userTarget(user), `${user.email} signed out`);
     res.status(204).end();

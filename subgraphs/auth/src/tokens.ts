@@ -61,6 +61,11 @@ export class TokenService {
     this.refreshTokens = db.collection('refreshTokens');
   }
 
+  /** How long a refresh token (and so a browser session's cookie) lives. */
+  get refreshTokenTtlSeconds(): number {
+    return this.lifetimes.refreshTokenTtlSeconds;
+  }
+
   async ensureIndexes(): Promise<void> {
     await this.refreshTokens.createIndexes([{ key: { familyId: 1 }, name: 'family' }]);
   }

@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import cors from 'cors';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+
+/**
+ * The web console (console/, built by Vite into static files) served from the gateway's own origin, so it
+ * needs no CORS and its session cookie never leaves this origin. Every client-side route answers the app's
+ * index.html; /graphql answers it too when a browser asks for a page (GraphiQL lives in the console).
+ */
+const consolePaths = /^\/(?:$|sign-in|dashboard|explorer|assets\/|settings(?:\/|$))/;
+
+/** What the console's pages may load and call: only this origin (no CDN at run time), no framing. */
+const contentSecurityPolicy = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join('; ');
+
+function pageHeaders(res: Response): void {
+  res.setHeader('Content-Security-Policy', contentSecurityPolicy);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-cache');
+}
+
+/** A browser navigating (Accept: text/html first), as opposed to a GraphQL client asking for JSON. */
+export function wantsPage(req: Request): boolean {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  const accept = req.header('accept') ?? '';
+  return accept.includes('text/html') && !/^application\/(graphql-response\+)?json/.test(accept);
+}
+
+export function mountConsole(app: Express, consoleDir: string | null): void {
+  const indexPath = consoleDir ? path.join(consoleDir, 'index.html') : null;
+  const built = indexPath !== null && existsSync(indexPath);
+  const index = built ? readFileSync(indexPath, 'utf8') : null;
+  const sendIndex = (res: Response) => {
+    pageHeaders(res);
+    if (index === null) {
+      res.status(503).type('text/plain').send('The Linepack console is not built: run `npm run console:build` (npm start builds it when it is missing).\n');
+      return;
+    }
+    res.type('html').send(index);
+  };
+  if (built) {
+    // Vite names its bundles by content hash: they never change, so browsers may keep them.
+    app.use(
+      express.static(consoleDir!, {
+        index: false,
+        redirect: false,
+        setHeaders: (res, file) => {
+          res.setHeader('X-Content-Type-Options', 'nosniff');
+          res.setHeader('Cache-Control', /[.-][A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|svg|png)$/.test(file) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        },
+      }),
+    );
+  }
+  app.get(consolePaths, (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
+  app.get('/graphql', (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
+}
+
+/**
+ * CORS for browser tools on other origins: only the configured ones (CORS_ORIGINS), with credentials; the
+ * console is same-origin and needs none. Preflights are answered here, before authentication, so a listed
+ * origin's OPTIONS never meets a 401; an unlisted origin gets no Access-Control-* header at all.
+ */
+export function corsMiddleware(allowedOrigins: readonly string[]): (req: Request, res: Response, next: NextFunction) => void {
+  const allowed = new Set(allowedOrigins);
+  const handle = cors({
+    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
+    credentials: true,
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Tenant-ID', 'X-Request-ID', 'X-CSRF-Token'],
+    exposedHeaders: ['X-Request-ID', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
+    maxAge: 600,
+  });
+  // cors answers a listed origin's preflight itself and passes every other request on: an unlisted origin's
+  // preflight is answered here too (204 without Access-Control-* headers, so the browser refuses), not by a 401
+  // that would count against the address's failed-authentication budget.
+  return (req, res, next) =>
+    handle(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (req.method === 'OPTIONS' && req.header('access-control-request-method')) return void res.status(204).end();
+      next();
+    });
+}
