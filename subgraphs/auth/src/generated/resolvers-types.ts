@@ -369,6 +369,8 @@ export type TenantMembership = {
   role: Maybe<Role>;
   /** The tenant's id (a UUID). */
   tenantId: Scalars['ID']['output'];
+  /** The tenant's plan: the highest rate-limit tier its API keys may have. */
+  tier: Tier;
 };
 
 /** A member of the tenant. */
@@ -632,6 +634,7 @@ export type TenantMembershipResolvers<ContextType = SubgraphContext, ParentType 
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   role?: Resolver<Maybe<ResolversTypes['Role']>, ParentType, ContextType>;
   tenantId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  tier?: Resolver<ResolversTypes['Tier'], ParentType, ContextType>;
 }>;
 
 export type TenantUserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TenantUser'] = ResolversParentTypes['TenantUser']> = ResolversObject<{

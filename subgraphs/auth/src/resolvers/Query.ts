@@ -13,7 +13,7 @@ export const Query: QueryResolvers = {
         kind: 'API_KEY',
         email: null,
         tenantId: identity.tenantId,
-        tenants: tenant ? [{ tenantId: tenant._id, name: tenant.name, role: null }] : [],
+        tenants: tenant ? [{ tenantId: tenant._id, name: tenant.name, role: null, tier: tenant.tier }] : [],
         scopes: identity.scopes,
       };
     }
@@ -24,11 +24,10 @@ export const Query: QueryResolvers = {
       kind: 'USER',
       email: user?.email ?? null,
       tenantId: identity.tenantId,
-      tenants: (user?.memberships ?? []).map((m) => ({
-        tenantId: m.tenantId,
-        name: tenants.find((t) => t._id === m.tenantId)?.name ?? m.tenantId,
-        role: m.role,
-      })),
+      tenants: (user?.memberships ?? []).flatMap((m) => {
+        const tenant = tenants.find((t) => t._id === m.tenantId);
+        return tenant ? [{ tenantId: m.tenantId, name: tenant.name, role: m.role, tier: tenant.tier }] : [];
+      }),
       scopes: identity.scopes,
     };
   },
