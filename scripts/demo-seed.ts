@@ -29,7 +29,7 @@ export async function ensureDemoIdentity(authDb: Db, previous: Partial<DemoCrede
   if (!existingUser || !password) {
     password = randomBytes(12).toString('base64url');
     if (existingUser) await store.users.deleteOne({ _id: existingUser._id });
-    await store.createUser({ tenantId: tenant._id, email: DEMO_USER_EMAIL, password, role: 'ENGINEER' });
+    await store.createUser({ tenantId: tenant._id, email: DEMO_USER_EMAIL, password, role: 'ADMIN' });
   }
 
   let apiKey = previous?.apiKey;
