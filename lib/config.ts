@@ -20,12 +20,13 @@ export function parseConfig<S extends z.ZodType>(service: string, schema: S, sou
 export const portSchema = z.coerce.number().int().min(0).max(65535);
 
 /**
- * Where a process serves its Prometheus metrics: a port of its own (default 9464), not published with the
- * service's public port; 0 picks a free one. The host defaults to the service's HOST.
+ * Where a process serves its Prometheus metrics: a port of its own (default 9464), never the public one; 0 picks a
+ * free one. Loopback unless METRICS_HOST says otherwise (the images, compose file and chart set 0.0.0.0 so
+ * Prometheus can reach it inside their network), so a service started by hand does not publish its metrics.
  */
 export const metricsEnvSchema = {
   METRICS_PORT: portSchema.default(9464),
-  METRICS_HOST: z.string().min(1).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 };
 
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');

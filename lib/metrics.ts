@@ -26,6 +26,13 @@ export const graphqlRequestDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+export const graphqlRequestsInFlight = new Gauge({
+  name: 'linepack_graphql_requests_in_flight',
+  help: 'GraphQL requests being served right now, by service',
+  labelNames: ['service'] as const,
+  registers: [metricsRegistry],
+});
+
 export const subgraphFetchDuration = new Histogram({
   name: 'linepack_subgraph_fetch_duration_seconds',
   help: "The gateway's requests to each subgraph; outcome=error when the fetch failed or answered 5xx",
@@ -68,6 +75,9 @@ export const credentialCacheLookups = new Counter({
 /** Values read at scrape time (Redis and MongoDB state), from whatever the running services registered. */
 type Collector = (set: (labels: Record<string, string>, value: number) => void) => Promise<void> | void;
 
+/** A source slower than this is left out of the scrape (Prometheus gives up on the whole target at its timeout). */
+const COLLECT_TIMEOUT_MS = 1_500;
+
 function scrapedGauge(name: string, help: string, labelNames: readonly string[]) {
   const collectors = new Set<Collector>();
   new Gauge({
@@ -76,9 +86,22 @@ function scrapedGauge(name: string, help: string, labelNames: readonly string[])
     labelNames,
     registers: [metricsRegistry],
     async collect() {
+      // Gathered first and replaced in one synchronous step, so two scrapes at once never see each other's reset.
+      const values: [Record<string, string>, number][] = [];
+      // One failing or hanging source (a Redis that is away) must not cost the whole scrape its other values.
+      await Promise.all(
+        [...collectors].map((collect) => {
+          const gathered: [Record<string, string>, number][] = [];
+          const done = Promise.resolve(collect((labels, value) => void gathered.push([labels, value]))).then(() => values.push(...gathered));
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, COLLECT_TIMEOUT_MS)));
+          return Promise.race([done, timeout])
+            .catch(() => undefined)
+            .finally(() => clearTimeout(timer));
+        }),
+      );
       this.reset();
-      // One failing source (a Redis that is away) must not cost the whole scrape its other values.
-      await Promise.all([...collectors].map((collect) => Promise.resolve(collect((labels, value) => this.set(labels, value))).catch(() => undefined)));
+      for (const [labels, value] of values) this.set(labels, value);
     },
   });
   return (collector: Collector): (() => void) => {
@@ -130,6 +153,7 @@ export function watchConsumerGroup(redis: Redis, streams: readonly string[], gro
   };
 }
 
+/** `countPending` should bound its own time (e.g. maxTimeMS); the scrape leaves it out after 1.5 s anyway. */
 export function watchOutbox(stream: string, countPending: () => Promise<number>): () => void {
   return onOutboxPending(async (set) => set({ stream }, await countPending()));
 }
@@ -199,10 +223,17 @@ export function requestMetricsOf(res: Response): RequestMetrics {
  * the document was parsed and its operation chosen.
  */
 export function graphqlMetricsMiddleware(service: string) {
-  return (_req: Request, res: Response, next: NextFunction): void => {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    // A CORS preflight or a browser opening /graphql is not a GraphQL request.
+    if (req.method === 'OPTIONS') return next();
     const end = graphqlRequestDuration.startTimer({ service });
+    graphqlRequestsInFlight.inc({ service });
     const metrics = requestMetricsOf(res);
-    res.once('finish', () => end({ operation: metrics.operation ?? 'unknown', status: String(res.statusCode) }));
+    // 'close' comes for every request; one whose client went away before the answer counts as 499 (nginx's name).
+    res.once('close', () => {
+      graphqlRequestsInFlight.dec({ service });
+      end({ operation: metrics.operation ?? 'unknown', status: res.writableFinished ? String(res.statusCode) : '499' });
+    });
     next();
   };
 }
@@ -218,6 +249,22 @@ export function operationNamePlugin<C>(metricsOf: (context: C) => RequestMetrics
       };
     },
   };
+}
+
+/**
+ * startMetricsServer for a process entry: a metrics port that cannot be opened (taken by another process on the
+ * host) is logged and the service runs on without /metrics — serving requests matters more than being watched.
+ */
+export async function startMetricsServerOrWarn(
+  options: { port: number; host: string; service: string },
+  warn: (message: string) => void,
+): Promise<MetricsServer | null> {
+  try {
+    return await startMetricsServer(options);
+  } catch (err) {
+    warn(`metrics not served: cannot listen on ${options.host}:${options.port} (${(err as Error).message}); set METRICS_PORT`);
+    return null;
+  }
 }
 
 let defaultMetricsFor: string | null = null;

@@ -8,7 +8,8 @@ export function databaseName(prefix: string, subgraph: string): string {
   return `${prefix}_${subgraph}`;
 }
 
-export async function connectMongo(uri: string, options: MongoClientOptions = {}): Promise<MongoClient> {
+/** `beforeConnect` sees the client before its first connection (pool metrics must count that one too). */
+export async function connectMongo(uri: string, options: MongoClientOptions = {}, beforeConnect?: (client: MongoClient) => void): Promise<MongoClient> {
   const client = new MongoClient(uri, {
     // The embedded mongo-java-server speaks wire version 8 (MongoDB 5.0 level) and has no
     // sessions or transactions: nothing here may rely on them.
@@ -20,6 +21,7 @@ export async function connectMongo(uri: string, options: MongoClientOptions = {}
     writeConcern: { w: 'majority', journal: true },
     ...options,
   });
+  beforeConnect?.(client);
   await client.connect();
   return client;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from './config';
-import { startMetricsServer } from './metrics';
+import { startMetricsServerOrWarn } from './metrics';
 import { activeTracing } from './tracing';
 import { createLogger } from './logger';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
@@ -42,14 +42,14 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
   Promise.resolve()
     .then(async () => {
       const service = await start(startOptionsFromEnv(name, config));
-      const metrics = await startMetricsServer({ port: config.METRICS_PORT, host: config.METRICS_HOST ?? config.HOST, service: name });
-      logger.info({ port: metrics.port }, `${name} metrics on /metrics`);
+      const metrics = await startMetricsServerOrWarn({ port: config.METRICS_PORT, host: config.METRICS_HOST, service: name }, (m) => logger.error(m));
+      if (metrics) logger.info({ port: metrics.port }, `${name} metrics on /metrics`);
       return { service, metrics };
     })
     .then(
       ({ service, metrics }) => {
         const shutdown = () =>
-          void Promise.all([service.stop(), metrics.stop()])
+          void Promise.all([service.stop(), metrics?.stop()])
             .then(() => activeTracing()?.shutdown())
             .then(() => process.exit(0));
         process.once('SIGINT', shutdown);

@@ -139,8 +139,10 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(
   spec: DatabaseSubgraphSpec<C>,
 ): Promise<RunningService> {
   if (!options.mongoUri) throw new Error(`the ${spec.name} subgraph needs MONGODB_URI`);
-  const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false });
-  const unwatchPool = watchMongoPool(mongo, spec.name);
+  let unwatchPool = () => undefined as void;
+  const mongo = await connectMongo(options.mongoUri, { monitorCommands: options.monitorCommands ?? false }, (client) => {
+    unwatchPool = watchMongoPool(client, spec.name);
+  });
   let stopPrepared: (() => Promise<void>) | undefined;
   try {
     const db = mongo.db(databaseName(options.dbPrefix, spec.name));

@@ -113,6 +113,6 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     subgraphUrls,
     corsOrigins: parsed.CORS_ORIGINS,
     consoleDir: parsed.CONSOLE_DIR,
-    metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST ?? parsed.HOST },
+    metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST },
   };
 }

@@ -1,12 +1,14 @@
-import { ConfigError } from '@linepack/lib/config';
-import { startMetricsServer } from '@linepack/lib/metrics';
 import { activeTracing, startTracing } from '@linepack/lib/tracing';
-import { gatewayConfigFromEnv, type GatewayProcessConfig } from './config';
 
-// First: the instrumentations patch express, @apollo/*, ioredis and http as ./server loads them.
+// First: the instrumentations patch express, @apollo/*, ioredis and http as the rest loads them.
 startTracing('gateway');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { ConfigError } = require('@linepack/lib/config') as typeof import('@linepack/lib/config');
+const { startMetricsServerOrWarn } = require('@linepack/lib/metrics') as typeof import('@linepack/lib/metrics');
+const { gatewayConfigFromEnv } = require('./config') as typeof import('./config');
 const { startGateway } = require('./server') as typeof import('./server');
+/* eslint-enable @typescript-eslint/no-require-imports */
+type GatewayProcessConfig = import('./config').GatewayProcessConfig;
 
 let config: GatewayProcessConfig;
 try {
@@ -17,10 +19,10 @@ try {
   process.exit(2);
 }
 
-Promise.all([startGateway(config), startMetricsServer({ ...config.metrics, service: 'gateway' })]).then(
+Promise.all([startGateway(config), startMetricsServerOrWarn({ ...config.metrics, service: 'gateway' }, (m) => console.error(`gateway: ${m}`))]).then(
   ([gateway, metrics]) => {
     const shutdown = () =>
-      void Promise.all([gateway.stop(), metrics.stop()])
+      void Promise.all([gateway.stop(), metrics?.stop()])
         .then(() => activeTracing()?.shutdown())
         .then(() => process.exit(0));
     process.once('SIGINT', shutdown);

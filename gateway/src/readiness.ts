@@ -12,9 +12,9 @@ export interface ReadinessReport {
 }
 
 /**
- * The gateway is ready when the auth service and every subgraph say they are (their /readyz): a gateway that
- * cannot verify credentials or plan into a subgraph should be taken out of a load balancer. Redis away is
- * "degraded" but still ready: rate limits fall back to in-process counting.
+ * The gateway's readiness reflects the services it needs (their /readyz): without the auth service, or without
+ * any subgraph, it is unavailable (503) and should leave the load balancer. A subgraph down, or Redis away (rate
+ * limits then count in process), is "degraded": still ready (200), naming what is missing.
  */
 export class Readiness {
   private probed: { at: number; dependencies: Record<string, string> } | null = null;
@@ -40,7 +40,16 @@ export class Readiness {
     }
     const { dependencies } = this.probed;
     const backend = this.rateLimiter.backend; // in memory, always current
-    const status = Object.values(dependencies).some((state) => state !== 'ready') ? 'unavailable' : backend === 'degraded' ? 'degraded' : 'ready';
+    const subgraphs = Object.entries(dependencies).filter(([name]) => name !== 'auth');
+    // Unavailable only when this gateway can serve nothing: no auth service (no credential can be verified) or no
+    // subgraph at all. One subgraph down is the same for every replica, so taking them all out of the load
+    // balancer would turn a partial outage into a whole one: it is reported as degraded, naming the subgraph.
+    const status =
+      dependencies['auth'] !== 'ready' || (subgraphs.length > 0 && subgraphs.every(([, state]) => state !== 'ready'))
+        ? 'unavailable'
+        : subgraphs.some(([, state]) => state !== 'ready') || backend === 'degraded'
+          ? 'degraded'
+          : 'ready';
     return { status, rateLimits: backend, dependencies };
   }
 }

@@ -92,7 +92,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
-  const unwatchRedis = redis ? watchRedis(redis, 'gateway') : () => undefined;
   // Revoked keys and signed-out sessions are refused by every gateway as soon as the auth service says so.
   const revocations = config.redisUrl
     ? await RevocationListener.start(
@@ -295,6 +294,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   });
 
   const port = await listen(httpServer, config.port, config.host);
+  // Registered once serving: a gateway that failed to start leaves no collector behind.
+  const unwatchRedis = redis ? watchRedis(redis, 'gateway') : () => undefined;
   const origin = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   logger.info({ port }, 'gateway listening');
   return {

@@ -23,7 +23,7 @@ export function startOutboxRelay<D extends OutboxDocument>(
   relay.start();
   const unwatch = [
     watchRedis(redis, `outbox-relay:${stream}`),
-    watchOutbox(stream, () => collection.countDocuments({ 'outbox.id': { $exists: true } } as never)),
+    watchOutbox(stream, () => collection.countDocuments({ 'outbox.id': { $exists: true } } as never, { maxTimeMS: 1_000 })),
   ];
   return {
     async stop() {

@@ -177,7 +177,15 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
     'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }',
     { apiKey: first.apiKey, variables: { i: batch } },
   );
-  await new Promise((r) => setTimeout(r, 100)); // it has reached the gateway
+  // Signalled only once the batch is being served (the gateway's in-flight gauge), however busy the machine is.
+  const inFlightNow = async () =>
+    Number((await (await fetch(first.metricsUrl)).text()).match(/^linepack_graphql_requests_in_flight\{service="gateway"\} (\d+)$/m)?.[1] ?? 0);
+  let settled = false;
+  void inFlight.finally(() => (settled = true));
+  while ((await inFlightNow()) < 1) {
+    if (settled) throw new Error('the batch finished before Ctrl-C could be sent while it was in flight');
+    await new Promise((r) => setTimeout(r, 10));
+  }
   const stoppingAt = Date.now();
   const stopped = stop();
   const answer = await inFlight;

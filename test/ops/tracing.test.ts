@@ -250,7 +250,7 @@ describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       expect(otlp.received.map((r) => r.path)).toContain('POST /v1/traces');
       // SHUTDOWN_FLUSH_MS (1 s), with room for a loaded machine.
       expect(summary['shutdownMs']).toBeGreaterThanOrEqual(900);
-      expect(summary['shutdownMs']).toBeLessThan(2_000);
+      expect(summary['shutdownMs']).toBeLessThan(3_000);
     } finally {
       await otlp.close();
     }

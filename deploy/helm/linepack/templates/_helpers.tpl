@@ -23,7 +23,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "linepack.labels" -}}
 {{ include "linepack.selectorLabels" . }}
 app.kubernetes.io/part-of: linepack
-app.kubernetes.io/version: {{ (include "linepack.tag" .) | quote }}
+app.kubernetes.io/version: {{ (include "linepack.tag" .) | replace "+" "_" | trunc 63 | trimSuffix "-" | quote }}
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
 {{- end -}}
@@ -52,7 +52,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
       key: {{ required (printf "%s: the Secret's key is required (README \"Secrets\")" .path) .ref.key | quote }}
 {{- end -}}
 
-{{/* Environment every service has: METRICS_PORT, LOG_LEVEL, HOST and optional tracing. */}}
+{{/* Environment every service has: METRICS_PORT/HOST (reachable by Prometheus in the cluster), LOG_LEVEL, HOST and optional tracing. */}}
 {{- define "linepack.commonEnv" -}}
 - name: HOST
   value: "0.0.0.0"
@@ -60,6 +60,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
   value: {{ .values.port | quote }}
 - name: METRICS_PORT
   value: {{ .root.Values.metrics.port | quote }}
+- name: METRICS_HOST
+  value: "0.0.0.0"
 - name: LOG_LEVEL
   value: {{ .values.logLevel | default .root.Values.logLevel | quote }}
 {{- with .root.Values.tracing.otlpEndpoint }}
