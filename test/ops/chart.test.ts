@@ -117,10 +117,11 @@ it('deploys the gateway and every subgraph of the registry, each on its registry
     }
     expect(env['JWT_SIGNING_KEY'] !== undefined).toBe(name === 'auth');
     const service = find(docs, 'Service', `linepack-${name}`)!;
-    expect(service.spec.ports.map((p: Manifest) => [p.name, p.port])).toEqual([
-      ['http', port],
-      ['metrics', 9464],
-    ]);
+    expect(service.spec.ports.map((p: Manifest) => [p.name, p.port])).toEqual([['http', port]]);
+    // Metrics on a ClusterIP Service of their own: publishing the service never publishes /metrics.
+    const metricsService = find(docs, 'Service', `linepack-${name}-metrics`)!;
+    expect(metricsService.spec.type).toBe('ClusterIP');
+    expect(metricsService.spec.ports.map((p: Manifest) => [p.name, p.port])).toEqual([['metrics', 9464]]);
   }
   // No secret material in the chart: only references to Secrets created beforehand.
   expect(docs.filter((d) => d.kind === 'Secret')).toEqual([]);

@@ -207,6 +207,21 @@ spec:
       port: {{ .values.port }}
       targetPort: http
       protocol: TCP
+---
+# The metrics port on a Service of its own, always ClusterIP: making the service a LoadBalancer or NodePort (or an
+# Ingress on it) never publishes /metrics.
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "linepack.componentName" . }}-metrics
+  labels:
+    {{- include "linepack.labels" . | nindent 4 }}
+    linepack.dev/metrics: "true"
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "linepack.selectorLabels" . | nindent 4 }}
+  ports:
     - name: metrics
       port: {{ .root.Values.metrics.port }}
       targetPort: metrics
@@ -244,6 +259,7 @@ spec:
   selector:
     matchLabels:
       {{- include "linepack.selectorLabels" . | nindent 6 }}
+      linepack.dev/metrics: "true"
   endpoints:
     - port: metrics
       path: /metrics
