@@ -41,6 +41,31 @@ export const subgraphFetchDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+export const subgraphGraphqlErrors = new Counter({
+  name: 'linepack_subgraph_graphql_errors_total',
+  help: 'Errors in the GraphQL answers of subgraphs (HTTP 200 with errors), by subgraph and error code',
+  labelNames: ['subgraph', 'code'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Error codes are labels only from this set (a subgraph could answer anything): the rest count as "OTHER". */
+const knownErrorCodes = new Set([
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'FORBIDDEN',
+  'UNAUTHENTICATED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'GRAPHQL_PARSE_FAILED',
+  'INTERNAL_SERVER_ERROR',
+  'TIMEOUT',
+  'RATE_LIMITED',
+]);
+
+export function errorCodeLabel(code: unknown): string {
+  return typeof code === 'string' && knownErrorCodes.has(code) ? code : 'OTHER';
+}
+
 export const rateLimitDecisions = new Counter({
   name: 'linepack_rate_limit_decisions_total',
   help: 'Rate-limit decisions by tier: allowed, limited (request windows) or cost_limited (cost budget)',

@@ -2,7 +2,7 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
-import { subgraphFetchDuration } from '@linepack/lib/metrics';
+import { errorCodeLabel, subgraphFetchDuration, subgraphGraphqlErrors } from '@linepack/lib/metrics';
 import type { GatewayContext } from './context';
 import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
 
@@ -44,6 +44,12 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     );
     request.http?.headers.set('x-request-id', requestId);
     request.http?.headers.set(REQUEST_KEY_HEADER, deadline.key);
+  }
+
+  /** Errors inside a subgraph's 200 answer (a resolver's NOT_FOUND, an internal error) are counted by code. */
+  override didReceiveResponse({ response }: { response: GatewayGraphQLResponse }): GatewayGraphQLResponse {
+    for (const error of response.errors ?? []) subgraphGraphqlErrors.inc({ subgraph: this.name, code: errorCodeLabel(error.extensions?.['code']) });
+    return response;
   }
 
   /**
@@ -112,5 +118,6 @@ function timedFetcher(subgraph: string): typeof fetchWithDeadline {
 }
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];
+type GatewayGraphQLResponse = Awaited<ReturnType<NonNullable<RemoteGraphQLDataSource['didReceiveResponse']>>>;
 
 const relayedCodes = new Set(['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'FORBIDDEN', 'UNAUTHENTICATED']);

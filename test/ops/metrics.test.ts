@@ -62,6 +62,7 @@ it('counts GraphQL requests by service, operation and status, and times subgraph
     value(after, requests, { service: 'gateway', operation: 'AtAGlance', status: '200' }),
   );
   expect(delta('linepack_rate_limit_decisions_total', { tier: 'pro', decision: 'allowed' })).toBe(4);
+
   expect(delta('linepack_authentication_failures_total', { reason: 'missing_credential' })).toBe(1);
   // The key was verified once and then served from the cache.
   expect(delta('linepack_credential_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(4);
@@ -70,6 +71,19 @@ it('counts GraphQL requests by service, operation and status, and times subgraph
   expect(after).not.toContain(tenantId);
   expect(after).not.toContain(apiKey.slice(0, 12));
 }, 30_000);
+
+it("counts errors inside a subgraph's answer by code", async () => {
+  const { apiKey } = await stack.tenantWithKey();
+  const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Contested line' });
+  const before = await scrape();
+  const stale = await graphql(stack.gatewayUrl, `mutation { updateAsset(id: "${asset.id}", version: ${asset.version + 5}, input: { name: "x" }) { id } }`, {
+    apiKey,
+  });
+  expect(stale.body.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
+  const after = await scrape();
+  const labels = { subgraph: 'assets', code: 'CONFLICT' };
+  expect(value(after, 'linepack_subgraph_graphql_errors_total', labels) - value(before, 'linepack_subgraph_graphql_errors_total', labels)).toBe(1);
+});
 
 it('counts rate-limit refusals by tier and authentication failures by reason', async () => {
   const { apiKey } = await stack.tenantWithKey({ tier: 'FREE' });
