@@ -1,0 +1,91 @@
+import { lazy, Suspense, useEffect, type ReactNode } from 'react';
+import { Layout } from './components/Layout';
+import { Status } from './components/Notice';
+import { matchPath, safeNext, useRouter } from './router';
+import { useSession } from './session';
+import { AssetPage } from './pages/AssetPage';
+import { ApiKeysPage } from './pages/ApiKeysPage';
+import { DashboardPage } from './pages/DashboardPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { SignInPage } from './pages/SignInPage';
+
+// GraphiQL is most of the bundle: loaded only when the explorer is opened.
+const ExplorerPage = lazy(() => import('./pages/ExplorerPage').then((m) => ({ default: m.ExplorerPage })));
+
+function ExplorerLoading() {
+  return <Status tone="muted">Loading the explorer…</Status>;
+}
+
+function Redirect({ to }: { to: string }) {
+  const { navigate } = useRouter();
+  useEffect(() => navigate(to, { replace: true }), [navigate, to]);
+  return null;
+}
+
+/** Signed-in pages: anyone else goes to sign-in, which brings them back here afterwards. */
+function RequireAuth({ children }: { children: ReactNode }) {
+  const { status } = useSession();
+  const { path, search } = useRouter();
+  if (status === 'signedOut') return <Redirect to={`/sign-in?next=${encodeURIComponent(path + search)}`} />;
+  return <Layout>{children}</Layout>;
+}
+
+export function App() {
+  const { status } = useSession();
+  const { path, search } = useRouter();
+
+  if (status === 'restoring') {
+    return (
+      <main id="main" className="page page-narrow">
+        <Status tone="muted">Restoring your session…</Status>
+      </main>
+    );
+  }
+
+  if (path === '/' || path === '') return <Redirect to={status === 'signedIn' ? '/dashboard' : '/sign-in'} />;
+  if (path === '/sign-in') {
+    if (status === 'signedIn') return <Redirect to={safeNext(new URLSearchParams(search).get('next')) ?? '/dashboard'} />;
+    return <SignInPage />;
+  }
+  if (path === '/explorer' || path === '/graphql') {
+    return status === 'signedIn' ? (
+      <Layout>
+        <Suspense fallback={<ExplorerLoading />}>
+          <ExplorerPage />
+        </Suspense>
+      </Layout>
+    ) : (
+      <Suspense fallback={<ExplorerLoading />}>
+        <ExplorerPage standalone />
+      </Suspense>
+    );
+  }
+  if (path === '/dashboard') {
+    return (
+      <RequireAuth>
+        <DashboardPage />
+      </RequireAuth>
+    );
+  }
+  const asset = matchPath('/assets/:id', path);
+  if (asset) {
+    return (
+      <RequireAuth>
+        <AssetPage key={asset['id']} id={asset['id']!} />
+      </RequireAuth>
+    );
+  }
+  if (path === '/settings' || path === '/settings/') return <Redirect to="/settings/api-keys" />;
+  if (path === '/settings/api-keys') {
+    return (
+      <RequireAuth>
+        <ApiKeysPage />
+      </RequireAuth>
+    );
+  }
+  return (
+    <RequireAuth>
+      <NotFoundPage />
+    </RequireAuth>
+  );
+}

@@ -1,0 +1,126 @@
+import { useState, type ReactNode } from 'react';
+import { messageOf } from '../errors';
+import { Link, useRouter } from '../router';
+import { session, useSession } from '../session';
+import { ErrorAlert } from './Notice';
+
+function Brand() {
+  return (
+    <span className="brand">
+      <svg width="22" height="22" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+        <path d="M2 15h6l2-6h4l2 6h6" fill="none" stroke="currentColor" strokeWidth="2.5" strokeLinecap="round" strokeLinejoin="round" />
+        <circle cx="12" cy="9" r="2" fill="currentColor" />
+      </svg>
+      Linepack
+    </span>
+  );
+}
+
+function SkipLink() {
+  return (
+    <a className="skip-link" href="#main">
+      Skip to content
+    </a>
+  );
+}
+
+/** The signed-in layout: header with the tenant picker, navigation and sign-out. */
+export function Layout({ children }: { children: ReactNode }) {
+  const { me, tenantId } = useSession();
+  const [switching, setSwitching] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [signingOut, setSigningOut] = useState(false);
+  const { navigate } = useRouter();
+
+  return (
+    <>
+      <SkipLink />
+      <header className="app-header">
+        <div className="header-inner">
+          <Link to="/dashboard" className="brand-link" aria-label="Linepack home">
+            <Brand />
+          </Link>
+          <nav aria-label="Main">
+            <ul className="nav-list">
+              <li>
+                <Link to="/dashboard">Pipeline</Link>
+              </li>
+              <li>
+                <Link to="/explorer">Explorer</Link>
+              </li>
+              <li>
+                <Link to="/settings/api-keys">API Keys</Link>
+              </li>
+            </ul>
+          </nav>
+          <div className="header-tools">
+            <label className="tenant-picker">
+              <span>Tenant</span>
+              <select
+                value={tenantId ?? ''}
+                disabled={switching || !me}
+                onChange={(event) => {
+                  const next = event.target.value;
+                  setSwitching(true);
+                  setError(null);
+                  session
+                    .selectTenant(next)
+                    .catch((err: unknown) => setError(`Could not switch tenant. ${messageOf(err)}`))
+                    .finally(() => setSwitching(false));
+                }}
+              >
+                {(me?.tenants ?? []).map((t) => (
+                  <option key={t.tenantId} value={t.tenantId}>
+                    {t.name}
+                    {t.role ? ` (${t.role.charAt(0) + t.role.slice(1).toLowerCase()})` : ''}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {me?.email ? (
+              <span className="user-email" title="Signed in as">
+                {me.email}
+              </span>
+            ) : null}
+            <button
+              type="button"
+              className="button button-quiet"
+              disabled={signingOut}
+              onClick={() => {
+                setSigningOut(true);
+                void session.signOut().then(() => navigate('/sign-in', { replace: true }));
+              }}
+            >
+              Sign out
+            </button>
+          </div>
+        </div>
+      </header>
+      {error ? (
+        <div className="page">
+          <ErrorAlert>{error}</ErrorAlert>
+        </div>
+      ) : null}
+      <main id="main" tabIndex={-1} className="page">
+        {children}
+      </main>
+    </>
+  );
+}
+
+/** The header for pages open without signing in (the sign-in page, the explorer with an API key). */
+export function PublicLayout({ children, wide = false }: { children: ReactNode; wide?: boolean }) {
+  return (
+    <>
+      <SkipLink />
+      <header className="app-header">
+        <div className="header-inner">
+          <Brand />
+        </div>
+      </header>
+      <main id="main" tabIndex={-1} className={wide ? 'page' : 'page page-narrow'}>
+        {children}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,97 @@
+import { GraphiQL } from 'graphiql';
+import 'graphiql/style.css';
+import { useEffect, useMemo, useState, type ComponentProps } from 'react';
+import { PublicLayout } from '../components/Layout';
+import { Status } from '../components/Notice';
+import { exampleOperations } from '../examples';
+import { useTitle } from '../hooks';
+import { Link, useRouter } from '../router';
+import { explorerFetch, useSession } from '../session';
+
+type Fetcher = ComponentProps<typeof GraphiQL>['fetcher'];
+
+/** Headers typed into GraphiQL's header editor, as an object of strings. */
+function headersOf(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object') return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+function Explorer() {
+  const { status } = useSession();
+  const { path } = useRouter();
+  const [typedKey, setTypedKey] = useState('');
+  const [apiKey, setApiKey] = useState<string | null>(null);
+
+  // Apply a pasted key once typing pauses, so the schema is not fetched on every keystroke.
+  useEffect(() => {
+    const trimmed = typedKey.trim();
+    const timer = setTimeout(() => setApiKey(trimmed ? trimmed : null), 400);
+    return () => clearTimeout(timer);
+  }, [typedKey]);
+
+  const fetcher = useMemo<Fetcher>(() => (params, options) => explorerFetch(params, headersOf(options?.headers), apiKey) as ReturnType<Fetcher>, [apiKey]);
+  const signedIn = status === 'signedIn';
+  const usable = apiKey !== null || signedIn;
+
+  return (
+    <div className="explorer">
+      <div className="explorer-head">
+        <h1>Explorer</h1>
+        <div className="field field-inline explorer-key">
+          <label htmlFor="explorer-api-key">API key (optional)</label>
+          <input
+            id="explorer-api-key"
+            type="text"
+            autoComplete="off"
+            spellCheck={false}
+            placeholder="lpk_…"
+            value={typedKey}
+            onChange={(e) => setTypedKey(e.target.value)}
+            aria-describedby="explorer-credential"
+          />
+        </div>
+        <p id="explorer-credential" className="hint">
+          {apiKey
+            ? 'Requests use the pasted API key (kept in this page only, never saved).'
+            : signedIn
+              ? 'Requests use your session in the tenant picked above. Paste an API key to use it instead.'
+              : 'Paste an API key, or sign in, to send requests.'}
+        </p>
+      </div>
+      {usable ? (
+        <div className="explorer-frame">
+          <GraphiQL
+            key={apiKey ? 'api-key' : 'session'}
+            fetcher={fetcher}
+            defaultTabs={exampleOperations}
+            defaultEditorToolsVisibility={false}
+            shouldPersistHeaders={false}
+            isHeadersEditorEnabled
+            forcedTheme="light"
+          >
+            <GraphiQL.Logo>Linepack</GraphiQL.Logo>
+          </GraphiQL>
+        </div>
+      ) : (
+        <Status>
+          <Link to={`/sign-in?next=${encodeURIComponent(path)}`}>Sign in</Link> to use the explorer with your account, or paste an API key above.
+        </Status>
+      )}
+    </div>
+  );
+}
+
+/** The GraphQL explorer (GraphiQL, bundled): at /explorer, and at /graphql when a browser opens it. */
+export function ExplorerPage({ standalone = false }: { standalone?: boolean }) {
+  useTitle('Explorer');
+  if (standalone) {
+    return (
+      <PublicLayout wide>
+        <Explorer />
+      </PublicLayout>
+    );
+  }
+  return <Explorer />;
+}
