@@ -10,7 +10,8 @@ RUN npm ci --no-audit --no-fund && npm run build
 # Production dependencies of one workspace only (e.g. no MongoDB driver in the gateway image).
 FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
-ENV NODE_ENV=production APOLLO_TELEMETRY_DISABLED=true LINEPACK_SCHEMA_DIR=/app/schema
+# METRICS_HOST: Prometheus reaches /metrics (port 9464) inside the compose network or the cluster, never published.
+ENV NODE_ENV=production APOLLO_TELEMETRY_DISABLED=true LINEPACK_SCHEMA_DIR=/app/schema METRICS_HOST=0.0.0.0
 COPY --from=build /app/schema/*.graphql ./schema/
 # Prometheus metrics (METRICS_PORT, /metrics) of every service; never published with the service port.
 EXPOSE 9464
@@ -25,6 +26,8 @@ FROM runtime AS gateway
 EXPOSE 4000
 COPY --from=deps-gateway /app/node_modules ./node_modules
 COPY --from=build /app/gateway/dist ./dist
+# The web console the gateway serves at / (static files; CONSOLE_DIR defaults to /app/console/dist).
+COPY --from=build /app/console/dist ./console/dist
 
 FROM build AS deps-auth
 RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-auth

@@ -11,6 +11,7 @@
  * --state-dir DIR (default .linepack).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedMongo, EmbeddedMongoUnavailableError, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
@@ -20,6 +21,7 @@ import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
 import { DEFAULT_METRICS_PORT, startMetricsServer } from '@linepack/lib/metrics';
 import { activeTracing } from '@linepack/lib/tracing';
 import { startStack } from '../dev/stack';
+import { defaultConsoleDir } from '@linepack/gateway/config';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
@@ -99,6 +101,13 @@ async function main(): Promise<void> {
   if (!ephemeral && !existsSync(signingKeyPath)) writeFileSync(signingKeyPath, SigningKeys.generatePem(), { mode: 0o600 });
   const signingKeyPem = ephemeral ? SigningKeys.generatePem() : readFileSync(signingKeyPath, 'utf8');
 
+  // The web console is static files built by Vite; a fresh clone builds them once (a few seconds).
+  if (!existsSync(path.join(defaultConsoleDir, 'index.html'))) {
+    console.log('linepack: building the web console (npm run console:build)…');
+    const build = spawnSync('npm', ['run', '--silent', 'console:build'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (build.status !== 0) console.warn('linepack: the console did not build; / answers 503 until `npm run console:build` succeeds.');
+  }
+
   const stack = await startStack({
     auth: { signingKeyPem },
     mongoUri,
@@ -137,6 +146,7 @@ async function main(): Promise<void> {
     [
       '',
       `Linepack is running${ephemeral ? ' (ephemeral: data is discarded on exit)' : ''}.`,
+      `  Web console      ${stack.gatewayOrigin}/  (sign in with the demo user below; the explorer is at ${stack.gatewayUrl})`,
       `  GraphQL gateway  ${stack.gatewayUrl}`,
       `  Auth routes      ${state.authUrl}/auth/login, /auth/refresh, /auth/introspect`,
       `  Metrics          ${metrics.url} (Prometheus; every service, label service)`,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -40,20 +40,31 @@ export function wantsPage(req: Request): boolean {
 
 export function mountConsole(app: Express, consoleDir: string | null): void {
   const indexPath = consoleDir ? path.join(consoleDir, 'index.html') : null;
-  const built = indexPath !== null && existsSync(indexPath);
-  const index = built ? readFileSync(indexPath, 'utf8') : null;
+  // Re-read when a new build replaced it (its hashed bundle names change), so a running gateway serves the new one.
+  let cached: { mtimeMs: number; html: string } | null = null;
+  const currentIndex = (): string | null => {
+    if (indexPath === null) return null;
+    try {
+      const { mtimeMs } = statSync(indexPath);
+      if (cached?.mtimeMs !== mtimeMs) cached = { mtimeMs, html: readFileSync(indexPath, 'utf8') };
+      return cached.html;
+    } catch {
+      return null;
+    }
+  };
   const sendIndex = (res: Response) => {
     pageHeaders(res);
+    const index = currentIndex();
     if (index === null) {
       res.status(503).type('text/plain').send('The Linepack console is not built: run `npm run console:build` (npm start builds it when it is missing).\n');
       return;
     }
     res.type('html').send(index);
   };
-  if (built) {
+  if (consoleDir !== null) {
     // Vite names its bundles by content hash: they never change, so browsers may keep them.
     app.use(
-      express.static(consoleDir!, {
+      express.static(consoleDir, {
         index: false,
         redirect: false,
         setHeaders: (res, file) => {

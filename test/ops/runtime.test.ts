@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 
@@ -14,8 +15,10 @@ it('runs (and CI runs) on Node 24 LTS, as package.json requires', () => {
   const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string }; scripts: Record<string, string> };
   expect(manifest.engines.node).toBe(`>=${REQUIRED_MAJOR}`);
   expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(REQUIRED_MAJOR);
-  // The check runs before anything that an older Node would fail on with an obscure error.
-  expect(manifest.scripts['start']).toMatch(/^node scripts\/check-node\.cjs && /);
+  // The check runs before anything that an older Node would fail on with an obscure error, as npm's prestart; start
+  // execs tsx, so the SIGTERM npm forwards reaches the stack instead of a shell that dies and orphans it.
+  expect(manifest.scripts['prestart']).toBe('node scripts/check-node.cjs');
+  expect(manifest.scripts['start']).toBe('exec tsx scripts/start.ts');
 });
 
 it('npm start on an older Node stops at once and says what to install', () => {
@@ -35,3 +38,45 @@ it('npm start on an older Node stops at once and says what to install', () => {
     expect(run.stderr).toContain(`Node.js 24 LTS or newer is required; this is Node.js v${version}`);
   }
 });
+
+/** Processes whose command line mentions `needle` (the state directory of one `npm start`). */
+function processesWith(needle: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+it('npm start stops everything on SIGTERM to npm itself, as a supervisor sends it', async () => {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-sigterm-'));
+  const env = { ...process.env };
+  delete env['MONGODB_URI'];
+  delete env['REDIS_URL'];
+  const npm = spawn('npm', ['start', '--silent', '--', '--ephemeral', '--state-dir', stateDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  npm.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  npm.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
+  try {
+    for (const deadline = Date.now() + 90_000; !output.includes('Ctrl-C stops everything');) {
+      if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(processesWith(stateDir).length).toBeGreaterThan(0);
+    npm.kill('SIGTERM');
+    await exited;
+    // Nothing of the stack outlives npm: no service, no embedded MongoDB or Redis holding the state directory.
+    const deadline = Date.now() + 5_000;
+    while (processesWith(stateDir).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(processesWith(stateDir)).toEqual([]);
+  } finally {
+    for (const pid of processesWith(stateDir)) process.kill(pid, 'SIGKILL');
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}, 120_000);
