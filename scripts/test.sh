@@ -14,6 +14,8 @@ step "compose:check" && npm run --silent compose:check || exit 1
 step "schema:check" && npm run --silent schema:check || exit 1
 step "docs:check" && npm run --silent docs:check || exit 1
 step "lint (eslint: TypeScript layering and the SDL; prettier)" && npm run --silent lint || exit 1
+# The browser tests drive the console as built: build it from the current source (its type check included).
+step "console:build" && npm run --silent console:build || exit 1
 
 step "jest"
 # --forceExit: a test that fails part-way can leave a client open; a failing run must still end (CI has a time limit).

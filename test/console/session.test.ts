@@ -1,0 +1,138 @@
+import type { Browser, Response } from 'playwright-core';
+import { startTestStack, type TestStack } from '../support/stack';
+import { inBrowser, launchBrowser, scriptReadableState, shot, visible } from './support/browser';
+import { requireBuiltConsole, seedTenant, signIn, type SeededTenant } from './support/console';
+
+/**
+ * The console's session: the access token lives in the page's memory only, the refresh token in an HttpOnly,
+ * SameSite=Strict cookie scoped to /auth. Access tokens here live 6 s, so the test sees one expire and the console
+ * refresh it without a word to the user — on an in-app navigation and on a reload.
+ */
+const ACCESS_TOKEN_TTL_SECONDS = 6;
+let stack: TestStack;
+let browser: Browser;
+let tenant: SeededTenant;
+
+beforeAll(async () => {
+  requireBuiltConsole();
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], auth: { accessTokenTtlSeconds: ACCESS_TOKEN_TTL_SECONDS } });
+  tenant = await seedTenant(stack, 'session');
+  browser = await launchBrowser();
+}, 90_000);
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+const JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/;
+
+it('refreshes an expired session silently, keeping tokens out of script-readable storage', async () => {
+  await inBrowser(browser, stack.gatewayOrigin, 'session', async ({ page, context }) => {
+    const accessTokens: string[] = [];
+    const refreshes: number[] = [];
+    page.on('response', (res: Response) => {
+      const path = new URL(res.url()).pathname;
+      if (path === '/auth/login' || path === '/auth/refresh') {
+        if (path === '/auth/refresh') refreshes.push(res.status());
+        void res
+          .json()
+          .then((body: { access_token?: string; refresh_token?: string }) => {
+            if (body.access_token) accessTokens.push(body.access_token);
+            // A browser session's refresh token never reaches script: it is only in the cookie.
+            if (body.refresh_token) accessTokens.push(`refresh token in a response body: ${body.refresh_token}`);
+          })
+          .catch(() => undefined);
+      }
+    });
+    await signIn(page, tenant.admin);
+    expect(accessTokens.length).toBeGreaterThanOrEqual(1);
+    expect(accessTokens.join('\n')).not.toMatch(/refresh token in a response body/);
+
+    const cookies = await context.cookies();
+    const refreshCookie = cookies.find((c) => c.name === 'lp_refresh');
+    expect(refreshCookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/auth' });
+    const csrfCookie = cookies.find((c) => c.name === 'lp_csrf');
+    expect(csrfCookie).toMatchObject({ httpOnly: false, sameSite: 'Strict' });
+
+    const checkStorage = async () => {
+      const state = await scriptReadableState(page);
+      for (const token of accessTokens) expect(state).not.toContain(token);
+      expect(state).not.toContain(refreshCookie!.value);
+      expect(state).not.toMatch(JWT);
+    };
+    await checkStorage();
+
+    // Past the access token's lifetime, then an in-app navigation that needs data.
+    await page.waitForTimeout((ACCESS_TOKEN_TTL_SECONDS + 4) * 1000);
+    await page.getByRole('banner').getByRole('link', { name: 'API Keys', exact: true }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'API Keys' }), 'the API Keys page after the token expired');
+    await visible(page.getByRole('table', { name: 'API keys' }).getByRole('row').nth(1), 'a key in the table (data loaded with a refreshed token)');
+    expect(await page.getByRole('heading', { name: 'Sign in to Linepack' }).count()).toBe(0);
+    expect(refreshes).toContain(200);
+
+    await page.getByRole('banner').getByRole('link', { name: 'Pipeline', exact: true }).click();
+    await visible(page.getByRole('heading', { name: 'Pipeline at a glance' }), 'the dashboard');
+    await visible(page.getByRole('table', { name: 'Risk register' }).getByRole('row').nth(1), 'the risk register with rows');
+    await shot(page, 'session-after-expiry');
+
+    // Again past the lifetime, then a reload: the page's memory is gone, the cookie brings the session back.
+    await page.waitForTimeout((ACCESS_TOKEN_TTL_SECONDS + 2) * 1000);
+    const refreshesBefore = refreshes.length;
+    await page.reload();
+    await visible(page.getByRole('heading', { name: 'Pipeline at a glance' }), 'the dashboard after a reload');
+    await visible(page.getByRole('table', { name: 'Risk register' }).getByRole('row').nth(1), 'the risk register after a reload');
+    expect(await page.getByRole('heading', { name: 'Sign in to Linepack' }).count()).toBe(0);
+    expect(refreshes.slice(refreshesBefore)).toContain(200);
+    // The refresh rotated the cookie; still HttpOnly, still out of script's reach.
+    const rotated = (await context.cookies()).find((c) => c.name === 'lp_refresh');
+    expect(rotated).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/auth' });
+    expect(rotated!.value).not.toBe(refreshCookie!.value);
+    await checkStorage();
+    expect(await scriptReadableState(page)).not.toContain(rotated!.value);
+
+    // Signing out ends the session: the cookie is gone and a reload shows the sign-in page.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await visible(page.getByRole('heading', { name: 'Sign in to Linepack' }), 'the sign-in page after "Sign out"');
+    expect((await context.cookies()).find((c) => c.name === 'lp_refresh')).toBeUndefined();
+    await page.reload();
+    await visible(page.getByRole('heading', { name: 'Sign in to Linepack' }), 'the sign-in page after signing out and reloading');
+  });
+}, 90_000);
+
+it('refreshes on a 401 when the token expired while the page could not run its timer (a sleeping laptop)', async () => {
+  await inBrowser(browser, stack.gatewayOrigin, 'session-401', async ({ page }) => {
+    // The page's clock is ours: once paused, the console's refresh timer cannot fire, as in a suspended tab.
+    await page.clock.install();
+    const seen: string[] = [];
+    const expiries: number[] = [];
+    page.on('response', (res: Response) => {
+      const path = new URL(res.url()).pathname;
+      if (path === '/graphql' || path.startsWith('/auth/')) seen.push(`${res.status()} ${path}`);
+      if ((path === '/auth/login' || path === '/auth/refresh') && res.ok()) {
+        void res
+          .json()
+          .then((body: { access_token?: string }) => {
+            const claims = JSON.parse(Buffer.from(body.access_token!.split('.')[1]!, 'base64url').toString()) as { exp: number };
+            expiries.push(claims.exp * 1000);
+          })
+          .catch(() => undefined);
+      }
+    });
+    await signIn(page, tenant.admin);
+    await page.clock.pauseAt(Date.now() + 500);
+    // The server's clock runs on: wait until the newest access token the page holds has expired.
+    expect(expiries.length).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, Math.max(...expiries) + 1_500 - Date.now()));
+    const from = seen.length;
+    await page.getByRole('banner').getByRole('link', { name: 'API Keys', exact: true }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'API Keys' }), 'the API Keys page');
+    await visible(page.getByRole('table', { name: 'API keys' }).getByRole('row').nth(1), 'a key in the table');
+    expect(await page.getByRole('heading', { name: 'Sign in to Linepack' }).count()).toBe(0);
+    // The expired token was refused, the session refreshed once, and the request retried.
+    const after = seen.slice(from);
+    expect(after).toEqual(expect.arrayContaining(['401 /graphql', '200 /auth/refresh', '200 /graphql']));
+    expect(after.indexOf('200 /auth/refresh')).toBeGreaterThan(after.indexOf('401 /graphql'));
+    expect(after.filter((s) => s === '200 /auth/refresh')).toHaveLength(1);
+    await shot(page, 'session-after-401');
+  });
+}, 60_000);
