@@ -95,7 +95,14 @@ it('creates an API key whose secret is shown once, works from a script, and stop
     expect(secret).toMatch(/^lpk_[A-Za-z0-9]{40}$/);
     expect(await secretBox.isEditable()).toBe(false); // readonly
     await visible(page.getByText(/will not be shown again/), 'the "will not be shown again" warning');
-    await visible(page.getByRole('button', { name: 'Copy' }), 'the "Copy" button');
+    // Copied once, as a person would: the clipboard holds the secret.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.gatewayOrigin });
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await visible(page.getByRole('button', { name: 'Copied' }), 'the "Copy" button saying "Copied"');
+    const copied = await page.evaluate(() =>
+      (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+    );
+    expect(copied).toBe(secret);
     await shot(page, 'api-key-secret');
     const stored = await stack.authStore.findApiKeyBySecret(secret);
     expect(stored).toMatchObject({ name: keyName, tenantId: tenant.tenantId, scopes: ['assets:read', 'measurements:read'], tier: 'FREE' });
@@ -119,6 +126,27 @@ it('creates an API key whose secret is shown once, works from a script, and stop
     const before = await graphql<{ pipelineSummary: { totalAssets: number } }>(stack.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey: secret });
     expect(before.status).toBe(200);
     expect(before.body.data?.pipelineSummary.totalAssets).toBe(tenant.totalAssets);
+    // The new user's first query: the copied key pasted into the explorer.
+    await page.getByRole('banner').getByRole('link', { name: 'Explorer', exact: true }).click();
+    await visible(page.getByRole('button', { name: /^Execute query/ }), 'GraphiQL in the Explorer');
+    await page.getByRole('textbox', { name: 'API key (optional)' }).fill(copied);
+    await visible(page.getByText('Requests use the pasted API key'), 'the hint that the pasted key is in use');
+    await typeQuery(page, '{ pipelineSummary { totalAssets } }');
+    const sentWithKey = page.waitForRequest(
+      (req: Request) => req.url().endsWith('/graphql') && req.method() === 'POST' && (req.postData() ?? '').includes('pipelineSummary'),
+    );
+    await page.getByRole('button', { name: /^Execute query/ }).click();
+    const keyRequest = await sentWithKey;
+    expect(keyRequest.headers()['authorization']).toBe(`Bearer ${secret}`);
+    await until(
+      () => visibleText(page),
+      (text) => new RegExp(`"totalAssets": ?${tenant.totalAssets}\\b`).test(text),
+      `the explorer to show "totalAssets": ${tenant.totalAssets} for the new key`,
+    );
+    await shot(page, 'explorer-new-key');
+    await page.getByRole('banner').getByRole('link', { name: 'API Keys', exact: true }).click();
+    await visible(row, `the new key's row ("${keyName}") again`);
+
     // The gateway reports key use every 5 s: the row's "Last used" leaves "Never" (the page is read again).
     const lastUsedColumn = headers.indexOf('Last used');
     await until(
