@@ -20,7 +20,7 @@ beforeAll(async () => {
   mkdirSync(path.join(consoleDir, 'assets'));
   writeFileSync(path.join(consoleDir, 'index.html'), '<!doctype html><title>Linepack console</title><div id="root"></div>');
   writeFileSync(path.join(consoleDir, 'assets', 'index-Ab12Cd34.js'), 'console.log("console")');
-  stack = await startTestStack({ consoleDir, corsOrigins: [allowedOrigin] });
+  stack = await startTestStack({ consoleDir, corsOrigins: [allowedOrigin], auth: { refreshReuseGraceSeconds: 1 } });
   ({ tenantId } = await stack.tenantWithKey({ tier: 'PRO' }));
   await stack.authStore.createUser({ tenantId, email: 'admin@browser.test', password, role: 'ADMIN' });
 });
@@ -106,7 +106,9 @@ it('refreshes from the cookie only with the CSRF token that belongs to it, rotat
   expect(rotated['lp_refresh']!.value).not.toBe(jar.lp_refresh);
   expect(rotated['lp_csrf']!.value).toBe(body['csrf_token']);
   expect(rotated['lp_csrf']!.value).not.toBe(jar.lp_csrf);
-  // The spent cookie presented again is a reuse: refused, and the browser is told to forget the session.
+  // The spent cookie presented again after the grace (1 s here) is a reuse: refused, and the browser is told to forget
+  // the session.
+  await new Promise((r) => setTimeout(r, 1_100));
   const reused = await cookiePost('/auth/refresh', jar, jar.lp_csrf!);
   expect(reused.status).toBe(401);
   expect(setCookies(reused)['lp_refresh']!.attributes).toEqual(expect.arrayContaining(['Path=/auth', expect.stringMatching(/^Expires=Thu, 01 Jan 1970/)]));

@@ -36,6 +36,8 @@ beforeAll(async () => {
   stack = await startTestStack({
     auth: {
       accessTokenTtlSeconds: 60,
+      // Reuse detection is tested past a short grace (its default is 30 s).
+      refreshReuseGraceSeconds: 1,
       loginThrottle: {
         perEmailAndIp: { failures: 5, seconds: 900 },
         perIp: { failures: 500, seconds: 900 },
@@ -216,12 +218,28 @@ describe('POST /auth/refresh', () => {
     const second = rotated.json as unknown as Tokens;
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect((await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: second.access_token })).status).toBe(200);
-    // Presenting the rotated token again is a reuse: refused…
+    // Past the grace for a lost answer, presenting the rotated token again is a reuse: refused…
+    await new Promise((r) => setTimeout(r, 1_100));
     const reuse = await post('/auth/refresh', { refresh_token: first.refresh_token });
     expect(reuse.status).toBe(401);
     expect(reuse.json?.['code']).toBe('INVALID_REFRESH_TOKEN');
     // …and the whole family is revoked, including the legitimately rotated token.
     expect((await post('/auth/refresh', { refresh_token: second.refresh_token })).status).toBe(401);
+  });
+
+  it('accepts a just-rotated token again within the grace (a lost answer, two tabs), in the same session', async () => {
+    const email = await newUser('lost-answer@example.com');
+    const first = (await login(email)).json as unknown as Tokens;
+    const answered = (await post('/auth/refresh', { refresh_token: first.refresh_token })).json as unknown as Tokens;
+    // The client never saw that answer and tries again with what it has.
+    const retried = await post('/auth/refresh', { refresh_token: first.refresh_token });
+    expect(retried.status).toBe(200);
+    const again = retried.json as unknown as Tokens;
+    // Both successors work: nothing was revoked.
+    expect((await post('/auth/refresh', { refresh_token: answered.refresh_token })).status).toBe(200);
+    expect((await post('/auth/refresh', { refresh_token: again.refresh_token })).status).toBe(200);
+    const { rows } = await stack.authStore.audit.list(tenantId, { types: ['REFRESH_TOKEN_REUSED'] }, 50, null);
+    expect(rows.filter((event) => event.target?.label === email)).toEqual([]);
   });
 
   it('refuses an access token presented as a refresh token', async () => {

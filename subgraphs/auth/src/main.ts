@@ -9,6 +9,7 @@ startTracing('auth');
 const { runSubgraphProcess } = require('@linepack/lib/subgraph-config') as typeof import('@linepack/lib/subgraph-config');
 const { DEFAULT_AUDIT_RETENTION_DAYS } = require('./audit') as typeof import('./audit');
 const { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } = require('./index') as typeof import('./index');
+const { DEFAULT_REFRESH_REUSE_GRACE_SECONDS } = require('./tokens') as typeof import('./tokens');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const authEnvSchema = z.object({
@@ -17,6 +18,8 @@ const authEnvSchema = z.object({
   JWT_VERIFY_ONLY_PUBLIC_KEYS: z.string().optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(86_400).default(defaultTokenLifetimes.accessTokenTtlSeconds),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(300).default(defaultTokenLifetimes.refreshTokenTtlSeconds),
+  /** How long a just-rotated refresh token is still accepted (a lost answer, two tabs); 0: never. */
+  REFRESH_REUSE_GRACE_SECONDS: z.coerce.number().int().min(0).max(120).default(DEFAULT_REFRESH_REUSE_GRACE_SECONDS),
   /** How long a signing key signs before the next generation takes over; 0: only `linepack keys rotate-signing`. */
   SIGNING_KEY_ROTATION_DAYS: z.coerce.number().min(0).max(3_650).default(DEFAULT_SIGNING_KEY_ROTATION_DAYS),
   /** How long audit events are kept. */
@@ -50,6 +53,7 @@ runSubgraphProcess(descriptor, (options) => {
       verifyOnlyPublicKeyPems: verifyOnlyKeys(env.JWT_VERIFY_ONLY_PUBLIC_KEYS),
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
       auditRetentionDays: env.AUDIT_RETENTION_DAYS,
       signingKeyRotationMs: env.SIGNING_KEY_ROTATION_DAYS * 86_400_000,
     },

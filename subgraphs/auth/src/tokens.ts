@@ -43,11 +43,21 @@ const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /**
+   * How long a just-rotated refresh token is still accepted (default 30 s; 0: never). A browser whose refresh
+   * answer was lost (a reload, a closed laptop) or two console tabs refreshing at once present the same token twice
+   * within seconds; without this that counts as theft and signs the user out everywhere.
+   */
+  refreshReuseGraceSeconds?: number;
 }
+
+export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = 30;
 
 /**
  * Issues and rotates user tokens. Refresh tokens rotate on every use; presenting one that was
- * already rotated means it was copied, so the whole family is revoked (RFC 9700 §4.14).
+ * already rotated means it was copied, so the whole family is revoked (RFC 9700 §4.14.2) — unless it was rotated
+ * within the last refreshReuseGraceSeconds (a lost answer or a concurrent refresh by the same client, as identity
+ * providers' rotation grace periods allow), when it is rotated again in the same family.
  */
 export class TokenService {
   private readonly refreshTokens: Collection<RefreshTokenDocument>;
@@ -154,6 +164,8 @@ export class TokenService {
     const stored = await this.refreshTokens.findOne({ _id: claims.jti });
     if (!stored) return { ok: false, reason: 'invalid' };
     if (stored.revokedAt) return { ok: false, reason: 'revoked' };
+    const graceMs = (this.lifetimes.refreshReuseGraceSeconds ?? DEFAULT_REFRESH_REUSE_GRACE_SECONDS) * 1000;
+    if (stored.rotatedAt && now.getTime() - stored.rotatedAt.getTime() < graceMs) return { ok: true, userId: stored.userId, familyId: stored.familyId };
     await this.revokeFamily(stored.familyId);
     return { ok: false, reason: 'reused', userId: stored.userId };
   }
