@@ -23,6 +23,8 @@ export function Router({ children }: { children: ReactNode }) {
     else window.history.pushState(null, '', url.pathname + url.search + url.hash);
     setLocation({ path: url.pathname, search: url.search });
     if (!options?.replace) window.scrollTo(0, 0);
+    // A new page: keyboard and screen-reader users start at its content, not at the link they left behind.
+    requestAnimationFrame(() => document.getElementById('main')?.focus({ preventScroll: true }));
   }, []);
   const value = useMemo(() => ({ ...location, navigate }), [location, navigate]);
   return <RouterContext.Provider value={value}>{children}</RouterContext.Provider>;

@@ -251,6 +251,9 @@ it('runs a query in the explorer with the session, and shows the explorer for /g
     expect(await (await keyRequest.response())?.json()).toMatchObject({ data: { me: { kind: 'API_KEY', tenantId: tenant.tenantId } } });
     expect(await scriptReadableState(page)).not.toContain(tenant.apiKey.slice(12));
     expect(await scriptReadableState(page)).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/);
+    // GraphiQL's tabs, queries and headers live in the page only: nothing of it in localStorage.
+    const stored = await page.evaluate(() => Object.keys((globalThis as unknown as { localStorage: Record<string, string> }).localStorage));
+    expect(stored.filter((key) => key.startsWith('graphiql'))).toEqual([]);
     await shot(page, 'explorer-api-key');
 
     // A browser opening /graphql gets the console's explorer, not JSON.

@@ -18,7 +18,25 @@ function headersOf(value: unknown): Record<string, string> {
   return out;
 }
 
+/**
+ * GraphiQL keeps its tabs, queries and history here instead of localStorage: nothing an operator typed (or a key in
+ * the headers editor) outlives the page, and each visit starts from the README's examples instead of piling up tabs.
+ */
+function memoryStorage(): ComponentProps<typeof GraphiQL>['storage'] {
+  const items = new Map<string, string>();
+  return {
+    getItem: (key: string) => items.get(key) ?? null,
+    setItem: (key: string, value: string) => void items.set(key, value),
+    removeItem: (key: string) => void items.delete(key),
+    clear: () => items.clear(),
+    get length() {
+      return items.size;
+    },
+  };
+}
+
 function Explorer() {
+  const storage = useMemo(memoryStorage, []);
   const { status } = useSession();
   const { path } = useRouter();
   const [typedKey, setTypedKey] = useState('');
@@ -68,6 +86,7 @@ function Explorer() {
             defaultTabs={exampleOperations}
             defaultEditorToolsVisibility={false}
             shouldPersistHeaders={false}
+            storage={storage}
             isHeadersEditorEnabled
             forcedTheme="light"
           >
