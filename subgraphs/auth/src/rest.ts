@@ -223,7 +223,8 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     }
     const tenants = await store.tenants.find({ _id: { $in: user.memberships.map((m) => m.tenantId) } }).toArray();
     await audit.record(tenantIdsOf(user), 'TOKEN_REFRESHED', context(res, userActor(user)), userTarget(user), 'tokens refreshed');
-    const pair = await tokens.issue(user, tenants, outcome.familyId);
+    if (outcome.graceRetry) logger.warn({ userId: user._id }, 'refresh token presented again within the rotation grace: same successor issued');
+    const pair = await tokens.issue(user, tenants, outcome.familyId, outcome.successorId);
     if (presented.browser) return sendBrowserSession(res, pair, tokens.refreshTokenTtlSeconds);
     res.setHeader('Cache-Control', 'no-store');
     res.json(pair);

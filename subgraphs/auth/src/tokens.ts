@@ -27,6 +27,8 @@ interface RefreshTokenDocument {
   expiresAt: Date;
   rotatedAt: Date | null;
   revokedAt: Date | null;
+  /** The refresh token (jti) issued when this one was rotated: a retry within the grace gets that same one. */
+  successorId?: string;
 }
 
 export interface TokenPair {
@@ -37,7 +39,9 @@ export interface TokenPair {
 }
 
 export type RefreshOutcome =
-  { ok: true; userId: string; familyId: string } | { ok: false; reason: 'invalid' | 'expired' | 'revoked' } | { ok: false; reason: 'reused'; userId: string };
+  | { ok: true; userId: string; familyId: string; successorId: string; graceRetry: boolean }
+  | { ok: false; reason: 'invalid' | 'expired' | 'revoked' }
+  | { ok: false; reason: 'reused'; userId: string };
 
 const refreshClaims = z.object({ sub: z.string(), fam: z.string(), jti: z.string(), typ: z.literal('refresh') });
 export interface TokenLifetimes {
@@ -57,7 +61,8 @@ export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = 30;
  * Issues and rotates user tokens. Refresh tokens rotate on every use; presenting one that was
  * already rotated means it was copied, so the whole family is revoked (RFC 9700 §4.14.2) — unless it was rotated
  * within the last refreshReuseGraceSeconds (a lost answer or a concurrent refresh by the same client, as identity
- * providers' rotation grace periods allow), when it is rotated again in the same family.
+ * providers' rotation grace periods allow): then the answer carries the same successor refresh token as the first
+ * one, so there is still one chain and a copy used later is still detected.
  */
 export class TokenService {
   private readonly refreshTokens: Collection<RefreshTokenDocument>;
@@ -80,7 +85,8 @@ export class TokenService {
     await this.refreshTokens.createIndexes([{ key: { familyId: 1 }, name: 'family' }]);
   }
 
-  async issue(user: UserDocument, tenants: readonly TenantRecord[], familyId: string = randomUUID()): Promise<TokenPair> {
+  /** A new pair; `refreshId` names the refresh token (a rotation's successor, fixed when its predecessor was spent). */
+  async issue(user: UserDocument, tenants: readonly TenantRecord[], familyId: string = randomUUID(), refreshId: string = randomUUID()): Promise<TokenPair> {
     const tenantClaims: TenantClaim[] = user.memberships.flatMap((m) => {
       const tenant = tenants.find((t) => t._id === m.tenantId);
       return tenant ? [{ id: tenant._id, role: m.role, tier: tenant.tier.toLowerCase() as Lowercase<Tier> }] : [];
@@ -95,17 +101,24 @@ export class TokenService {
       expiresIn: this.lifetimes.accessTokenTtlSeconds,
       jwtid: randomUUID(),
     });
-    const jti = randomUUID();
+    const jti = refreshId;
     const now = new Date();
-    await this.refreshTokens.insertOne({
-      _id: jti,
-      familyId,
-      userId: user._id,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + this.lifetimes.refreshTokenTtlSeconds * 1000),
-      rotatedAt: null,
-      revokedAt: null,
-    });
+    // Once per token: a retry within the grace signs the same successor again, it never adds a second one.
+    await this.refreshTokens.updateOne(
+      { _id: jti },
+      {
+        $setOnInsert: {
+          _id: jti,
+          familyId,
+          userId: user._id,
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + this.lifetimes.refreshTokenTtlSeconds * 1000),
+          rotatedAt: null,
+          revokedAt: null,
+        },
+      },
+      { upsert: true },
+    );
     const refresh_token = jwt.sign({ fam: familyId, typ: 'refresh' }, this.keys.privateKey, {
       algorithm: USER_TOKEN_ALGORITHM,
       keyid: this.keys.kid,
@@ -154,18 +167,23 @@ export class TokenService {
     const claims = this.verifyRefresh(token);
     if (claims === 'expired') return { ok: false, reason: 'expired' };
     if (!claims) return { ok: false, reason: 'invalid' };
-    const now = new Date();
+    const successorId = randomUUID();
     const claimed = await this.refreshTokens.findOneAndUpdate(
       { _id: claims.jti, rotatedAt: null, revokedAt: null },
-      { $set: { rotatedAt: now } },
+      { $set: { rotatedAt: new Date(), successorId } },
       { returnDocument: 'after' },
     );
-    if (claimed) return { ok: true, userId: claimed.userId, familyId: claimed.familyId };
+    if (claimed) return { ok: true, userId: claimed.userId, familyId: claimed.familyId, successorId, graceRetry: false };
     const stored = await this.refreshTokens.findOne({ _id: claims.jti });
     if (!stored) return { ok: false, reason: 'invalid' };
     if (stored.revokedAt) return { ok: false, reason: 'revoked' };
+    // Read after the rotation, so a concurrent winner's rotatedAt is never in this request's future.
+    const elapsedMs = Date.now() - (stored.rotatedAt?.getTime() ?? 0);
     const graceMs = (this.lifetimes.refreshReuseGraceSeconds ?? DEFAULT_REFRESH_REUSE_GRACE_SECONDS) * 1000;
-    if (stored.rotatedAt && now.getTime() - stored.rotatedAt.getTime() < graceMs) return { ok: true, userId: stored.userId, familyId: stored.familyId };
+    if (stored.rotatedAt && stored.successorId && graceMs > 0 && elapsedMs >= -1_000 && elapsedMs < graceMs) {
+      // The same successor as the first answer: one chain, so a copy used later is still caught as a reuse.
+      return { ok: true, userId: stored.userId, familyId: stored.familyId, successorId: stored.successorId, graceRetry: true };
+    }
     await this.revokeFamily(stored.familyId);
     return { ok: false, reason: 'reused', userId: stored.userId };
   }
