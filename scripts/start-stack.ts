@@ -21,7 +21,7 @@ import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
 import { DEFAULT_METRICS_PORT, startMetricsServer } from '@linepack/lib/metrics';
 import { activeTracing } from '@linepack/lib/tracing';
 import { startStack } from '../dev/stack';
-import { defaultConsoleDir } from '@linepack/gateway/config';
+import { defaultConsoleDir, gatewayConfigSchema } from '@linepack/gateway/config';
 import { ensureDemoIdentity, seedDemoPipeline, type DemoCredentials } from './demo-seed';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
@@ -46,6 +46,12 @@ async function main(): Promise<void> {
     options: { ephemeral: { type: 'boolean', default: false }, 'free-ports': { type: 'boolean', default: false }, 'state-dir': { type: 'string' } },
   });
   const ephemeral = values.ephemeral ?? false;
+  // Browser tools on other origins (the gateway's CORS_ORIGINS), checked as the gateway checks them, before anything starts.
+  const corsOrigins = gatewayConfigSchema.shape.CORS_ORIGINS.safeParse(process.env['CORS_ORIGINS']);
+  if (!corsOrigins.success) {
+    console.error(`linepack: CORS_ORIGINS: ${corsOrigins.error.issues.map((i) => i.message).join('; ')}`);
+    process.exit(2);
+  }
   const freePorts = ephemeral || (values['free-ports'] ?? false);
   const stateDir = path.resolve(values['state-dir'] ?? process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack'));
   const devJsonPath = path.join(stateDir, 'dev.json');
@@ -109,6 +115,7 @@ async function main(): Promise<void> {
   }
 
   const stack = await startStack({
+    corsOrigins: corsOrigins.data,
     auth: { signingKeyPem },
     mongoUri,
     redisUrl,

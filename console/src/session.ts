@@ -4,7 +4,7 @@ import { ApiError, describeGraphQLError, describeProblem, networkError, type Gra
 /**
  * The signed-in session. The access token lives only in this module's memory (never localStorage or
  * sessionStorage); the refresh token is an HttpOnly cookie the page cannot read, scoped to /auth. A
- * reload restores the session silently with POST /auth/refresh when the readable lp_csrf cookie says
+ * reload restores the session silently with POST /auth/refresh when the readable __Host-lp_csrf cookie says
  * there is one; a refresh runs again at ~75 % of the token's lifetime, and once more when a GraphQL call
  * answers 401, before the user is sent to sign in.
  */
@@ -46,7 +46,7 @@ interface TokenAnswer {
 const ME_QUERY = 'query ConsoleMe { me { id kind email tenantId scopes tenants { tenantId name role tier } } }';
 /** Before the server knows `TenantMembership.tier`, the console still works (every tier offered up to ENTERPRISE is refused by the server past the plan). */
 const ME_QUERY_WITHOUT_TIER = 'query ConsoleMe { me { id kind email tenantId scopes tenants { tenantId name role } } }';
-const CSRF_COOKIE = 'lp_csrf';
+const CSRF_COOKIE = '__Host-lp_csrf';
 const TENANT_KEY = 'linepack.console.tenant';
 
 function readCookie(name: string): string | null {
@@ -230,20 +230,28 @@ class Session {
     this.set({ me, tenantId: me.tenantId });
   }
 
-  async signOut(): Promise<void> {
+  /**
+   * Ends the session on the server first: only when the server has revoked it (204), or says there is none (401),
+   * is this page signed out. Otherwise the refresh cookie would sign the next visitor of this browser back in, so the
+   * user stays signed in and is told (null: signed out; else why not).
+   */
+  async signOut(): Promise<string | null> {
     const csrf = readCookie(CSRF_COOKIE) ?? this.csrf;
+    let res: Response;
     try {
-      await fetch('/auth/logout', {
+      res = await fetch('/auth/logout', {
         method: 'POST',
         credentials: 'same-origin',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...(csrf ? { 'X-CSRF-Token': csrf } : {}) },
         body: '{}',
       });
     } catch {
-      // Signed out here all the same; the refresh cookie expires on its own.
+      return 'Signing out did not reach Linepack (no connection). You are still signed in; try again.';
     }
+    if (!res.ok && res.status !== 401) return `Signing out did not work (the server answered ${res.status}). You are still signed in; try again.`;
     this.clear();
     this.set({ status: 'signedOut', me: null, tenantId: null, notice: 'You have signed out.' });
+    return null;
   }
 
   /** The session could not be renewed: back to the sign-in page, saying why. */

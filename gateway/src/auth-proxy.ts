@@ -35,6 +35,21 @@ function presentedCredential(pathname: string, authorization: string | undefined
   }
 }
 
+/**
+ * Whether a request acts on the web console's cookie session: a cookie-mode sign-in, or a refresh or logout that
+ * names no refresh token in its body (so the cookie is the credential).
+ */
+function actsOnBrowserSession(pathname: string, body: unknown): boolean {
+  if (!['/auth/login', '/auth/refresh', '/auth/logout'].includes(pathname)) return false;
+  let parsed: { session?: unknown; refresh_token?: unknown } = {};
+  try {
+    if (Buffer.isBuffer(body) && body.length > 0) parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
+  } catch {
+    return false;
+  }
+  return pathname === '/auth/login' ? parsed.session === 'cookie' : parsed.refresh_token === undefined;
+}
+
 /** Did the auth service turn the credential down? (Introspection answers 200 {"active": false} for that.) */
 function failed(pathname: string, status: number, body: Buffer): boolean {
   if (status === 401) return true;
@@ -83,6 +98,17 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
       return;
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
+    // The cookie session belongs to the console, which is same-origin. A browser says where a request comes from
+    // (Sec-Fetch-Site): from another site or origin, signing in to, refreshing or ending that session is refused —
+    // login CSRF and session swapping included — whatever CORS allows. Non-browser clients send no such header.
+    const fetchSite = req.header('sec-fetch-site');
+    if (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none' && actsOnBrowserSession(target.pathname, req.body)) {
+      res
+        .status(403)
+        .type('application/problem+json')
+        .json(problem(403, 'CROSS_ORIGIN_SESSION', 'The browser session is for the console only', "use it from the gateway's own origin"));
+      return;
+    }
     const throttled = CREDENTIAL_ROUTES.has(target.pathname);
     const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), req.body, req.header('cookie')) : null;
     const fingerprint = credential ? credentialFingerprint(credential) : null;

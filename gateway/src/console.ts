@@ -8,7 +8,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
  * needs no CORS and its session cookie never leaves this origin. Every client-side route answers the app's
  * index.html; /graphql answers it too when a browser asks for a page (GraphiQL lives in the console).
  */
-const consolePaths = /^\/(?:$|sign-in|dashboard|explorer|assets\/|settings(?:\/|$))/;
+const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer)(?:\/|$)|assets\/|settings(?:\/|$))/;
 
 /** What the console's pages may load and call: only this origin (no CDN at run time), no framing. */
 const contentSecurityPolicy = [
@@ -22,12 +22,14 @@ const contentSecurityPolicy = [
   "frame-ancestors 'none'",
   "base-uri 'self'",
   "form-action 'self'",
+  "object-src 'none'",
 ].join('; ');
 
 function pageHeaders(res: Response): void {
   res.setHeader('Content-Security-Policy', contentSecurityPolicy);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Cache-Control', 'no-cache');
 }
 
@@ -68,6 +70,8 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
         index: false,
         redirect: false,
         setHeaders: (res, file) => {
+          // A page reached by its file name (/index.html) gets the pages' policy too: no framing, nothing foreign.
+          if (file.endsWith('.html')) return pageHeaders(res);
           res.setHeader('X-Content-Type-Options', 'nosniff');
           res.setHeader('Cache-Control', /[.-][A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|svg|png)$/.test(file) ? 'public, max-age=31536000, immutable' : 'no-cache');
         },
@@ -89,7 +93,8 @@ export function corsMiddleware(allowedOrigins: readonly string[]): (req: Request
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
     credentials: true,
     methods: ['GET', 'POST', 'OPTIONS'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Tenant-ID', 'X-Request-ID', 'X-CSRF-Token'],
+    // No X-CSRF-Token: the cookie session is the console's (same-origin) alone.
+    allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Tenant-ID', 'X-Request-ID'],
     exposedHeaders: ['X-Request-ID', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'],
     maxAge: 600,
   });

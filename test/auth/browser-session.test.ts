@@ -57,7 +57,11 @@ async function signIn(): Promise<{ jar: Jar; body: Record<string, unknown>; res:
   });
   expect(res.status).toBe(200);
   const cookies = setCookies(res);
-  return { jar: { lp_refresh: cookies['lp_refresh']!.value, lp_csrf: cookies['lp_csrf']!.value }, body: (await res.json()) as Record<string, unknown>, res };
+  return {
+    jar: { lp_refresh: cookies['lp_refresh']!.value, '__Host-lp_csrf': cookies['__Host-lp_csrf']!.value },
+    body: (await res.json()) as Record<string, unknown>,
+    res,
+  };
 }
 
 const cookiePost = (route: string, jar: Jar, csrf?: string) =>
@@ -73,9 +77,9 @@ it('signs a browser in with the refresh token in an HttpOnly, SameSite=Strict co
   const cookies = setCookies(res);
   expect(cookies['lp_refresh']!.attributes).toEqual(expect.arrayContaining(['Path=/auth', 'HttpOnly', 'Secure', 'SameSite=Strict']));
   // The CSRF token is readable by the page (it must send it back as a header), and bound to the refresh token.
-  expect(cookies['lp_csrf']!.attributes).toEqual(expect.arrayContaining(['Path=/', 'Secure', 'SameSite=Strict']));
-  expect(cookies['lp_csrf']!.attributes).not.toContain('HttpOnly');
-  expect(cookies['lp_csrf']!.value).toBe(body['csrf_token']);
+  expect(cookies['__Host-lp_csrf']!.attributes).toEqual(expect.arrayContaining(['Path=/', 'Secure', 'SameSite=Strict']));
+  expect(cookies['__Host-lp_csrf']!.attributes).not.toContain('HttpOnly');
+  expect(cookies['__Host-lp_csrf']!.value).toBe(body['csrf_token']);
   expect(res.headers.get('cache-control')).toBe('no-store');
   // The access token works at /graphql like any other.
   const me = await graphql<{ me: { email: string; scopes: string[]; tenants: { tier: string }[] } }>(
@@ -95,21 +99,21 @@ it('refreshes from the cookie only with the CSRF token that belongs to it, rotat
   expect(missing.status).toBe(403);
   expect(((await missing.json()) as { code: string }).code).toBe('CSRF_FAILED');
   // A CSRF token of another session (or a cookie a sibling site planted) does not match this refresh token.
-  expect((await cookiePost('/auth/refresh', jar, other.jar.lp_csrf!)).status).toBe(403);
+  expect((await cookiePost('/auth/refresh', jar, other.jar['__Host-lp_csrf']!)).status).toBe(403);
   expect((await cookiePost('/auth/refresh', jar, 'x'.repeat(43))).status).toBe(403);
 
-  const refreshed = await cookiePost('/auth/refresh', jar, jar.lp_csrf!);
+  const refreshed = await cookiePost('/auth/refresh', jar, jar['__Host-lp_csrf']!);
   expect(refreshed.status).toBe(200);
   const body = (await refreshed.json()) as Record<string, unknown>;
   expect(body['refresh_token']).toBeUndefined();
   const rotated = setCookies(refreshed);
   expect(rotated['lp_refresh']!.value).not.toBe(jar.lp_refresh);
-  expect(rotated['lp_csrf']!.value).toBe(body['csrf_token']);
-  expect(rotated['lp_csrf']!.value).not.toBe(jar.lp_csrf);
+  expect(rotated['__Host-lp_csrf']!.value).toBe(body['csrf_token']);
+  expect(rotated['__Host-lp_csrf']!.value).not.toBe(jar['__Host-lp_csrf']);
   // The spent cookie presented again after the grace (1 s here) is a reuse: refused, and the browser is told to forget
   // the session.
   await new Promise((r) => setTimeout(r, 1_100));
-  const reused = await cookiePost('/auth/refresh', jar, jar.lp_csrf!);
+  const reused = await cookiePost('/auth/refresh', jar, jar['__Host-lp_csrf']!);
   expect(reused.status).toBe(401);
   expect(setCookies(reused)['lp_refresh']!.attributes).toEqual(expect.arrayContaining(['Path=/auth', expect.stringMatching(/^Expires=Thu, 01 Jan 1970/)]));
   // Without a cookie there is no session to refresh.
@@ -117,15 +121,64 @@ it('refreshes from the cookie only with the CSRF token that belongs to it, rotat
   expect(none.status).toBe(401);
 });
 
+it('refuses a second session cookie planted next to the real one (cookie tossing from a sibling domain)', async () => {
+  const mine = await signIn();
+  const planted = await signIn();
+  const res = await fetch(`${stack.gatewayOrigin}/auth/refresh`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      cookie: `lp_refresh=${planted.jar.lp_refresh}; lp_refresh=${mine.jar.lp_refresh}; __Host-lp_csrf=${planted.jar['__Host-lp_csrf']}`,
+      'x-csrf-token': planted.jar['__Host-lp_csrf']!,
+    },
+    body: '{}',
+  });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { code: string }).code).toBe('AMBIGUOUS_SESSION');
+});
+
+it('refuses cookie-session requests a browser marks as coming from another site or origin', async () => {
+  const { jar } = await signIn();
+  for (const site of ['cross-site', 'same-site']) {
+    const login = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'sec-fetch-site': site },
+      body: JSON.stringify({ email: 'admin@browser.test', password, session: 'cookie' }),
+    });
+    expect({ site, status: login.status }).toEqual({ site, status: 403 });
+    expect(login.headers.getSetCookie()).toEqual([]);
+    const refresh = await fetch(`${stack.gatewayOrigin}/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'sec-fetch-site': site, cookie: cookieHeader(jar), 'x-csrf-token': jar['__Host-lp_csrf']! },
+      body: '{}',
+    });
+    expect({ site, status: refresh.status }).toEqual({ site, status: 403 });
+  }
+  // The console's own requests (same-origin) work, and the session was not touched by the refused ones.
+  const own = await fetch(`${stack.gatewayOrigin}/auth/refresh`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin', cookie: cookieHeader(jar), 'x-csrf-token': jar['__Host-lp_csrf']! },
+    body: '{}',
+  });
+  expect(own.status).toBe(200);
+  // A token-in-body client (a script, another app's backend) is not a browser session and is not affected.
+  const scripted = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' },
+    body: JSON.stringify({ email: 'admin@browser.test', password }),
+  });
+  expect(scripted.status).toBe(200);
+});
+
 it('signs out with the cookie and its CSRF token: the session ends and the cookies are cleared', async () => {
   const { jar } = await signIn();
   expect((await cookiePost('/auth/logout', jar)).status).toBe(403);
-  const out = await cookiePost('/auth/logout', jar, jar.lp_csrf!);
+  const out = await cookiePost('/auth/logout', jar, jar['__Host-lp_csrf']!);
   expect(out.status).toBe(204);
   const cleared = setCookies(out);
   expect(cleared['lp_refresh']!.value).toBe('');
-  expect(cleared['lp_csrf']!.value).toBe('');
-  expect((await cookiePost('/auth/refresh', jar, jar.lp_csrf!)).status).toBe(401);
+  expect(cleared['__Host-lp_csrf']!.value).toBe('');
+  expect((await cookiePost('/auth/refresh', jar, jar['__Host-lp_csrf']!)).status).toBe(401);
 });
 
 describe('CORS', () => {
@@ -190,6 +243,11 @@ describe('the console', () => {
       expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     }
+    // The page by its file name too: never without the policy (it could be framed otherwise).
+    const byName = await page('/index.html');
+    expect(byName.status).toBe(200);
+    expect(byName.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(byName.headers.get('x-frame-options')).toBe('DENY');
     const script = await fetch(`${stack.gatewayOrigin}/assets/index-Ab12Cd34.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('cache-control')).toContain('immutable');

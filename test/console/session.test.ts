@@ -30,31 +30,37 @@ it('refreshes an expired session silently, keeping tokens out of script-readable
   await inBrowser(browser, stack.gatewayOrigin, 'session', async ({ page, context }) => {
     const accessTokens: string[] = [];
     const refreshes: number[] = [];
+    // Bodies are read as they arrive; every check awaits them first, so none can pass on an empty list.
+    const reading: Promise<unknown>[] = [];
     page.on('response', (res: Response) => {
       const path = new URL(res.url()).pathname;
       if (path === '/auth/login' || path === '/auth/refresh') {
         if (path === '/auth/refresh') refreshes.push(res.status());
-        void res
-          .json()
-          .then((body: { access_token?: string; refresh_token?: string }) => {
-            if (body.access_token) accessTokens.push(body.access_token);
-            // A browser session's refresh token never reaches script: it is only in the cookie.
-            if (body.refresh_token) accessTokens.push(`refresh token in a response body: ${body.refresh_token}`);
-          })
-          .catch(() => undefined);
+        reading.push(
+          res
+            .json()
+            .then((body: { access_token?: string; refresh_token?: string }) => {
+              if (body.access_token) accessTokens.push(body.access_token);
+              // A browser session's refresh token never reaches script: it is only in the cookie.
+              if (body.refresh_token) accessTokens.push(`refresh token in a response body: ${body.refresh_token}`);
+            })
+            .catch(() => undefined),
+        );
       }
     });
     await signIn(page, tenant.admin);
+    await Promise.all(reading);
     expect(accessTokens.length).toBeGreaterThanOrEqual(1);
     expect(accessTokens.join('\n')).not.toMatch(/refresh token in a response body/);
 
     const cookies = await context.cookies();
     const refreshCookie = cookies.find((c) => c.name === 'lp_refresh');
     expect(refreshCookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/auth' });
-    const csrfCookie = cookies.find((c) => c.name === 'lp_csrf');
+    const csrfCookie = cookies.find((c) => c.name === '__Host-lp_csrf');
     expect(csrfCookie).toMatchObject({ httpOnly: false, sameSite: 'Strict' });
 
     const checkStorage = async () => {
+      await Promise.all(reading);
       const state = await scriptReadableState(page);
       for (const token of accessTokens) expect(state).not.toContain(token);
       expect(state).not.toContain(refreshCookie!.value);
@@ -105,22 +111,26 @@ it('refreshes on a 401 when the token expired while the page could not run its t
     await page.clock.install();
     const seen: string[] = [];
     const expiries: number[] = [];
+    const readingExpiries: Promise<unknown>[] = [];
     page.on('response', (res: Response) => {
       const path = new URL(res.url()).pathname;
       if (path === '/graphql' || path.startsWith('/auth/')) seen.push(`${res.status()} ${path}`);
       if ((path === '/auth/login' || path === '/auth/refresh') && res.ok()) {
-        void res
-          .json()
-          .then((body: { access_token?: string }) => {
-            const claims = JSON.parse(Buffer.from(body.access_token!.split('.')[1]!, 'base64url').toString()) as { exp: number };
-            expiries.push(claims.exp * 1000);
-          })
-          .catch(() => undefined);
+        readingExpiries.push(
+          res
+            .json()
+            .then((body: { access_token?: string }) => {
+              const claims = JSON.parse(Buffer.from(body.access_token!.split('.')[1]!, 'base64url').toString()) as { exp: number };
+              expiries.push(claims.exp * 1000);
+            })
+            .catch(() => undefined),
+        );
       }
     });
     await signIn(page, tenant.admin);
     await page.clock.pauseAt(Date.now() + 500);
     // The server's clock runs on: wait until the newest access token the page holds has expired.
+    await Promise.all(readingExpiries);
     expect(expiries.length).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, Math.max(...expiries) + 1_500 - Date.now()));
     const from = seen.length;

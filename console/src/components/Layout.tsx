@@ -88,7 +88,11 @@ export function Layout({ children }: { children: ReactNode }) {
               disabled={signingOut}
               onClick={() => {
                 setSigningOut(true);
-                void session.signOut().then(() => navigate('/sign-in', { replace: true }));
+                void session.signOut().then((failure) => {
+                  if (failure === null) return navigate('/sign-in', { replace: true });
+                  setSigningOut(false);
+                  setError(failure);
+                });
               }}
             >
               Sign out

@@ -8,30 +8,35 @@ import type { TokenPair } from './tokens';
  * stays in the page's memory. The routes that act on the cookie (refresh, logout) are protected from
  * cross-site requests twice: SameSite=Strict keeps the browser from sending the cookie from another site, and
  * each request must carry X-CSRF-Token — a value derived from the refresh token itself (a signed double
- * submit): a page on another origin can neither read the readable `lp_csrf` cookie nor compute the value,
+ * submit): a page on another origin can neither read the readable `__Host-lp_csrf` cookie nor compute the value,
  * and a cookie planted by a sibling domain does not match a session it cannot see.
  */
 export const REFRESH_COOKIE = 'lp_refresh';
-export const CSRF_COOKIE = 'lp_csrf';
+/** `__Host-`: only this host can set it (Secure, Path=/, no Domain), so a sibling subdomain cannot plant one. */
+export const CSRF_COOKIE = '__Host-lp_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
 
 export function csrfTokenFor(refreshToken: string): string {
   return createHash('sha256').update(`linepack-csrf:${refreshToken}`).digest('base64url');
 }
 
-/** A cookie of the request, by name (the last one wins, as browsers send the most specific path last). */
-export function requestCookie(req: Request, name: string): string | null {
-  let value: string | null = null;
+/**
+ * A cookie of the request, by name; 'ambiguous' when the browser sent it more than once — a cookie planted by a
+ * sibling domain (`Domain=.example.com`) next to ours, which must not decide whose session this is.
+ */
+export function requestCookie(req: Request, name: string): string | null | 'ambiguous' {
+  const values: string[] = [];
   for (const part of (req.header('cookie') ?? '').split(';')) {
     const at = part.indexOf('=');
     if (at < 0 || part.slice(0, at).trim() !== name) continue;
     try {
-      value = decodeURIComponent(part.slice(at + 1).trim());
+      values.push(decodeURIComponent(part.slice(at + 1).trim()));
     } catch {
-      value = null;
+      return 'ambiguous';
     }
   }
-  return value;
+  if (values.length > 1) return 'ambiguous';
+  return values[0] ?? null;
 }
 
 /** Whether the request's X-CSRF-Token belongs to its refresh cookie (compared in constant time). */

@@ -179,6 +179,11 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   const presentedRefreshToken = (req: Request, res: Response, fromBody: string | undefined): { token: string; browser: boolean } | null => {
     if (fromBody) return { token: fromBody, browser: false };
     const cookie = requestCookie(req, REFRESH_COOKIE);
+    if (cookie === 'ambiguous') {
+      clearBrowserSession(res);
+      sendProblem(res, 400, 'AMBIGUOUS_SESSION', 'More than one session cookie', 'sign in again');
+      return null;
+    }
     if (!cookie) {
       sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'No session', 'send refresh_token, or sign in again');
       return null;
