@@ -161,6 +161,12 @@ class Session {
       } catch {
         return false;
       }
+      // The session is gone (revoked, expired, reused elsewhere): sign out now instead of retrying every 30 s, which
+      // would count as failed authentications for this address.
+      if (res.status === 400 || res.status === 401) {
+        this.expire();
+        return false;
+      }
       if (!res.ok) return false;
       this.adopt((await readJson(res)) as TokenAnswer);
       return true;

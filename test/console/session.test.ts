@@ -146,3 +146,32 @@ it('refreshes on a 401 when the token expired while the page could not run its t
     await shot(page, 'session-after-401');
   });
 }, 60_000);
+
+it('signs out at its next refresh when the session was ended elsewhere, instead of retrying', async () => {
+  await inBrowser(browser, stack.gatewayOrigin, 'session-ended-elsewhere', async ({ page, context }) => {
+    await signIn(page, tenant.admin);
+    const refreshes: number[] = [];
+    page.on('response', (res: Response) => {
+      if (new URL(res.url()).pathname === '/auth/refresh') refreshes.push(res.status());
+    });
+    // Signed out from another place (another browser, "sign out everywhere"): this page's refresh cookie is dead.
+    const cookies = await context.cookies();
+    const jar = cookies.filter((c) => c.name === 'lp_refresh' || c.name === '__Host-lp_csrf');
+    const out = await fetch(`${stack.gatewayOrigin}/auth/logout`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: jar.map((c) => `${c.name}=${c.value}`).join('; '),
+        'x-csrf-token': jar.find((c) => c.name === '__Host-lp_csrf')!.value,
+      },
+      body: '{}',
+    });
+    expect(out.status).toBe(204);
+    // The console's timer refreshes at three quarters of the token's 6 s: refused, and the user is told at once.
+    await visible(page.getByRole('heading', { level: 1, name: 'Sign in to Linepack' }), 'the sign-in page after the refresh was refused', 15_000);
+    await visible(page.getByText('Your session has ended'), 'the "session has ended" notice');
+    await page.waitForTimeout(2_000);
+    expect(refreshes).toEqual([401]);
+    await shot(page, 'session-ended-elsewhere');
+  });
+}, 60_000);
