@@ -21,6 +21,21 @@ export function bearerToken(req: Request): string | null {
   return match?.[1] ?? null;
 }
 
+/** Every value the Cookie header carries for `name`, in order (a name can come more than once); undecodable ones are null. */
+export function cookieValues(cookieHeader: string | undefined, name: string): (string | null)[] {
+  const values: (string | null)[] = [];
+  for (const part of (cookieHeader ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at < 0 || part.slice(0, at).trim() !== name) continue;
+    try {
+      values.push(decodeURIComponent(part.slice(at + 1).trim()));
+    } catch {
+      values.push(null);
+    }
+  }
+  return values;
+}
+
 export function requestIdOf(res: Response): string {
   return String(res.locals['requestId']);
 }

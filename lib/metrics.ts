@@ -166,11 +166,17 @@ export function watchConsumerGroup(redis: Redis, streams: readonly string[], gro
     }
     return out;
   };
+  // Both gauges are collected by the same scrape: they share one round of XINFO calls.
+  let reading: ReturnType<typeof read> | null = null;
+  const readOnce = () =>
+    (reading ??= read().finally(() => {
+      reading = null;
+    }));
   const stopLag = onEventConsumerLag(async (set) => {
-    for (const { stream, lag } of await read()) if (lag !== null) set({ stream, group }, lag);
+    for (const { stream, lag } of await readOnce()) if (lag !== null) set({ stream, group }, lag);
   });
   const stopPending = onEventConsumerPending(async (set) => {
-    for (const { stream, pending } of await read()) set({ stream, group }, pending);
+    for (const { stream, pending } of await readOnce()) set({ stream, group }, pending);
   });
   return () => {
     stopLag();

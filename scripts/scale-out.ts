@@ -21,6 +21,7 @@
  * temporary directory are removed on exit, also on failure and Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from '@linepack/lib/testing/until';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -165,15 +166,6 @@ function killEverythingNow(): void {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, intervalMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
 function tailOf(file: string, lines = 30): string {
   try {
     return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
@@ -240,7 +232,7 @@ class ServiceProcess {
 
   async waitReady(timeoutMs = 60_000): Promise<void> {
     const child = this.child;
-    await until(
+    await waitFor(
       async () => {
         if (child && (child.exitCode !== null || child.signalCode !== null)) {
           throw new Error(`${this.name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tailOf(this.logFile)}`);
@@ -540,7 +532,7 @@ export async function runScaleOut(options: ScaleOutOptions, cleanup: Cleanup): P
   cleanup.add('nginx', () => terminate(nginx, 10_000));
   const lbOrigin = `http://127.0.0.1:${ports.lbGateway}`;
   const lbUrl = `${lbOrigin}/graphql`;
-  await until(
+  await waitFor(
     async () => {
       if (nginx.exitCode !== null) throw new Error(`nginx exited (${nginx.exitCode}):\n${tailOf(nginxErrorLog)}`);
       return (await fetch(`${lbOrigin}/lb-health`)).ok;
@@ -777,7 +769,7 @@ export async function runScaleOut(options: ScaleOutOptions, cleanup: Cleanup): P
   // ── exact rate limits across the replicas ──
   // Both gateways back in rotation (nginx puts a failed one back after fail_timeout): GET /healthz until each answered.
   const seen = new Set<string>();
-  await until(
+  await waitFor(
     async () => {
       const res = await fetch(`${lbOrigin}/healthz`);
       const upstream = res.headers.get('x-linepack-upstream')?.split(',').pop()?.trim();
@@ -820,7 +812,7 @@ export async function runScaleOut(options: ScaleOutOptions, cleanup: Cleanup): P
   let caughtUpAfterMs: number | null = null;
   const missingFrom = () => acknowledged.filter((id) => !risk.has(id) || !compliance.has(id));
   try {
-    await until(
+    await waitFor(
       async () => {
         [risk, compliance] = await Promise.all([
           allAssetIds(lbUrl, apiKey, RISK_PAGE, 'riskRegister'),

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import { problem } from '@linepack/lib/errors';
-import { requestIdOf } from '@linepack/lib/http';
+import { cookieValues, requestIdOf } from '@linepack/lib/http';
 import type { Logger } from '@linepack/lib/logger';
 import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
 import { identityHeaderForAuth } from './auth-internal';
@@ -24,7 +24,7 @@ function presentedCredential(pathname: string, authorization: string | undefined
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     return match ? match[1]! : null;
   }
-  const refreshCookie = /(?:^|;\s*)lp_refresh=([^;]+)/.exec(cookies ?? '')?.[1] ?? null;
+  const refreshCookie = cookieValues(cookies, 'lp_refresh')[0] ?? null;
   if (!Buffer.isBuffer(body) || body.length === 0) return refreshCookie;
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown; reset_token?: unknown };

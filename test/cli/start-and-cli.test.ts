@@ -1,9 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql } from '../support/stack';
+import { processesWith, startLinepack, type LinepackProcess } from '../support/linepack-process';
 
 /** `npm start` and the `linepack` CLI as a user runs them: separate processes, a file-backed database. */
 interface DevState {
@@ -19,28 +20,21 @@ interface DevState {
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-start-'));
 const devJson = path.join(stateDir, 'dev.json');
 let running: ChildProcess | null = null;
-let output = '';
+let linepack: LinepackProcess | null = null;
+/** What the last started Linepack printed. */
+const output = () => linepack?.output() ?? '';
 
 async function start(nodeArgs: string[] = []): Promise<DevState> {
   // Without MONGODB_URI, like `npm start` on a fresh clone: the embedded server, file-backed in the state dir.
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['MONGODB_URI'];
   delete env['REDIS_URL'];
-  running = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
-    cwd: repoRoot,
+  // A process group of its own, as a terminal gives `npm start`, so stop() can Ctrl-C the whole group.
+  linepack = await startLinepack([process.execPath, ...nodeArgs, '--import', 'tsx', 'scripts/start.ts', '--free-ports', '--state-dir', stateDir], {
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // A process group of its own, as a terminal gives `npm start`, so stop() can Ctrl-C the whole group.
     detached: true,
   });
-  output = '';
-  running.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  running.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!existsSync(devJson) || !output.includes('Ctrl-C')) {
-    if (Date.now() > deadline || running.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  running = linepack.child;
   return JSON.parse(readFileSync(devJson, 'utf8')) as DevState;
 }
 
@@ -53,12 +47,12 @@ async function stop(): Promise<number | null> {
   const child = running!;
   running = null;
   const exited = exitOf(child);
-  const stoppingAt = output.length;
+  const stoppingAt = output().length;
   // A terminal's Ctrl-C signals every process of the foreground group, the databases' too.
   process.kill(-child.pid!, 'SIGINT');
   const code = await exited;
   // Services stop before the databases they write to: nothing fails on the way down.
-  expect(output.slice(stoppingAt)).not.toMatch(/"level":50|ECONNREFUSED/);
+  expect(output().slice(stoppingAt)).not.toMatch(/"level":50|ECONNREFUSED/);
   return code;
 }
 
@@ -77,19 +71,7 @@ afterAll(async () => {
 });
 
 /** Pids of the embedded MongoDB JVMs serving this state directory's file. */
-function databasePids(): number[] {
-  const dataFile = path.join(stateDir, 'mongo.h2');
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataFile);
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-}
+const databasePids = () => processesWith(path.join(stateDir, 'mongo.h2'));
 
 const mode = (file: string) => (statSync(path.join(stateDir, file)).mode & 0o777).toString(8);
 
@@ -118,7 +100,7 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
   expect(await totalAssets(first)).toBe(8);
   // The metrics endpoint (its own port, printed in the banner) moves with the traffic.
   expect(await gatewayRequests()).toBe(requestsBefore + 1);
-  expect(output).toContain(`Metrics          ${first.metricsUrl}`);
+  expect(output()).toContain(`Metrics          ${first.metricsUrl}`);
   const created = await graphql(first.gatewayUrl, 'mutation { createAsset(input: { type: STATION, name: "Compressor Station 3" }) { id } }', {
     apiKey: first.apiKey,
   });
@@ -289,7 +271,7 @@ it('a crashed service or a lost database stops the whole stack with the reason a
   running = null;
   process.kill(database!, 'SIGKILL');
   expect(await exitOf(child)).toBe(1);
-  expect(output).toMatch(/linepack: the embedded MongoDB exited unexpectedly \(signal SIGKILL\); stopping Linepack\./);
+  expect(output()).toMatch(/linepack: the embedded MongoDB exited unexpectedly \(signal SIGKILL\); stopping Linepack\./);
 
   // The next start takes over the dead stack's lock, and what was acknowledged is there.
   const state = await start([
@@ -303,7 +285,7 @@ it('a crashed service or a lost database stops the whole stack with the reason a
   running = null;
   process.kill(crashing.pid!, 'SIGUSR2');
   expect(await exitOf(crashing)).toBe(1);
-  expect(output).toContain('linepack: uncaught error in a service: Error: simulated resolver bug');
-  expect(output).toContain('linepack: a service crashed (simulated resolver bug); stopping Linepack.');
+  expect(output()).toContain('linepack: uncaught error in a service: Error: simulated resolver bug');
+  expect(output()).toContain('linepack: a service crashed (simulated resolver bug); stopping Linepack.');
   expect(databasePids()).toEqual([]);
 }, 180_000);

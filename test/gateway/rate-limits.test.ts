@@ -1,7 +1,8 @@
 import Redis from 'ioredis';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
-import { startGatewayProcess, waitFor } from '../support/gateway-process';
+import { waitFor } from '@linepack/lib/testing/until';
+import { startGatewayProcess } from '../support/gateway-process';
 import { requestFrom, typenameFrom } from '../support/from-address';
 
 const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });

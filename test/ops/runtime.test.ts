@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
+import { processesWith, startLinepack } from '../support/linepack-process';
 
 /** Node 20 reached end of life in April 2026: Linepack runs on Node 24 LTS, and says so on anything older. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -39,38 +40,16 @@ it('npm start on an older Node stops at once and says what to install', () => {
   }
 });
 
-/** Processes whose command line mentions `needle` (the state directory of one `npm start`). */
-function processesWith(needle: string): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
 it('npm start stops everything on SIGTERM to npm itself, as a supervisor sends it', async () => {
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-sigterm-'));
   const env = { ...process.env };
   delete env['MONGODB_URI'];
   delete env['REDIS_URL'];
-  const npm = spawn('npm', ['start', '--silent', '--', '--ephemeral', '--state-dir', stateDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  npm.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  npm.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => npm.once('exit', resolve));
   try {
-    for (const deadline = Date.now() + 90_000; !output.includes('Ctrl-C stops everything');) {
-      if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const npm = await startLinepack(['npm', 'start', '--silent', '--', '--ephemeral', '--state-dir', stateDir], { env });
     expect(processesWith(stateDir).length).toBeGreaterThan(0);
-    npm.kill('SIGTERM');
-    await exited;
+    npm.child.kill('SIGTERM');
+    await npm.exited;
     // Nothing of the stack outlives npm: no service, no embedded MongoDB or Redis holding the state directory.
     const deadline = Date.now() + 5_000;
     while (processesWith(stateDir).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

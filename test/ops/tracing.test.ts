@@ -5,12 +5,13 @@
  * so the traced code runs in a child process (support/trace-probe.ts) that prints its finished spans.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
+import { startLinepack, type LinepackProcess } from '../support/linepack-process';
 import { REQUEST_ID_ATTRIBUTE, startTracing } from '@linepack/lib/tracing';
 
 interface ProbeSpan {
@@ -192,21 +193,13 @@ describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const stateDir = mkdtempSync(path.join(os.tmpdir(), 'linepack-traced-'));
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('OTEL_')) env[name] = value;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--ephemeral', '--state-dir', stateDir], {
-      cwd: repoRoot,
-      env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let linepack: LinepackProcess | null = null;
     try {
+      linepack = await startLinepack([process.execPath, '--import', 'tsx', 'scripts/start.ts', '--ephemeral', '--state-dir', stateDir], {
+        env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+      });
+      const { child, exited } = linepack;
       const devJson = path.join(stateDir, 'dev.json');
-      for (const deadline = Date.now() + 90_000; !existsSync(devJson) || !output.includes('Ctrl-C');) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
       const state = JSON.parse(readFileSync(devJson, 'utf8')) as { gatewayUrl: string; apiKey: string };
       const res = await fetch(state.gatewayUrl, {
         method: 'POST',
@@ -237,7 +230,7 @@ describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       expect(trace.filter((span) => span.kind === 2 && attribute(span, REQUEST_ID_ATTRIBUTE) === 'npm-start-traced').length).toBeGreaterThanOrEqual(3);
       expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['gateway.fetch']));
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (linepack && linepack.child.exitCode === null) linepack.child.kill('SIGKILL');
       await otlp.close();
       rmSync(stateDir, { recursive: true, force: true });
     }

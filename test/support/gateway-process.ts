@@ -3,11 +3,7 @@ import path from 'node:path';
 import { freePort } from '@linepack/lib/infra/free-port';
 import { repoRoot } from '@linepack/lib/repo-root';
 import type { TestStack } from './stack';
-import { eventually } from './wait';
-
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  if (!(await eventually(check, timeoutMs))) throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '@linepack/lib/testing/until';
 
 /** A second, separate gateway process (another replica) sharing the stack's subgraphs and the given Redis. */
 export async function startGatewayProcess(

@@ -1,14 +1,6 @@
 import net from 'node:net';
 
-/** Polls `check` until it is true (errors count as false) or the time is up; says which. */
-export async function eventually(check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { eventually, waitFor } from '@linepack/lib/testing/until';
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port`. */
 export function canConnect(port: number): Promise<boolean> {

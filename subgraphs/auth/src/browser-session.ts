@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { cookieValues } from '@linepack/lib/http';
 import type { TokenPair } from './tokens';
 
 /**
@@ -25,17 +26,8 @@ export function csrfTokenFor(refreshToken: string): string {
  * sibling domain (`Domain=.example.com`) next to ours, which must not decide whose session this is.
  */
 export function requestCookie(req: Request, name: string): string | null | 'ambiguous' {
-  const values: string[] = [];
-  for (const part of (req.header('cookie') ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at < 0 || part.slice(0, at).trim() !== name) continue;
-    try {
-      values.push(decodeURIComponent(part.slice(at + 1).trim()));
-    } catch {
-      return 'ambiguous';
-    }
-  }
-  if (values.length > 1) return 'ambiguous';
+  const values = cookieValues(req.header('cookie'), name);
+  if (values.length > 1 || values[0] === null) return 'ambiguous';
   return values[0] ?? null;
 }
 

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { repoRoot } from '@linepack/lib/repo-root';
+
+/** A Linepack started as a user starts it (`npm start`, or its entry scripts/start.ts), as a separate process. */
+export interface LinepackProcess {
+  child: ChildProcess;
+  /** Everything it printed so far, stdout and stderr interleaved. */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Runs `command` (e.g. [process.execPath, '--import', 'tsx', 'scripts/start.ts', …] or ['npm', 'start', …]) from the
+ * repository root and resolves once its banner says it is up ("Ctrl-C stops everything", printed after dev.json is
+ * written); throws with its output if it exits or takes longer than `timeoutMs`.
+ */
+export async function startLinepack(
+  command: readonly string[],
+  options: { env: NodeJS.ProcessEnv; detached?: boolean; timeoutMs?: number },
+): Promise<LinepackProcess> {
+  const [file, ...args] = command;
+  const child = spawn(file!, args, { cwd: repoRoot, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  while (!output.includes('Ctrl-C stops everything')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { child, output: () => output, exited };
+}
+
+/** Pids of the processes whose command line has `argument` (e.g. a state directory or a database file) as one of its arguments or within one. */
+export function processesWith(argument: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(argument);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
