@@ -129,15 +129,16 @@ it('creates an API key whose secret is shown once, works from a script, and stop
     // The new user's first query: the copied key pasted into the explorer.
     await page.getByRole('banner').getByRole('link', { name: 'Explorer', exact: true }).click();
     await visible(page.getByRole('button', { name: /^Execute query/ }), 'GraphiQL in the Explorer');
-    await page.getByRole('textbox', { name: 'API key (optional)' }).fill(copied);
-    await visible(page.getByText('Requests use the pasted API key'), 'the hint that the pasted key is in use');
     await typeQuery(page, '{ pipelineSummary { totalAssets } }');
+    // Pasted and run at once, as a quick hand does: the request already carries the key the field shows.
+    await page.getByRole('textbox', { name: 'API key (optional)' }).fill(copied);
     const sentWithKey = page.waitForRequest(
       (req: Request) => req.url().endsWith('/graphql') && req.method() === 'POST' && (req.postData() ?? '').includes('pipelineSummary'),
     );
     await page.getByRole('button', { name: /^Execute query/ }).click();
     const keyRequest = await sentWithKey;
     expect(keyRequest.headers()['authorization']).toBe(`Bearer ${secret}`);
+    await visible(page.getByText('Requests use the pasted API key'), 'the hint that the pasted key is in use');
     await until(
       () => visibleText(page),
       (text) => new RegExp(`"totalAssets": ?${tenant.totalAssets}\\b`).test(text),

@@ -1,6 +1,6 @@
 import { GraphiQL } from 'graphiql';
 import 'graphiql/style.css';
-import { useEffect, useMemo, useState, type ComponentProps } from 'react';
+import { useEffect, useMemo, useRef, useState, type ComponentProps } from 'react';
 import { PublicLayout } from '../components/Layout';
 import { Status } from '../components/Notice';
 import { exampleOperations } from '../examples';
@@ -49,7 +49,13 @@ function Explorer() {
     return () => clearTimeout(timer);
   }, [typedKey]);
 
-  const fetcher = useMemo<Fetcher>(() => (params, options) => explorerFetch(params, headersOf(options?.headers), apiKey) as ReturnType<Fetcher>, [apiKey]);
+  // A request always goes with the key as the field shows it now, even when Run follows the paste within the pause.
+  const typedKeyNow = useRef(typedKey);
+  typedKeyNow.current = typedKey;
+  const fetcher = useMemo<Fetcher>(
+    () => (params, options) => explorerFetch(params, headersOf(options?.headers), typedKeyNow.current.trim() || null) as ReturnType<Fetcher>,
+    [apiKey],
+  );
   const signedIn = status === 'signedIn';
   const usable = apiKey !== null || signedIn;
 
@@ -81,7 +87,6 @@ function Explorer() {
       {usable ? (
         <div className="explorer-frame">
           <GraphiQL
-            key={apiKey ? 'api-key' : 'session'}
             fetcher={fetcher}
             defaultTabs={exampleOperations}
             defaultEditorToolsVisibility={false}
