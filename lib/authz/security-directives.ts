@@ -74,26 +74,24 @@ export interface OperationAuthorization {
   deniedFields: string[];
 }
 
+/** The requirements one operation meets on its way: each checked field as "Type.field" with what it (or its type) demands. */
+export type OperationRequirements = ReadonlyArray<readonly [field: string, requirement: SecurityRequirement]>;
+
 /**
- * Walks the selected operation with the schema's type information and checks every field
- * (including those inside fragments and `_entities` type conditions) against the security map.
+ * Walks the selected operation with the schema's type information and lists every field (including those inside
+ * fragments and `_entities` type conditions) that the security map guards. It depends on the document and the
+ * schema only, so callers cache it per parsed document (scope-plugin.ts); the per-request part is
+ * authorizeRequirements.
  */
-export function authorizeOperation(
+export function operationRequirements(
   schema: GraphQLSchema,
   document: DocumentNode,
   operation: OperationDefinitionNode,
   security: SecurityMap,
-  grantedScopes: readonly string[],
-): OperationAuthorization {
-  const missing = new Set<string>();
-  const denied = new Set<string>();
-  const check = (key: string, requirement: SecurityRequirement | undefined) => {
-    if (!requirement || requirement.scopes.length === 0) return;
-    const lacking = missingScopes(grantedScopes, requirement.scopes);
-    if (lacking) {
-      lacking.forEach((s) => missing.add(s));
-      denied.add(key);
-    }
+): OperationRequirements {
+  const requirements: Array<readonly [string, SecurityRequirement]> = [];
+  const add = (key: string, requirement: SecurityRequirement | undefined) => {
+    if (requirement && requirement.scopes.length > 0) requirements.push([key, requirement]);
   };
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
@@ -110,8 +108,8 @@ export function authorizeOperation(
           const field = typeInfo.getFieldDef();
           if (!parent || !field) return;
           const key = `${parent.name}.${field.name}`;
-          check(key, security.get(key));
-          check(key, security.get(getNamedType(field.type).name));
+          add(key, security.get(key));
+          add(key, security.get(getNamedType(field.type).name));
         },
         FragmentSpread(spread) {
           spreads.push(spread.name.value);
@@ -127,5 +125,30 @@ export function authorizeOperation(
     }
   };
   walk(operation);
+  return requirements;
+}
+
+/** Checks a credential's scopes against an operation's requirements. */
+export function authorizeRequirements(requirements: OperationRequirements, grantedScopes: readonly string[]): OperationAuthorization {
+  const missing = new Set<string>();
+  const denied = new Set<string>();
+  for (const [key, requirement] of requirements) {
+    const lacking = missingScopes(grantedScopes, requirement.scopes);
+    if (lacking) {
+      lacking.forEach((s) => missing.add(s));
+      denied.add(key);
+    }
+  }
   return { missingScopes: [...missing].sort(), deniedFields: [...denied].sort() };
+}
+
+/** Both steps at once, for a one-off check. */
+export function authorizeOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  security: SecurityMap,
+  grantedScopes: readonly string[],
+): OperationAuthorization {
+  return authorizeRequirements(operationRequirements(schema, document, operation, security), grantedScopes);
 }
