@@ -103,13 +103,15 @@ type Collector = (set: (labels: Record<string, string>, value: number) => void) 
 /** A source slower than this is left out of the scrape (Prometheus gives up on the whole target at its timeout). */
 const COLLECT_TIMEOUT_MS = 1_500;
 
-function scrapedGauge(name: string, help: string, labelNames: readonly string[]) {
+/** `aggregator`: how a node:cluster primary combines the workers' values (prom-client's; default sum). */
+function scrapedGauge(name: string, help: string, labelNames: readonly string[], aggregator?: 'min') {
   const collectors = new Set<Collector>();
   new Gauge({
     name,
     help,
     labelNames,
     registers: [metricsRegistry],
+    ...(aggregator ? { aggregator } : {}),
     async collect() {
       // Gathered first and replaced in one synchronous step, so two scrapes at once never see each other's reset.
       const values: [Record<string, string>, number][] = [];
@@ -148,7 +150,8 @@ const onOutboxPending = scrapedGauge(
   'Documents whose domain events wait in their outbox for the relay, by the stream they go to',
   ['stream'],
 );
-const onRedisUp = scrapedGauge('linepack_redis_up', '1 when this Redis client is connected and ready, else 0', ['client']);
+// Across the gateway's workers (gateway/src/cluster.ts) a client is up only when every worker's is: a sum would read 2.
+const onRedisUp = scrapedGauge('linepack_redis_up', '1 when this Redis client is connected and ready, else 0', ['client'], 'min');
 
 /** Consumer-group lag and pending entries of the streams a consumer reads. */
 export function watchConsumerGroup(redis: Redis, streams: readonly string[], group: string): () => void {
@@ -287,7 +290,7 @@ export function operationNamePlugin<C>(metricsOf: (context: C) => RequestMetrics
  * host) is logged and the service runs on without /metrics — serving requests matters more than being watched.
  */
 export async function startMetricsServerOrWarn(
-  options: { port: number; host: string; service: string },
+  options: Parameters<typeof startMetricsServer>[0],
   warn: (message: string) => void,
 ): Promise<MetricsServer | null> {
   try {
@@ -300,6 +303,16 @@ export async function startMetricsServerOrWarn(
 
 let defaultMetricsFor: string | null = null;
 
+/**
+ * Records the process's own metrics (CPU, memory, event loop), labelled with `service`, once per process. The metrics
+ * server does it; a gateway worker (gateway/src/cluster.ts), which serves none, does it itself.
+ */
+export function collectProcessMetrics(service: string): void {
+  if (defaultMetricsFor !== null) return;
+  collectDefaultMetrics({ register: metricsRegistry, labels: { service } });
+  defaultMetricsFor = service;
+}
+
 export interface MetricsServer {
   port: number;
   url: string;
@@ -308,19 +321,19 @@ export interface MetricsServer {
 
 /**
  * Serves GET /metrics on its own port, for Prometheus inside the cluster; the public port never
- * answers it. `service` labels the process's own metrics (CPU, memory, event loop).
+ * answers it. `service` labels the process's own metrics (CPU, memory, event loop). `render` is what
+ * /metrics answers (Prometheus text): this process's registry unless given — a node:cluster primary gives
+ * its workers' registries aggregated with its own.
  */
-export async function startMetricsServer(options: { port: number; host: string; service: string }): Promise<MetricsServer> {
-  if (defaultMetricsFor === null) {
-    collectDefaultMetrics({ register: metricsRegistry, labels: { service: options.service } });
-    defaultMetricsFor = options.service;
-  }
+export async function startMetricsServer(options: { port: number; host: string; service: string; render?: () => Promise<string> }): Promise<MetricsServer> {
+  collectProcessMetrics(options.service);
+  const render = options.render ?? (() => metricsRegistry.metrics());
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: metrics are at /metrics\n');
       return;
     }
-    metricsRegistry.metrics().then(
+    render().then(
       (body) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(body),
       (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics collection failed: ${err.message}\n`),
     );

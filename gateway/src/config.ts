@@ -1,8 +1,26 @@
 import { z } from 'zod';
+import os from 'node:os';
 import path from 'node:path';
 import { schemaDir, subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { ecPrivateKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
+import { ConfigError, ecPrivateKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
+
+/**
+ * Set by the gateway's cluster primary on each worker it forks (gateway/src/cluster.ts) to the worker's slot, 1…N;
+ * never by hand. A process with it is a worker: it serves and leaves /metrics and its siblings to the primary.
+ */
+export const GATEWAY_WORKER_ENV = 'LINEPACK_GATEWAY_WORKER';
+
+/** More than this is a typo, not a machine: every worker is a whole Node process (~200 MB resident). */
+export const MAX_GATEWAY_WORKERS = 1024;
+
+/** An on/off setting: true/false (also 1/0, on/off, yes/no, any case); anything else is refused, never read as off. */
+const booleanSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => /^(true|false|1|0|on|off|yes|no)$/.test(v), 'must be true or false (also 1/0, on/off, yes/no)')
+  .transform((v) => /^(true|1|on|yes)$/.test(v));
 
 const urlSchema = z
   .string()
@@ -58,6 +76,23 @@ export const gatewayConfigSchema = z.object({
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s*]+$/, 'each origin is scheme://host[:port], without a path or "*"'))),
   /** The built console (console/dist); the image puts it next to the schema. */
   CONSOLE_DIR: z.string().default(defaultConsoleDir),
+  /** Production changes one default (GATEWAY_WORKERS); nothing else reads it here. */
+  NODE_ENV: z.string().optional(),
+  /**
+   * Gateway processes sharing the port (node:cluster): a positive integer, or "auto" (os.availableParallelism(), which
+   * on Linux honours a container's CPU quota). Unset: "auto" in production when REDIS_URL is set, otherwise 1 — see
+   * resolveGatewayWorkers.
+   */
+  GATEWAY_WORKERS: z
+    .string()
+    .trim()
+    .refine(
+      (v) => v === 'auto' || (/^[1-9]\d*$/.test(v) && Number(v) <= MAX_GATEWAY_WORKERS),
+      `must be a positive integer (at most ${MAX_GATEWAY_WORKERS}) or "auto" (the available CPUs)`,
+    )
+    .optional(),
+  /** De-duplicate identical in-flight subgraph queries of one identity and tenant (never mutations). */
+  GATEWAY_DEDUPLICATE_QUERIES: booleanSchema.default(true),
   ...metricsEnvSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
@@ -83,15 +118,56 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** The built web console, served at /; null: none. */
   consoleDir: string | null;
+  /**
+   * Identical in-flight subgraph queries of one identity and tenant share one fetch (never mutations). Optional so
+   * that callers building a config by hand (dev/stack.ts) need not name it; undefined means on, the default.
+   */
+  deduplicateInflightQueries?: boolean;
 }
 
 /** The gateway process: the gateway, and where it serves /metrics (the development stack serves one for everything). */
 export interface GatewayProcessConfig extends GatewayConfig {
+  /** GATEWAY_DEDUPLICATE_QUERIES (default true). */
+  deduplicateInflightQueries: boolean;
   metrics: { port: number; host: string };
+  /** Gateway processes sharing the port; 1: this process serves, as it always has (gateway/src/cluster.ts otherwise). */
+  workers: number;
 }
 
-export function gatewayConfigFromEnv(env: Record<string, string | undefined>): GatewayProcessConfig {
+/**
+ * How many gateway processes to run, or why that setting cannot work.
+ *
+ * Rate limits are exact across processes only because they are counted in Redis: without REDIS_URL every worker
+ * would count in its own memory and let each credential through `workers` times its tier's limits. So more than
+ * one worker needs REDIS_URL — refused when asked for, and not the default: production without Redis keeps one
+ * process (as before) instead of refusing to start.
+ */
+export function resolveGatewayWorkers(
+  setting: string | undefined,
+  context: { production: boolean; redisUrl: string | undefined; availableParallelism: number },
+): { workers: number } | { error: string } {
+  if (setting === undefined) return { workers: context.production && context.redisUrl ? Math.max(1, context.availableParallelism) : 1 };
+  const workers = setting === 'auto' ? Math.max(1, context.availableParallelism) : Number(setting);
+  if (workers > 1 && !context.redisUrl)
+    return {
+      error:
+        `${setting === 'auto' ? `"auto" is ${workers} workers, which` : `${workers} workers`} need REDIS_URL: rate limits are counted in Redis so ` +
+        `that every worker shares them; without it each worker would count in its own memory and let every credential through ` +
+        `${workers}× its tier's limits (set REDIS_URL, or GATEWAY_WORKERS=1)`,
+    };
+  return { workers };
+}
+
+/** `availableParallelism` is the machine's (os.availableParallelism()) unless a test says otherwise. */
+export function gatewayConfigFromEnv(env: Record<string, string | undefined>, availableParallelism: number = os.availableParallelism()): GatewayProcessConfig {
   const parsed = parseConfig('gateway', gatewayConfigSchema, env) as GatewayEnvConfig & Record<string, unknown>;
+  const resolved = resolveGatewayWorkers(parsed.GATEWAY_WORKERS, {
+    production: parsed.NODE_ENV === 'production',
+    redisUrl: parsed.REDIS_URL,
+    availableParallelism,
+  });
+  // Reported as parseConfig reports a bad variable, so every configuration error reads alike.
+  if ('error' in resolved) throw new ConfigError(`gateway: invalid configuration\n  GATEWAY_WORKERS: ${resolved.error}`);
   const subgraphUrls: Partial<Record<SubgraphName, string>> = {};
   for (const name of subgraphNames) {
     const url = parsed[`SUBGRAPH_URL_${name.toUpperCase()}`];
@@ -113,6 +189,8 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>): G
     subgraphUrls,
     corsOrigins: parsed.CORS_ORIGINS,
     consoleDir: parsed.CONSOLE_DIR,
+    deduplicateInflightQueries: parsed.GATEWAY_DEDUPLICATE_QUERIES,
     metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST },
+    workers: resolved.workers,
   };
 }

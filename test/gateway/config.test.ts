@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ConfigError, parseConfig } from '@linepack/lib/config';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
 import { subgraphConfigSchema } from '@linepack/lib/subgraph-config';
@@ -35,4 +36,66 @@ it('requires MONGODB_URI only of subgraphs that own a database', () => {
   expect(() =>
     parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem }),
   ).toThrow('INTERNAL_TOKEN_PUBLIC_KEY: must be an EC P-256 public key');
+});
+
+describe('GATEWAY_WORKERS', () => {
+  const withRedis = { ...gatewayEnv, REDIS_URL: 'redis://127.0.0.1:6379' };
+
+  it.each(['0', 'abc', '-1', '1.5', '', '1025'])('refuses GATEWAY_WORKERS=%j, naming the setting and the rule', (setting) => {
+    const read = () => gatewayConfigFromEnv({ ...withRedis, GATEWAY_WORKERS: setting });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow('GATEWAY_WORKERS: must be a positive integer (at most 1024) or "auto"');
+  });
+
+  it('refuses more than one worker without REDIS_URL, saying why', () => {
+    const read = () => gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_WORKERS: '2' });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow(/GATEWAY_WORKERS: 2 workers need REDIS_URL: .*each worker would count in its own memory .* 2× its tier's limits/);
+    // "auto" is refused the same way where it means more than one…
+    expect(() => gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_WORKERS: 'auto' }, 4)).toThrow(/"auto" is 4 workers, which need REDIS_URL/);
+    // …and is fine where it means one.
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_WORKERS: 'auto' }, 1).workers).toBe(1);
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_WORKERS: '1' }).workers).toBe(1);
+  });
+
+  it('runs as many as asked, or one per available CPU for "auto"', () => {
+    expect(gatewayConfigFromEnv({ ...withRedis, GATEWAY_WORKERS: '3' }).workers).toBe(3);
+    expect(gatewayConfigFromEnv({ ...withRedis, GATEWAY_WORKERS: ' auto ' }, 6).workers).toBe(6);
+  });
+
+  it('defaults to one per available CPU in production (with Redis), and to one process otherwise', () => {
+    expect(gatewayConfigFromEnv({ ...withRedis, NODE_ENV: 'production' }).workers).toBe(availableParallelism());
+    expect(gatewayConfigFromEnv({ ...withRedis, NODE_ENV: 'production' }, 8).workers).toBe(8);
+    // Development, tests and npm start: the single process, Redis or not.
+    expect(gatewayConfigFromEnv({ ...withRedis }, 8).workers).toBe(1);
+    expect(gatewayConfigFromEnv({ ...withRedis, NODE_ENV: 'development' }, 8).workers).toBe(1);
+    expect(gatewayConfigFromEnv({ ...gatewayEnv }, 8).workers).toBe(1);
+    // Production without Redis keeps the one process it always had rather than refusing to start (limits in memory).
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, NODE_ENV: 'production' }, 8).workers).toBe(1);
+  });
+});
+
+describe('GATEWAY_DEDUPLICATE_QUERIES', () => {
+  it('is on by default', () => {
+    expect(gatewayConfigFromEnv(gatewayEnv).deduplicateInflightQueries).toBe(true);
+  });
+
+  it.each([
+    ['false', false],
+    ['0', false],
+    ['off', false],
+    ['No', false],
+    ['true', true],
+    ['TRUE', true],
+    ['1', true],
+    [' on ', true],
+  ])('reads %j as %s', (setting, expected) => {
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_DEDUPLICATE_QUERIES: setting }).deduplicateInflightQueries).toBe(expected);
+  });
+
+  it.each(['maybe', 'disabled', ''])('refuses %j rather than reading it as off', (setting) => {
+    const read = () => gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_DEDUPLICATE_QUERIES: setting });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow('GATEWAY_DEDUPLICATE_QUERIES: must be true or false');
+  });
 });
