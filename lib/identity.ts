@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { knownScopes, roles, type Scope } from './scopes';
 
@@ -21,6 +22,9 @@ export interface Identity {
 
 /** The tenant of a token the gateway mints for itself (reporting key use, vouching for a client address). */
 export const NO_TENANT = '00000000-0000-4000-8000-000000000000';
+
+/** What an identity token vouches for; a one-off token may also carry the request id and deadline. */
+export type VouchedIdentity = Omit<Identity, 'requestId'> & { requestId?: string };
 
 /** Header that carries the gateway-minted identity token to subgraphs. */
 export const INTERNAL_IDENTITY_HEADER = 'x-linepack-identity';
@@ -45,15 +49,32 @@ export const accessTokenClaims = z.object({
 });
 export type AccessTokenClaims = z.output<typeof accessTokenClaims>;
 
-/** At most 60 s by agreement; the token covers one subgraph request, so 30 s is plenty. */
+/** A one-off token covers one call, so 30 s is plenty. */
 export const INTERNAL_TOKEN_TTL_SECONDS = 30;
+/** At most 60 s by agreement (DESIGN §2). */
+export const MAX_INTERNAL_TOKEN_TTL_SECONDS = 60;
+
+/**
+ * The request's deadline (epoch ms) beside a reused identity token. Not signed: it only bounds how long a subgraph
+ * lets the request's reads run, and a subgraph never accepts one further away than MAX_REQUEST_DEADLINE_MS.
+ */
+export const DEADLINE_HEADER = 'x-linepack-deadline';
+export const MAX_REQUEST_DEADLINE_MS = 60_000;
+
+/** A deadline header's value, bounded to MAX_REQUEST_DEADLINE_MS from now; undefined when absent or not a number. */
+export function deadlineFromHeader(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value || !/^\d{1,15}$/.test(value)) return undefined;
+  return Math.min(Number(value), now + MAX_REQUEST_DEADLINE_MS);
+}
 
 const claimsSchema = z.object({
   sub: z.string().min(1),
   tenant_id: z.string().uuid(),
   scopes: z.array(z.string()),
   credential_kind: z.enum(['api_key', 'user']),
-  request_id: z.string().min(1),
+  exp: z.number().int(),
+  /** Only in a one-off token: a reused one leaves the request id to X-Request-ID. */
+  request_id: z.string().min(1).optional(),
   deadline: z.number().int().positive().optional(),
   client_address: z.string().max(100).optional(),
   session_id: z.string().max(100).optional(),
@@ -87,14 +108,26 @@ function keyObject(pem: string, kind: 'private' | 'public'): KeyObject {
   return key;
 }
 
-/** Gateway side: one token per subgraph request, audience = that subgraph. */
-export function mintInternalToken(identity: Identity, audience: string, privateKeyPem: string): string {
+/**
+ * Gateway side: a token for one audience (a subgraph, or auth). The gateway's subgraph calls reuse one token per
+ * credential and subgraph for part of its lifetime (gateway/src/identity-tokens.ts) and send what differs per request
+ * — the request id and the deadline — beside it (X-Request-ID, DEADLINE_HEADER); a one-off call may sign them in.
+ */
+export function mintInternalToken(
+  identity: VouchedIdentity,
+  audience: string,
+  privateKeyPem: string,
+  lifetimeSeconds: number = identity.deadline
+    ? // Valid as long as the request may run (the deadline is under 55 s), never beyond the agreed 60 s.
+      Math.min(MAX_INTERNAL_TOKEN_TTL_SECONDS, Math.max(1, Math.ceil((identity.deadline - Date.now()) / 1000) + 5))
+    : INTERNAL_TOKEN_TTL_SECONDS,
+): string {
   return jwt.sign(
     {
       tenant_id: identity.tenantId,
       scopes: identity.scopes,
       credential_kind: identity.kind,
-      request_id: identity.requestId,
+      ...(identity.requestId ? { request_id: identity.requestId } : {}),
       ...(identity.deadline ? { deadline: identity.deadline } : {}),
       ...(identity.clientAddress ? { client_address: identity.clientAddress } : {}),
       ...(identity.sessionId ? { session_id: identity.sessionId } : {}),
@@ -105,8 +138,7 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
       subject: identity.subject,
       audience,
       issuer: ISSUER,
-      // Valid as long as the request may run (the deadline is under 55 s), never beyond the agreed 60 s.
-      expiresIn: identity.deadline ? Math.min(60, Math.max(1, Math.ceil((identity.deadline - Date.now()) / 1000) + 5)) : INTERNAL_TOKEN_TTL_SECONDS,
+      expiresIn: Math.min(MAX_INTERNAL_TOKEN_TTL_SECONDS, lifetimeSeconds),
       jwtid: randomUUID(),
     },
   );
@@ -114,22 +146,54 @@ export function mintInternalToken(identity: Identity, audience: string, privateK
 
 export class InvalidInternalTokenError extends Error {}
 
+const CLOCK_TOLERANCE_SECONDS = 5;
+
+/**
+ * Subgraph side, one per service: each distinct token is verified once and then answered from memory until it
+ * expires. The gateway reuses a token for many requests, and an ECDSA verification per request was a subgraph's
+ * largest fixed cost. Keyed by the whole token text, so only a token that passed verifyInternalToken is ever
+ * answered from the cache, with the same expiry (and tolerance) the check applies.
+ */
+export class InternalTokenVerifier {
+  private readonly verified = new LRUCache<string, VouchedIdentity & { expiresAt: number }>({ max: 10_000 });
+
+  constructor(
+    private readonly audience: string,
+    private readonly publicKeyPem: string,
+  ) {}
+
+  verify(token: string, now = Date.now()): VouchedIdentity {
+    const known = this.verified.get(token);
+    if (known && known.expiresAt + CLOCK_TOLERANCE_SECONDS * 1000 > now) return known;
+    if (known) this.verified.delete(token);
+    const identity = verifyInternalToken(token, this.audience, this.publicKeyPem);
+    this.verified.set(token, identity);
+    return identity;
+  }
+}
+
 /** Subgraph side: verifies signature, algorithm, issuer, audience and expiry, then the claim shapes. */
-export function verifyInternalToken(token: string, audience: string, publicKeyPem: string): Identity {
+export function verifyInternalToken(token: string, audience: string, publicKeyPem: string): VouchedIdentity & { expiresAt: number } {
   let payload: unknown;
   try {
-    payload = jwt.verify(token, keyObject(publicKeyPem, 'public'), { algorithms: [ALGORITHM], audience, issuer: ISSUER, clockTolerance: 5 });
+    payload = jwt.verify(token, keyObject(publicKeyPem, 'public'), {
+      algorithms: [ALGORITHM],
+      audience,
+      issuer: ISSUER,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    });
   } catch (err) {
     throw new InvalidInternalTokenError((err as Error).message);
   }
   const claims = claimsSchema.safeParse(payload);
   if (!claims.success) throw new InvalidInternalTokenError('identity token claims are malformed');
   return {
+    expiresAt: claims.data.exp * 1000,
     subject: claims.data.sub,
     kind: claims.data.credential_kind,
     tenantId: claims.data.tenant_id,
     scopes: knownScopes(claims.data.scopes),
-    requestId: claims.data.request_id,
+    ...(claims.data.request_id ? { requestId: claims.data.request_id } : {}),
     ...(claims.data.deadline ? { deadline: claims.data.deadline } : {}),
     ...(claims.data.client_address ? { clientAddress: claims.data.client_address } : {}),
     ...(claims.data.session_id ? { sessionId: claims.data.session_id } : {}),

@@ -11,7 +11,7 @@ import type { Db } from 'mongodb';
 import { scopeEnforcementPlugin } from './authz/scope-plugin';
 import { formatErrorFor, graphqlErrorBody } from './errors';
 import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
-import { INTERNAL_IDENTITY_HEADER, InvalidInternalTokenError, verifyInternalToken, type Identity } from './identity';
+import { deadlineFromHeader, DEADLINE_HEADER, INTERNAL_IDENTITY_HEADER, InternalTokenVerifier, InvalidInternalTokenError, type Identity } from './identity';
 import type { Logger } from './logger';
 import { graphqlMetricsMiddleware, operationNamePlugin, requestMetricsOf, watchMongoPool, type RequestMetrics } from './metrics';
 import { connectMongo, databaseName } from './mongo';
@@ -88,6 +88,7 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   });
   spec.routes?.(app);
 
+  const identityTokens = new InternalTokenVerifier(name, options.internalTokenPublicKey);
   app.use(
     '/graphql',
     graphqlMetricsMiddleware(name),
@@ -98,7 +99,13 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
         return;
       }
       try {
-        res.locals['identity'] = verifyInternalToken(token, name, options.internalTokenPublicKey);
+        const vouched = identityTokens.verify(token);
+        // A reused token leaves the request id and the deadline to headers (lib/identity.ts); a one-off token signs them.
+        res.locals['identity'] = {
+          ...vouched,
+          requestId: vouched.requestId ?? requestIdOf(res),
+          deadline: vouched.deadline ?? deadlineFromHeader(req.header(DEADLINE_HEADER)),
+        } satisfies Identity;
         next();
       } catch (err) {
         if (!(err instanceof InvalidInternalTokenError)) throw err;

@@ -59,6 +59,11 @@ export class ApiKeyVerifier {
     this.cache.clear();
   }
 
+  /** Whether verify() would answer from the cache, without calling the auth service. */
+  answersLocally(apiKey: string): boolean {
+    return this.cache.has(hashApiKeySecret(apiKey));
+  }
+
   async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
     const cacheKey = hashApiKeySecret(apiKey);
     const cached = this.cache.get(cacheKey);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '@linepack/lib/logger';
 import type { Tier } from './credentials';
@@ -45,9 +46,60 @@ export interface RateLimitDecision {
   headers: Record<string, string>;
 }
 
+/** What admit() decided for a verified credential, in one Redis round trip. */
+export interface Admission {
+  /** Seconds before this credential, which kept failing, is accepted again; null when it is not blocked. */
+  credentialBlockedSeconds: number | null;
+  decision: RateLimitDecision;
+  /**
+   * The tenant's write counter when the request arrived (bumped after every mutation, recordWrite): in-flight
+   * de-duplication only joins requests that saw the same value. Undefined when it cannot be known (Redis away).
+   */
+  writeEpoch: string | undefined;
+}
+
+/**
+ * One round trip for everything a verified request needs from Redis before it runs: the per-credential failure
+ * check, both windows, and the tenant's write counter. The windows are counted exactly as rate-limiter-flexible's
+ * RateLimiterRedis counts them (its keys, its SET NX EX + INCRBY + PTTL, the minute before the day and the day left
+ * alone when the minute refuses), so replicas running either path share one count.
+ * KEYS: credential-failure counter, tenant write counter, [minute key, day key]
+ * ARGV: failures allowed, [minute seconds, minute points, day seconds]
+ * Returns: {blocked (0|1), failure pttl | write epoch, minute consumed, minute pttl, day consumed, day pttl}
+ */
+const ADMIT_SCRIPT = `
+local failed = redis.call('get', KEYS[1])
+if failed and tonumber(failed) > tonumber(ARGV[1]) then
+  return {1, redis.call('pttl', KEYS[1])}
+end
+local epoch = redis.call('get', KEYS[2]) or '0'
+if #KEYS == 2 then return {0, epoch} end
+local function count(key, seconds)
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local consumed = redis.call('incrby', key, 1)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, seconds)
+    ttl = 1000 * seconds
+  end
+  return consumed, ttl
+end
+local minute, minuteTtl = count(KEYS[3], ARGV[2])
+if minute > tonumber(ARGV[3]) then return {0, epoch, minute, minuteTtl} end
+local day, dayTtl = count(KEYS[4], ARGV[4])
+return {0, epoch, minute, minuteTtl, day, dayTtl}
+`;
+
+type AdmitReply = [blocked: number, epochOrTtl: string | number, minute?: number, minuteTtl?: number, day?: number, dayTtl?: number];
+type RedisWithAdmit = Redis & { linepackAdmit(...args: (string | number)[]): Promise<AdmitReply> };
+
+const WRITE_EPOCH_PREFIX = 'linepack:writes';
+
 type WindowName = 'minute' | 'day';
 interface CountedWindow {
   shared: RateLimiterAbstract | null;
+  /** The Redis key prefix (rate-limiter-flexible's keyPrefix). */
+  prefix: string;
   local: RateLimiterMemory;
   points: number;
   seconds: number;
@@ -83,6 +135,10 @@ export class TieredRateLimiter {
   private readonly failedCredential: CountedWindow;
   private readonly costBudgets: Record<Exclude<Tier, 'enterprise'>, CountedWindow>;
   private degraded = false;
+  /** Window keys that spent their budget, refused from memory until the window ends (as inMemoryBlockOnConsumed does). */
+  private readonly spentUntil = new LRUCache<string, number>({ max: 10_000 });
+  /** Without Redis, one process is the whole deployment: its own count of writes per tenant is the truth. */
+  private readonly localWriteEpochs = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
     private readonly redis: Redis | null,
@@ -94,6 +150,7 @@ export class TieredRateLimiter {
     const counted = (points: number, seconds: number, keyPrefix: string, blockInMemory = true): CountedWindow => ({
       points,
       seconds,
+      prefix: keyPrefix,
       local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
       shared: redis
         ? new RateLimiterRedis({
@@ -126,6 +183,7 @@ export class TieredRateLimiter {
       false,
     );
     if (!redis) logger.warn('rate limits: no REDIS_URL, counting in process memory (not shared between gateway replicas)');
+    redis?.defineCommand('linepackAdmit', { lua: ADMIT_SCRIPT });
     redis?.on('ready', this.onReady);
     redis?.on('close', this.onClose);
   }
@@ -218,36 +276,135 @@ export class TieredRateLimiter {
     }
   }
 
-  async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
-    if (tier === 'enterprise') return { allowed: true, headers: {} };
-    const limiters = this.limiters[tier];
-    const policy = `${limiters.minute.points};w=${limiters.minute.seconds}, ${limiters.day.points};w=${limiters.day.seconds}`;
-    const headersFor = (points: number, res: RateLimiterRes) => ({
-      'RateLimit-Policy': policy,
+  /**
+   * A verified credential's request: refused when the credential kept failing (checkFailures; skipped when the
+   * caller checked before verifying), otherwise counted against both windows of its tier. One Redis round trip
+   * (ADMIT_SCRIPT); when Redis fails, the same decisions from this process's memory.
+   */
+  async admit(credential: { rateLimitKey: string; tier: Tier; tenantId: string }, fingerprint: string, checkFailures: boolean): Promise<Admission> {
+    const { rateLimitKey: key, tier, tenantId } = credential;
+    const limiters = tier === 'enterprise' ? null : this.limiters[tier];
+    const spent = limiters ? this.spentWindow(limiters, key) : null;
+    if (spent) return { credentialBlockedSeconds: null, decision: spent, writeEpoch: undefined };
+    const redis = this.redis as RedisWithAdmit | null;
+    if (redis && redis.status === 'ready') {
+      try {
+        const keys = [
+          `${this.failedCredential.prefix}:${checkFailures ? fingerprint : ''}`,
+          `${WRITE_EPOCH_PREFIX}:${tenantId}`,
+          ...(limiters ? [`${limiters.minute.prefix}:${key}`, `${limiters.day.prefix}:${key}`] : []),
+        ];
+        const args = [this.failedCredential.points - 1, ...(limiters ? [limiters.minute.seconds, limiters.minute.points, limiters.day.seconds] : [])];
+        const reply = await redis.linepackAdmit(keys.length, ...keys, ...args);
+        this.setDegraded(false);
+        return this.admission(reply, limiters, key);
+      } catch (err) {
+        this.setDegraded(true, err);
+      }
+    }
+    // No Redis, or it failed: the per-step path, which falls back to this process's counters.
+    const blocked = checkFailures ? await this.credentialFailureBlock(fingerprint) : null;
+    if (blocked !== null) return { credentialBlockedSeconds: blocked, decision: { allowed: false, headers: {} }, writeEpoch: undefined };
+    return {
+      credentialBlockedSeconds: null,
+      decision: await this.consume(key, tier),
+      writeEpoch: this.redis ? undefined : String(this.localWriteEpochs.get(tenantId) ?? 0),
+    };
+  }
+
+  /** Counts a finished mutation against its tenant, so no later read joins a read that began before it (admit). */
+  async recordWrite(tenantId: string): Promise<void> {
+    if (!this.redis) {
+      this.localWriteEpochs.set(tenantId, (this.localWriteEpochs.get(tenantId) ?? 0) + 1);
+      return;
+    }
+    // A day is far longer than any request is in flight; the counter only needs to change, not to last.
+    await this.redis
+      .multi()
+      .incr(`${WRITE_EPOCH_PREFIX}:${tenantId}`)
+      .expire(`${WRITE_EPOCH_PREFIX}:${tenantId}`, 86_400)
+      .exec()
+      .catch((err: unknown) => this.setDegraded(true, err));
+  }
+
+  private admission(reply: AdmitReply, limiters: TierLimiters | null, key: string): Admission {
+    const [blocked, epochOrTtl, minute, minuteTtl, day, dayTtl] = reply;
+    if (blocked === 1) {
+      return { credentialBlockedSeconds: Math.max(1, Math.ceil(Number(epochOrTtl) / 1000)), decision: { allowed: false, headers: {} }, writeEpoch: undefined };
+    }
+    const writeEpoch = String(epochOrTtl);
+    if (!limiters || minute === undefined || minuteTtl === undefined)
+      return { credentialBlockedSeconds: null, decision: { allowed: true, headers: {} }, writeEpoch };
+    const minuteRes = this.windowResult(limiters.minute, key, minute, minuteTtl);
+    if (minute > limiters.minute.points) return { credentialBlockedSeconds: null, decision: this.refusal(limiters, limiters.minute, minuteRes), writeEpoch };
+    const dayRes = this.windowResult(limiters.day, key, day!, dayTtl!);
+    if (day! > limiters.day.points) return { credentialBlockedSeconds: null, decision: this.refusal(limiters, limiters.day, dayRes), writeEpoch };
+    return { credentialBlockedSeconds: null, decision: this.allowance(limiters, minuteRes, dayRes), writeEpoch };
+  }
+
+  /** A window's count as rate-limiter-flexible reports it; a spent window is then refused from memory until it ends. */
+  private windowResult(window: CountedWindow, key: string, consumed: number, ttlMs: number): RateLimiterRes {
+    if (consumed >= window.points) this.spentUntil.set(`${window.prefix}:${key}`, Date.now() + ttlMs);
+    return new RateLimiterRes(Math.max(0, window.points - consumed), ttlMs, consumed, consumed === 1);
+  }
+
+  /** The refusal for a window this process already knows is spent, without asking Redis. */
+  private spentWindow(limiters: TierLimiters, key: string): RateLimitDecision | null {
+    const now = Date.now();
+    for (const window of [limiters.minute, limiters.day]) {
+      const until = this.spentUntil.get(`${window.prefix}:${key}`);
+      if (until === undefined) continue;
+      if (until <= now) this.spentUntil.delete(`${window.prefix}:${key}`);
+      else return this.refusal(limiters, window, new RateLimiterRes(0, until - now, window.points, false));
+    }
+    return null;
+  }
+
+  private policyOf(limiters: TierLimiters): string {
+    return `${limiters.minute.points};w=${limiters.minute.seconds}, ${limiters.day.points};w=${limiters.day.seconds}`;
+  }
+
+  private headersFor(limiters: TierLimiters, points: number, res: RateLimiterRes): Record<string, string> {
+    return {
+      'RateLimit-Policy': this.policyOf(limiters),
       'RateLimit-Limit': String(points),
       'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
       'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
-    });
-    const refused = (points: number, res: RateLimiterRes): RateLimitDecision => ({
+    };
+  }
+
+  private refusal(limiters: TierLimiters, window: CountedWindow, res: RateLimiterRes): RateLimitDecision {
+    return {
       allowed: false,
-      headers: { ...headersFor(points, res), 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) },
-    });
+      headers: { ...this.headersFor(limiters, window.points, res), 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) },
+    };
+  }
+
+  /** The window closest to refusing is reported. */
+  private allowance(limiters: TierLimiters, minute: RateLimiterRes, day: RateLimiterRes): RateLimitDecision {
+    const tighter = day.remainingPoints < minute.remainingPoints ? { points: limiters.day.points, res: day } : { points: limiters.minute.points, res: minute };
+    return { allowed: true, headers: this.headersFor(limiters, tighter.points, tighter.res) };
+  }
+
+  async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
+    if (tier === 'enterprise') return { allowed: true, headers: {} };
+    const limiters = this.limiters[tier];
+    const refused = (window: CountedWindow, res: RateLimiterRes) => this.refusal(limiters, window, res);
     // The short window is checked first so a refused burst does not eat the daily budget.
     let minute: RateLimiterRes;
     try {
       minute = await this.consumeOne(limiters.minute, key);
     } catch (res) {
-      if (res instanceof RateLimiterRes) return refused(limiters.minute.points, res);
+      if (res instanceof RateLimiterRes) return refused(limiters.minute, res);
       throw res;
     }
     let day: RateLimiterRes;
     try {
       day = await this.consumeOne(limiters.day, key);
     } catch (res) {
-      if (res instanceof RateLimiterRes) return refused(limiters.day.points, res);
+      if (res instanceof RateLimiterRes) return refused(limiters.day, res);
       throw res;
     }
-    const tighter = day.remainingPoints < minute.remainingPoints ? { points: limiters.day.points, res: day } : { points: limiters.minute.points, res: minute };
-    return { allowed: true, headers: headersFor(tighter.points, tighter.res) };
+    return this.allowance(limiters, minute, day);
   }
 }

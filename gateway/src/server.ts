@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloGateway } from '@apollo/gateway';
@@ -32,6 +32,7 @@ import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
+import { IdentityTokenCache } from './identity-tokens';
 import { literalLimitsRule, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
@@ -70,6 +71,30 @@ export const queryLimits: NonNullable<ConstructorParameters<typeof ApolloArmor>[
   blockFieldSuggestion: { enabled: true },
 };
 
+/** 429 for a client address or a credential that failed authentication too often. */
+function refuseForFailures(res: Response, seconds: number, what: string, reason: AuthenticationFailureReason): void {
+  authenticationFailures.inc({ reason });
+  res.setHeader('Retry-After', String(seconds));
+  res.status(429).json(graphqlErrorBody('RATE_LIMITED', `${what}; retry in ${seconds} s`, { retryAfterSeconds: seconds }));
+}
+
+/**
+ * After a mutation, its tenant's write counter moves (before the client hears the answer), so no read that arrives
+ * afterwards joins one in flight from before it (subgraph-data-source.ts). Failed mutations count too: part of one
+ * may have been applied.
+ */
+function writeEpochPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ contextValue, operation }) {
+          if (operation?.operation === 'mutation' && contextValue.credential) await rateLimiter.recordWrite(contextValue.credential.tenantId);
+        },
+      };
+    },
+  };
+}
+
 /**
  * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
  * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
@@ -107,6 +132,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
 
   /** What readiness depends on: the auth service, and each subgraph as the gateway routes to it. */
   const services = new Map<string, string>([['auth', config.authUrl]]);
+  const identityTokens = new IdentityTokenCache(config.internalTokenPrivateKey);
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
   // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
   process.env['APOLLO_TELEMETRY_DISABLED'] ??= 'true';
@@ -116,7 +142,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       const target = config.subgraphUrls[name as SubgraphName] ?? url;
       if (!target) throw new Error(`no URL for subgraph ${name}`);
       services.set(name, target);
-      return new AuthenticatedSubgraphDataSource(name, target, config.internalTokenPrivateKey);
+      return new AuthenticatedSubgraphDataSource(name, target, identityTokens, config.deduplicateInflightQueries ?? true);
     },
   });
   // Rate limits count requests; these limits bound what one request may ask for.
@@ -138,6 +164,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
         (context, denial) => void recordAccessDenied(config, context, denial),
       ),
       costPlugin(rateLimiter),
+      writeEpochPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),
       operationNamePlugin<GatewayContext>((context) => context.metrics),
@@ -172,13 +199,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const requestedTenant = req.header('x-tenant-id') || undefined;
     const address = req.ip ?? 'unknown';
     const fingerprint = token ? credentialFingerprint(token) : null;
-    const tooMany = (seconds: number, what: string, reason: AuthenticationFailureReason) => {
-      authenticationFailures.inc({ reason });
-      res.setHeader('Retry-After', String(seconds));
-      res.status(429).json(graphqlErrorBody('RATE_LIMITED', `${what}; retry in ${seconds} s`, { retryAfterSeconds: seconds }));
-    };
+    const tooMany = (seconds: number, what: string, reason: AuthenticationFailureReason) => refuseForFailures(res, seconds, what, reason);
     // Counted per address and per credential; the address's budget only ever refuses failing requests.
     const refuse = async (message: string, reason: AuthenticationFailureReason) => {
+      if (fingerprint && res.locals['credentialFailuresChecked'] === false) {
+        const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint);
+        if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
+      }
       const blocked = await rateLimiter.recordAuthFailure(address, fingerprint);
       if (blocked !== null) return tooMany(blocked, 'too many failed authentications from this address', 'address_blocked');
       authenticationFailures.inc({ reason });
@@ -190,8 +217,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
     };
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>', 'missing_credential');
-    const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
-    if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
+    // A credential that kept failing is not verified again: checked first when verifying it would cost the auth
+    // service a call; otherwise (a cached key, a locally verified token) in the same Redis round trip as the rate
+    // limits (rateLimit below), or in refuse() when it fails.
+    const failuresChecked = token.startsWith(API_KEY_PREFIX) && !apiKeys.answersLocally(token);
+    if (failuresChecked) {
+      const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
+      if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
+    }
+    res.locals['credentialFailuresChecked'] = failuresChecked;
     let credential: VerifiedCredential | null;
     try {
       if (token.startsWith(API_KEY_PREFIX)) {
@@ -216,13 +250,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     if (!credential) return refuse('invalid, expired or revoked credential', 'invalid_api_key');
     if (credential.kind === 'api_key') keyUsage.used(credential.subject);
     res.locals['credential'] = credential;
+    res.locals['fingerprint'] = fingerprint;
     next();
   };
 
   /** After authentication (the budget is per credential), before parsing: a refused request costs the subgraphs nothing. */
   const rateLimit = async (req: Request, res: Response, next: NextFunction) => {
     const credential = res.locals['credential'] as VerifiedCredential;
-    const decision = await rateLimiter.consume(credential.rateLimitKey, credential.tier);
+    const admission = await rateLimiter.admit(credential, res.locals['fingerprint'] as string, res.locals['credentialFailuresChecked'] !== true);
+    if (admission.credentialBlockedSeconds !== null) {
+      return refuseForFailures(res, admission.credentialBlockedSeconds, 'this credential failed too often', 'credential_blocked');
+    }
+    res.locals['writeEpoch'] = admission.writeEpoch;
+    const { decision } = admission;
     res.set(decision.headers);
     rateLimitDecisions.inc({ tier: credential.tier, decision: decision.allowed ? 'allowed' : 'limited' });
     if (decision.allowed) return next();
@@ -265,6 +305,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
           clientAddress: req.ip ?? 'unknown',
           logger: logger.child({ requestId, subject: credential.subject }),
           deadline: res.locals['deadline'] as RequestDeadline,
+          writeEpoch: res.locals['writeEpoch'] as string | undefined,
           metrics: requestMetricsOf(res),
         };
       },

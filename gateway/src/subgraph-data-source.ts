@@ -1,49 +1,110 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
-import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
-import { errorCodeLabel, subgraphFetchDuration, subgraphGraphqlErrors } from '@linepack/lib/metrics';
+import { DEADLINE_HEADER, INTERNAL_IDENTITY_HEADER } from '@linepack/lib/identity';
+import { Counter } from 'prom-client';
+import { errorCodeLabel, metricsRegistry, subgraphFetchDuration, subgraphGraphqlErrors } from '@linepack/lib/metrics';
 import type { GatewayContext } from './context';
 import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
+import type { IdentityTokenCache } from './identity-tokens';
+
+/** A subgraph response as the data source hands it on. */
+type SubgraphResponse = Awaited<ReturnType<RemoteGraphQLDataSource<GatewayContext>['process']>>;
+
+interface InFlightFetch {
+  response: Promise<SubgraphResponse>;
+  /** Requests that joined this one; while there are none the first request keeps the answer to itself. */
+  joined: number;
+}
 
 /**
- * Calls one subgraph. The client's credential never leaves the gateway: each request carries
- * a fresh short-lived identity token minted for this subgraph alone (aud = subgraph name).
+ * Calls one subgraph. The client's credential never leaves the gateway: each request carries an identity token
+ * minted for this subgraph alone (aud = subgraph name), reused per credential for part of its life
+ * (identity-tokens.ts), with the request id and deadline beside it.
+ *
+ * Identical subgraph queries in flight at once for one identity are sent once (`deduplicate`): the later requests
+ * wait for the first one's answer. Only when it cannot change what a client sees:
+ *   - the incoming operation is a query (a query fetch inside a mutation runs after that mutation's writes);
+ *   - same subgraph, same identity token claims (credential, tenant, scopes, session, address), same body;
+ *   - the same tenant write counter when both requests arrived (rate-limit.ts admit/recordWrite): a request that
+ *     arrives after a mutation of its tenant finished never joins a read that began before it;
+ *   - never the auth subgraph (sessions and keys change outside GraphQL mutations).
+ * A joiner whose first request failed (its client went away, a refusal) sends its own request instead.
  */
 export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  private readonly inFlight = new Map<string, InFlightFetch>();
+  private readonly deduplicate: boolean;
+
   constructor(
     readonly name: string,
     url: string,
-    private readonly privateKeyPem: string,
+    private readonly identityTokens: IdentityTokenCache,
+    deduplicate: boolean,
   ) {
-    // Node's fetch, so a request's subgraph calls are aborted with it (deadline.ts).
-    super({ url, fetcher: timedFetcher(name) as never });
+    // Aborted with the request they serve (deadline.ts); undici's request API (subgraph-fetch.ts).
+    super({ url, fetcher: timedFetcher(name) });
+    this.deduplicate = deduplicate && name !== 'auth';
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     // Health checks and schema loading have no request context; those never reach resolvers.
     if (!('credential' in context) || !context.credential) return;
-    const { credential, requestId, deadline, clientAddress } = context;
-    context.subgraphFetches = (context.subgraphFetches ?? 0) + 1;
-    request.http?.headers.set(
-      INTERNAL_IDENTITY_HEADER,
-      mintInternalToken(
-        {
-          subject: credential.subject,
-          kind: credential.kind,
-          tenantId: credential.tenantId,
-          scopes: credential.scopes,
-          requestId,
-          deadline: deadline.at,
-          clientAddress,
-          ...(credential.sessionId ? { sessionId: credential.sessionId } : {}),
-        },
-        this.name,
-        this.privateKeyPem,
-      ),
-    );
+    const gatewayContext = context as GatewayContext;
+    const { requestId, deadline } = gatewayContext;
+    gatewayContext.subgraphFetches = (gatewayContext.subgraphFetches ?? 0) + 1;
+    request.http?.headers.set(INTERNAL_IDENTITY_HEADER, this.identityTokenFor(gatewayContext));
+    request.http?.headers.set(DEADLINE_HEADER, String(deadline.at));
     request.http?.headers.set('x-request-id', requestId);
     request.http?.headers.set(REQUEST_KEY_HEADER, deadline.key);
+  }
+
+  override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<SubgraphResponse> {
+    const key = this.sharingKey(options);
+    if (!key) return super.process(options);
+    const running = this.inFlight.get(key);
+    if (running) {
+      running.joined++;
+      subgraphDeduplicatedFetches.inc({ subgraph: this.name });
+      try {
+        return answerFor(running, await running.response);
+      } catch {
+        // The first request's failure may be its own (its client left, its deadline passed): ask for ourselves.
+        return super.process(options);
+      }
+    }
+    const fetch: InFlightFetch = {
+      joined: 0,
+      response: super.process(options).finally(() => {
+        // Removed before anyone reads the answer, so the number of joiners is final when answerFor runs.
+        if (this.inFlight.get(key) === fetch) this.inFlight.delete(key);
+      }),
+    };
+    this.inFlight.set(key, fetch);
+    return answerFor(fetch, await fetch.response);
+  }
+
+  private identityTokenFor({ credential, clientAddress }: GatewayContext): string {
+    return this.identityTokens.tokenFor(
+      {
+        subject: credential.subject,
+        kind: credential.kind,
+        tenantId: credential.tenantId,
+        scopes: credential.scopes,
+        clientAddress,
+        ...(credential.sessionId ? { sessionId: credential.sessionId } : {}),
+      },
+      this.name,
+    );
+  }
+
+  /** What makes two subgraph requests interchangeable, or null when this one must be sent on its own. */
+  private sharingKey(options: GraphQLDataSourceProcessOptions<GatewayContext>): string | null {
+    if (!this.deduplicate || !('incomingRequestContext' in options)) return null;
+    const { context, request, incomingRequestContext } = options;
+    if (incomingRequestContext.operation?.operation !== 'query' || !context.credential || context.writeEpoch === undefined) return null;
+    // The identity token names everything the subgraph is told about the caller.
+    const { query, variables, operationName } = request;
+    return [this.identityTokenFor(context), context.writeEpoch, JSON.stringify({ query, variables, operationName })].join('\u001f');
   }
 
   /** Errors inside a subgraph's 200 answer (a resolver's NOT_FOUND, an internal error) are counted by code. */
@@ -102,7 +163,7 @@ export function subgraphRefusalPlugin(): ApolloServerPlugin<GatewayContext> {
   };
 }
 
-/** fetchWithDeadline, timed until the subgraph's response headers arrive; a failed fetch or a 5xx is an error. */
+/** fetchWithDeadline, timed until the subgraph's whole answer is read; a failed fetch or a 5xx is an error. */
 function timedFetcher(subgraph: string): typeof fetchWithDeadline {
   return async (url, init) => {
     const end = subgraphFetchDuration.startTimer({ subgraph });
@@ -115,6 +176,23 @@ function timedFetcher(subgraph: string): typeof fetchWithDeadline {
       throw err;
     }
   };
+}
+
+const subgraphDeduplicatedFetches = new Counter({
+  name: 'linepack_subgraph_deduplicated_fetches_total',
+  help: 'Subgraph requests not sent because an identical one of the same identity and tenant was in flight (answered from it)',
+  labelNames: ['subgraph'] as const,
+  registers: [metricsRegistry],
+});
+
+/**
+ * The gateway merges a subgraph's answer into the client's result in place, so requests never share one object:
+ * when anyone joined, each gets its own copy (the HTTP response itself is only read for headers).
+ */
+function answerFor(fetch: InFlightFetch, response: SubgraphResponse): SubgraphResponse {
+  if (fetch.joined === 0) return response;
+  const { http, ...body } = response;
+  return { ...structuredClone(body), ...(http ? { http } : {}) } as SubgraphResponse;
 }
 
 type FetcherResponse = Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0];

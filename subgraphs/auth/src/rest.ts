@@ -61,7 +61,9 @@ function vouchedIdentity(req: Request, internalTokenPublicKey: string): Identity
   const token = req.header(INTERNAL_IDENTITY_HEADER);
   if (!token) return null;
   try {
-    return verifyInternalToken(token, 'auth', internalTokenPublicKey);
+    const vouched = verifyInternalToken(token, 'auth', internalTokenPublicKey);
+    // The gateway's calls here are one-off tokens that sign the request id in.
+    return { ...vouched, requestId: vouched.requestId ?? req.header('x-request-id') ?? 'unknown' };
   } catch {
     return null;
   }
