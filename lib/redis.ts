@@ -6,13 +6,14 @@ import type { Logger } from './logger';
  * reconnecting in the background; callers fall back or retry on their own terms. Connection errors
  * are logged at debug only: callers report the degradation once, in their own words.
  */
-export function createRedisClient(url: string, logger: Logger, options: { commandTimeoutMs?: number } = {}): Redis {
+export function createRedisClient(url: string, logger: Logger, options: { commandTimeoutMs?: number; autoPipelining?: boolean } = {}): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
+    ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
   });
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
   return redis;

@@ -59,13 +59,14 @@ export class ApiKeyVerifier {
     this.cache.clear();
   }
 
-  /** Whether verify() would answer from the cache, without calling the auth service. */
-  answersLocally(apiKey: string): boolean {
-    return this.cache.has(hashApiKeySecret(apiKey));
+  /** Whether verify() would answer from the cache, without calling the auth service (by the key's hash). */
+  answersLocally(secretHash: string): boolean {
+    return this.cache.has(secretHash);
   }
 
-  async verify(apiKey: string, requestId: string): Promise<VerifiedCredential | null> {
-    const cacheKey = hashApiKeySecret(apiKey);
+  /** `secretHash`: hashApiKeySecret(apiKey), when the caller has it already. */
+  async verify(apiKey: string, requestId: string, secretHash: string = hashApiKeySecret(apiKey)): Promise<VerifiedCredential | null> {
+    const cacheKey = secretHash;
     const cached = this.cache.get(cacheKey);
     credentialCacheLookups.inc({ result: cached ? 'hit' : 'miss' });
     if (cached) return cached.credential;

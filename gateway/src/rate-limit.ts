@@ -118,9 +118,12 @@ export const FAILED_AUTH_PER_MINUTE = 60;
  */
 export const FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE = 10;
 
-/** What a credential is called in counters and logs: a hash prefix, never the secret. */
-export function credentialFingerprint(token: string): string {
-  return createHash('sha256').update(token).digest('hex').slice(0, 32);
+/**
+ * What a credential is called in counters and logs: a hash prefix, never the secret. `sha256Hex` when the caller has
+ * the token's SHA-256 already (it is also how API keys are looked up), so a request hashes its credential once.
+ */
+export function credentialFingerprint(token: string, sha256Hex: string = createHash('sha256').update(token).digest('hex')): string {
+  return sha256Hex.slice(0, 32);
 }
 
 /**

@@ -15,7 +15,7 @@ import { formatErrorFor } from '@linepack/lib/errors';
 import { mountAuthProxy } from './auth-proxy';
 import type { GatewayConfig } from './config';
 import type { GatewayContext } from './context';
-import { API_KEY_PREFIX } from '@linepack/lib/api-keys';
+import { API_KEY_PREFIX, hashApiKeySecret } from '@linepack/lib/api-keys';
 import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 import { createRedisClient } from '@linepack/lib/redis';
 import {
@@ -109,6 +109,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
   const app = express();
   app.disable('x-powered-by');
+  // GraphQL answers are POST responses no cache revalidates: an ETag was a SHA-1 of every body for nothing. (The
+  // console's static files keep theirs: express.static sets its own.)
+  app.set('etag', false);
   // Only a configured proxy may speak for the client's address (it feeds the per-IP login throttle).
   app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
@@ -116,7 +119,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const keyUsage = new KeyUsageReporter(config.authUrl, config.internalTokenPrivateKey, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
-  const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250 }) : null;
+  // Auto-pipelining: the commands of requests arriving together go out in one socket write (a write was a tenth of a
+  // small request's CPU here); each request still waits for its own reply only.
+  const redis = config.redisUrl ? createRedisClient(config.redisUrl, logger, { commandTimeoutMs: 250, autoPipelining: true }) : null;
   // Revoked keys and signed-out sessions are refused by every gateway as soon as the auth service says so.
   const revocations = config.redisUrl
     ? await RevocationListener.start(
@@ -198,7 +203,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     const requestId = requestIdOf(res);
     const requestedTenant = req.header('x-tenant-id') || undefined;
     const address = req.ip ?? 'unknown';
-    const fingerprint = token ? credentialFingerprint(token) : null;
+    // One hash of the credential: how API keys are looked up, and (a prefix) what failure counters call it.
+    const tokenHash = token ? hashApiKeySecret(token) : null;
+    const fingerprint = token && tokenHash ? credentialFingerprint(token, tokenHash) : null;
     const tooMany = (seconds: number, what: string, reason: AuthenticationFailureReason) => refuseForFailures(res, seconds, what, reason);
     // Counted per address and per credential; the address's budget only ever refuses failing requests.
     const refuse = async (message: string, reason: AuthenticationFailureReason) => {
@@ -220,7 +227,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     // A credential that kept failing is not verified again: checked first when verifying it would cost the auth
     // service a call; otherwise (a cached key, a locally verified token) in the same Redis round trip as the rate
     // limits (rateLimit below), or in refuse() when it fails.
-    const failuresChecked = token.startsWith(API_KEY_PREFIX) && !apiKeys.answersLocally(token);
+    const failuresChecked = token.startsWith(API_KEY_PREFIX) && !apiKeys.answersLocally(tokenHash!);
     if (failuresChecked) {
       const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
       if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
@@ -229,7 +236,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     let credential: VerifiedCredential | null;
     try {
       if (token.startsWith(API_KEY_PREFIX)) {
-        credential = await apiKeys.verify(token, requestId);
+        credential = await apiKeys.verify(token, requestId, tokenHash!);
         if (credential && requestedTenant && requestedTenant !== credential.tenantId) {
           return forbid('an API key is bound to its own tenant and cannot select another with X-Tenant-ID');
         }
