@@ -13,8 +13,11 @@ export interface GatewayContext extends BaseContext {
   metrics: RequestMetrics;
   /** The client's address (req.ip, after TRUST_PROXY), for the audit log. */
   clientAddress: string;
-  /** The tenant's write counter when the request arrived (rate-limit.ts admit); undefined disables de-duplication. */
-  writeEpoch?: string | undefined;
+  /**
+   * The tenant's write counter as of the request's arrival or later (rate-limit.ts admit / writeEpoch), read at most
+   * once; undefined (or a counter that cannot be read) disables de-duplication for the request.
+   */
+  writeEpoch?: () => Promise<string | undefined>;
   /** Set when a subgraph refused this request whole with a 4xx (subgraph-data-source.ts). */
   subgraphRefusalStatus?: number;
   /** Subgraph requests sent for this request, and how many of them were refused whole. */

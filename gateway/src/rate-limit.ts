@@ -63,8 +63,8 @@ export interface Admission {
  * check, both windows, and the tenant's write counter. The windows are counted exactly as rate-limiter-flexible's
  * RateLimiterRedis counts them (its keys, its SET NX EX + INCRBY + PTTL, the minute before the day and the day left
  * alone when the minute refuses), so replicas running either path share one count.
- * KEYS: credential-failure counter, tenant write counter, [minute key, day key]
- * ARGV: failures allowed, [minute seconds, minute points, day seconds]
+ * KEYS: credential-failure counter, tenant write counter, minute key, day key
+ * ARGV: failures allowed, minute seconds, minute points, day seconds
  * Returns: {blocked (0|1), failure pttl | write epoch, minute consumed, minute pttl, day consumed, day pttl}
  */
 const ADMIT_SCRIPT = `
@@ -73,7 +73,6 @@ if failed and tonumber(failed) > tonumber(ARGV[1]) then
   return {1, redis.call('pttl', KEYS[1])}
 end
 local epoch = redis.call('get', KEYS[2]) or '0'
-if #KEYS == 2 then return {0, epoch} end
 local function count(key, seconds)
   redis.call('set', key, 0, 'EX', seconds, 'NX')
   local consumed = redis.call('incrby', key, 1)
@@ -286,8 +285,12 @@ export class TieredRateLimiter {
    */
   async admit(credential: { rateLimitKey: string; tier: Tier; tenantId: string }, fingerprint: string, checkFailures: boolean): Promise<Admission> {
     const { rateLimitKey: key, tier, tenantId } = credential;
-    const limiters = tier === 'enterprise' ? null : this.limiters[tier];
-    const spent = limiters ? this.spentWindow(limiters, key) : null;
+    // Enterprise is never counted, and a credential that has just been verified has not been failing (one that fails
+    // is checked on its way to the 401, server.ts refuse): no round trip at all — it was half the latency of a small
+    // request at one connection. The write counter is read when a subgraph query needs it.
+    if (tier === 'enterprise') return { credentialBlockedSeconds: null, decision: { allowed: true, headers: {} }, writeEpoch: undefined };
+    const limiters = this.limiters[tier];
+    const spent = this.spentWindow(limiters, key);
     if (spent) return { credentialBlockedSeconds: null, decision: spent, writeEpoch: undefined };
     const redis = this.redis as RedisWithAdmit | null;
     if (redis && redis.status === 'ready') {
@@ -295,9 +298,10 @@ export class TieredRateLimiter {
         const keys = [
           `${this.failedCredential.prefix}:${checkFailures ? fingerprint : ''}`,
           `${WRITE_EPOCH_PREFIX}:${tenantId}`,
-          ...(limiters ? [`${limiters.minute.prefix}:${key}`, `${limiters.day.prefix}:${key}`] : []),
+          `${limiters.minute.prefix}:${key}`,
+          `${limiters.day.prefix}:${key}`,
         ];
-        const args = [this.failedCredential.points - 1, ...(limiters ? [limiters.minute.seconds, limiters.minute.points, limiters.day.seconds] : [])];
+        const args = [this.failedCredential.points - 1, limiters.minute.seconds, limiters.minute.points, limiters.day.seconds];
         const reply = await redis.linepackAdmit(keys.length, ...keys, ...args);
         this.setDegraded(false);
         return this.admission(reply, limiters, key);
@@ -315,6 +319,21 @@ export class TieredRateLimiter {
     };
   }
 
+  /**
+   * The tenant's write counter now, for a request admit() did not read it for; undefined when Redis cannot say. Read
+   * later than the request's arrival it can only be newer, which can only keep the request from joining another.
+   */
+  async writeEpoch(tenantId: string): Promise<string | undefined> {
+    if (!this.redis) return String(this.localWriteEpochs.get(tenantId) ?? 0);
+    if (this.redis.status !== 'ready') return undefined;
+    try {
+      return (await this.redis.get(`${WRITE_EPOCH_PREFIX}:${tenantId}`)) ?? '0';
+    } catch (err) {
+      this.setDegraded(true, err);
+      return undefined;
+    }
+  }
+
   /** Counts a finished mutation against its tenant, so no later read joins a read that began before it (admit). */
   async recordWrite(tenantId: string): Promise<void> {
     if (!this.redis) {
@@ -330,14 +349,13 @@ export class TieredRateLimiter {
       .catch((err: unknown) => this.setDegraded(true, err));
   }
 
-  private admission(reply: AdmitReply, limiters: TierLimiters | null, key: string): Admission {
+  private admission(reply: AdmitReply, limiters: TierLimiters, key: string): Admission {
     const [blocked, epochOrTtl, minute, minuteTtl, day, dayTtl] = reply;
     if (blocked === 1) {
       return { credentialBlockedSeconds: Math.max(1, Math.ceil(Number(epochOrTtl) / 1000)), decision: { allowed: false, headers: {} }, writeEpoch: undefined };
     }
     const writeEpoch = String(epochOrTtl);
-    if (!limiters || minute === undefined || minuteTtl === undefined)
-      return { credentialBlockedSeconds: null, decision: { allowed: true, headers: {} }, writeEpoch };
+    if (minute === undefined || minuteTtl === undefined) throw new Error('rate-limit script answered without the minute window');
     const minuteRes = this.windowResult(limiters.minute, key, minute, minuteTtl);
     if (minute > limiters.minute.points) return { credentialBlockedSeconds: null, decision: this.refusal(limiters, limiters.minute, minuteRes), writeEpoch };
     const dayRes = this.windowResult(limiters.day, key, day!, dayTtl!);

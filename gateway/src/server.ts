@@ -268,7 +268,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     if (admission.credentialBlockedSeconds !== null) {
       return refuseForFailures(res, admission.credentialBlockedSeconds, 'this credential failed too often', 'credential_blocked');
     }
-    res.locals['writeEpoch'] = admission.writeEpoch;
+    // Known from the admission, or read once when a subgraph query first needs it (subgraph-data-source.ts).
+    let writeEpoch: Promise<string | undefined> | undefined = admission.writeEpoch !== undefined ? Promise.resolve(admission.writeEpoch) : undefined;
+    res.locals['writeEpoch'] = () => (writeEpoch ??= rateLimiter.writeEpoch(credential.tenantId));
     const { decision } = admission;
     res.set(decision.headers);
     rateLimitDecisions.inc({ tier: credential.tier, decision: decision.allowed ? 'allowed' : 'limited' });
@@ -312,7 +314,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
           clientAddress: req.ip ?? 'unknown',
           logger: logger.child({ requestId, subject: credential.subject }),
           deadline: res.locals['deadline'] as RequestDeadline,
-          writeEpoch: res.locals['writeEpoch'] as string | undefined,
+          writeEpoch: res.locals['writeEpoch'] as GatewayContext['writeEpoch'],
           metrics: requestMetricsOf(res),
         };
       },

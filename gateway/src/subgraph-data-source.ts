@@ -59,7 +59,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
   }
 
   override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<SubgraphResponse> {
-    const key = this.sharingKey(options);
+    const key = await this.sharingKey(options);
     if (!key) return super.process(options);
     const running = this.inFlight.get(key);
     if (running) {
@@ -98,13 +98,15 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
   }
 
   /** What makes two subgraph requests interchangeable, or null when this one must be sent on its own. */
-  private sharingKey(options: GraphQLDataSourceProcessOptions<GatewayContext>): string | null {
+  private async sharingKey(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<string | null> {
     if (!this.deduplicate || !('incomingRequestContext' in options)) return null;
     const { context, request, incomingRequestContext } = options;
-    if (incomingRequestContext.operation?.operation !== 'query' || !context.credential || context.writeEpoch === undefined) return null;
+    if (incomingRequestContext.operation?.operation !== 'query' || !context.credential || !context.writeEpoch) return null;
+    const writeEpoch = await context.writeEpoch();
+    if (writeEpoch === undefined) return null;
     // The identity token names everything the subgraph is told about the caller.
     const { query, variables, operationName } = request;
-    return [this.identityTokenFor(context), context.writeEpoch, JSON.stringify({ query, variables, operationName })].join('\u001f');
+    return [this.identityTokenFor(context), writeEpoch, JSON.stringify({ query, variables, operationName })].join('\u001f');
   }
 
   /** Errors inside a subgraph's 200 answer (a resolver's NOT_FOUND, an internal error) are counted by code. */

@@ -62,6 +62,29 @@ describe('one Redis round trip per request, counted as rate-limiter-flexible cou
     expect(res.headers.get('ratelimit-remaining')).toBe('298');
   });
 
+  it('sends nothing to Redis for an enterprise key on a request that calls no subgraph, and one read when it does', async () => {
+    const key = await stack.keyFor(tenantId, ['assets:read'], 'ENTERPRISE');
+    expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key })).status).toBe(200);
+    const commandsDuring = async (send: () => Promise<unknown>) => {
+      const watcher = await new Redis(redisServer.url).monitor();
+      const commands: string[][] = [];
+      // The gateway's own keys only (the stack's event consumers poll the same Redis).
+      watcher.on('monitor', (_time: string, args: string[], source: string) => {
+        if (!source.includes('lua') && args.some((a) => /^linepack:(rl|writes):/.test(a))) commands.push(args);
+      });
+      await send();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      watcher.disconnect();
+      return commands;
+    };
+    expect(await commandsDuring(() => graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key }))).toEqual([]);
+    const reads = await commandsDuring(() =>
+      graphql(stack.gatewayUrl, '{ a: assets(first: 1) { totalCount } b: assets(first: 2) { totalCount } }', { apiKey: key }),
+    );
+    // The tenant's write counter, read once for the request however many subgraph queries it makes.
+    expect(reads).toEqual([['get', `linepack:writes:${tenantId}`]]);
+  });
+
   it('leaves counts that rate-limiter-flexible reads exactly, so replicas on either path share one budget', async () => {
     const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
     for (let i = 0; i < 7; i++) expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key })).status).toBe(200);
@@ -236,7 +259,7 @@ describe('in-flight de-duplication of subgraph queries', () => {
       requestId: `r-${Math.random()}`,
       clientAddress: '127.0.0.1',
       deadline: { at: Date.now() + 30_000, timeoutMs: 30_000, signal: new AbortController().signal, key: 'none' },
-      writeEpoch: 'writeEpoch' in over ? over.writeEpoch : '0',
+      writeEpoch: () => Promise.resolve('writeEpoch' in over ? over.writeEpoch : '0'),
     }) as unknown as GatewayContext;
 
   const send = (source: AuthenticatedSubgraphDataSource, context: GatewayContext, operation: 'query' | 'mutation' = 'query') =>
