@@ -49,3 +49,27 @@ export function printTable(title: string, results: Result[]): void {
   for (const row of rows) console.log(line(row));
   console.log(`baseline: ${baseline.name}. Ratios compare runs of this invocation only; absolute times depend on the machine.`);
 }
+
+/** Median of a list (the mean of the middle two for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * A table in this file's style: the first column left-aligned, the others right-aligned, a dashed rule under the
+ * header, and optional note lines after it.
+ */
+export function printColumns(title: string, header: string[], rows: string[][], notes: string[] = []): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const row of rows) console.log(line(row));
+  for (const note of notes) console.log(note);
+}

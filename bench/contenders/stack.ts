@@ -1,0 +1,333 @@
+/**
+ * The stack `npm run bench:gateway` loads, started once: MongoDB (MONGODB_URI, else the embedded mongo-java-server in
+ * memory) and Redis (REDIS_URL, else a redis-server of its own), the five subgraphs as one process each (shared by
+ * every contender), a tenant with its API keys, and the contenders — each its own OS process:
+ *
+ *   linepack   gateway/src/main.ts bundled as the Dockerfile ships it (esbuild → `node linepack-gateway.js`), with
+ *              production settings: NODE_ENV=production, LOG_LEVEL=info (the chart's default), REDIS_URL (rate limits
+ *              counted in Redis), GATEWAY_WORKERS=1, the subgraph URLs, the auth URL and the internal private key.
+ *   linepack2  the same with GATEWAY_WORKERS=2 (only with --workers2).
+ *   bare       bench/contenders/bare-apollo-gateway.ts, bundled the same way.
+ *   hive       `hive-gateway supergraph <file> --fork 1` (@graphql-hive/gateway's CLI, its own dist) with
+ *              bench/contenders/hive-gateway.config.ts bundled as its --config-path.
+ * bare and hive mint identity tokens as --tokens says (bench/contenders/contender-tokens.ts).
+ *
+ * bare and hive get the supergraph with its routing URLs pointed at this run's subgraphs and passed through
+ * withSecurityEnforcedByLinepack (the form @apollo/gateway accepts; Linepack does the same in memory).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { MongoClient } from 'mongodb';
+import { freePort } from '@linepack/lib/infra/free-port';
+import { startEmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { startRedisServer } from '@linepack/lib/infra/redis-server';
+import { which } from '@linepack/lib/infra/child-process';
+import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/identity';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { canonicalScopes } from '@linepack/lib/scopes';
+import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
+import { withSecurityEnforcedByLinepack } from '@linepack/gateway/server';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { AuthStore } from '@linepack/subgraph-auth/store';
+import { bundle, linkNodeModules } from './bundle';
+import type { TokenMode } from './contender-tokens';
+import { ProcessSet, type Service } from './processes';
+
+/** Stops what was started, last first; never throws. Idempotent. */
+export class Cleanup {
+  private readonly tasks: Array<{ name: string; run: () => Promise<unknown> }> = [];
+  private readonly lastResorts: Array<() => void> = [];
+  private running: Promise<string[]> | null = null;
+
+  add(name: string, run: () => Promise<unknown>): void {
+    this.tasks.push({ name, run });
+  }
+
+  /** A synchronous step for when there is no time for the orderly ones (process 'exit', a second Ctrl-C). */
+  addLastResort(run: () => void): void {
+    this.lastResorts.push(run);
+  }
+
+  lastResortNow(): void {
+    for (const run of [...this.lastResorts].reverse()) {
+      try {
+        run();
+      } catch {
+        // best effort
+      }
+    }
+  }
+
+  run(): Promise<string[]> {
+    this.running ??= (async () => {
+      const problems: string[] = [];
+      for (const task of [...this.tasks].reverse()) {
+        try {
+          await task.run();
+        } catch (err) {
+          problems.push(`${task.name}: ${(err as Error).message}`);
+        }
+      }
+      return problems;
+    })();
+    return this.running;
+  }
+}
+
+/** Every scope but admin:*. */
+export const benchScopes: string[] = canonicalScopes.filter((s) => s !== 'admin:*');
+
+/** One tenant may hold 100 active keys: one enterprise key, the rest pro keys for the counted contender. */
+export const PRO_KEYS = 99;
+
+export interface BenchStackOptions {
+  log: (line: string) => void;
+  /** Also start a Linepack gateway with GATEWAY_WORKERS=2. */
+  workers2: boolean;
+  /** LOG_LEVEL of every Linepack process (the gateway's and the subgraphs' access logs are part of what they do). */
+  logLevel: string;
+  proKeys: number;
+  /** How the bare and Hive contenders mint identity tokens (contender-tokens.ts). */
+  tokenMode: TokenMode;
+}
+
+export interface BenchStack {
+  runId: string;
+  dir: string;
+  dbPrefix: string;
+  mongoUri: string;
+  mongoLabel: string;
+  redisLabel: string;
+  mongo: MongoClient;
+  keys: InternalKeyPair;
+  tenantId: string;
+  enterpriseKey: string;
+  proKeys: string[];
+  processes: ProcessSet;
+  subgraphs: Record<SubgraphName, Service>;
+  subgraphUrl(name: SubgraphName): string;
+  linepack: Service;
+  linepack2: Service | null;
+  bare: Service;
+  hive: Service;
+  hiveVersion: string;
+  startupMs: number;
+}
+
+const hiveBin = path.join(repoRoot, 'node_modules', '@graphql-hive', 'gateway', 'dist', 'bin.js');
+
+export async function startBenchStack(options: BenchStackOptions, cleanup: Cleanup): Promise<BenchStack> {
+  const t0 = performance.now();
+  const { log } = options;
+  if (!existsSync(hiveBin)) throw new Error(`Hive Gateway not found at ${hiveBin} (npm ci installs @graphql-hive/gateway)`);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-gateway-bench-'));
+  const runId = path.basename(dir).replace('linepack-gateway-bench-', '');
+  cleanup.add('temporary directory', () => rm(dir, { recursive: true, force: true }));
+  cleanup.addLastResort(() => rmSync(dir, { recursive: true, force: true }));
+  const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
+  const processes = new ProcessSet(dir, runId, setpriv);
+  cleanup.add('processes', () => processes.stopAll());
+  cleanup.addLastResort(() => processes.killAllNow());
+  const dbPrefix = `gwbench_${randomBytes(4).toString('hex')}`;
+
+  // ── MongoDB and Redis ──
+  let mongoUri = process.env['MONGODB_URI'];
+  let mongoLabel = 'MONGODB_URI';
+  const redisFromEnv = process.env['REDIS_URL'];
+  const [mongoStarted, redisStarted] = await Promise.all([
+    mongoUri ? Promise.resolve(null) : startEmbeddedMongo({ log }),
+    redisFromEnv ? Promise.resolve(null) : startRedisServer(),
+  ]);
+  if (mongoStarted) {
+    processes.pids.add(mongoStarted.pid);
+    cleanup.add('embedded MongoDB', async () => {
+      await mongoStarted.stop();
+      processes.pids.delete(mongoStarted.pid);
+    });
+    mongoUri = mongoStarted.uri;
+    mongoLabel = 'embedded mongo-java-server (in memory)';
+  }
+  if (redisStarted) cleanup.add('redis-server', () => redisStarted.stop());
+  const redisUrl = redisFromEnv ?? redisStarted!.url;
+  const redisLabel = redisFromEnv ? 'REDIS_URL' : 'redis-server of its own';
+  const mongo = await connectMongo(mongoUri!);
+  cleanup.add('MongoDB client', async () => {
+    // The run's databases: nothing of it stays behind in a shared MongoDB.
+    for (const name of subgraphNames)
+      await mongo
+        .db(databaseName(dbPrefix, name))
+        .dropDatabase()
+        .catch(() => undefined);
+    await mongo.close();
+  });
+
+  // ── the bundles, built while the subgraphs start ──
+  await linkNodeModules(dir);
+  const bundles = Promise.all([
+    bundle('gateway/src/main.ts', path.join(dir, 'linepack-gateway.js')),
+    bundle('bench/contenders/bare-apollo-gateway.ts', path.join(dir, 'bare-apollo-gateway.js')),
+    bundle('bench/contenders/hive-gateway.config.ts', path.join(dir, 'hive-gateway.config.mjs'), 'esm'),
+  ]);
+
+  // ── the subgraphs, one process each ──
+  const keys = generateInternalKeyPair();
+  const ports = Object.fromEntries(await Promise.all(subgraphNames.map(async (name) => [name, await freePort()] as const))) as Record<SubgraphName, number>;
+  const common = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    MONGODB_URI: mongoUri!,
+    LINEPACK_DB_PREFIX: dbPrefix,
+    INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
+    REDIS_URL: redisUrl,
+    LOG_LEVEL: options.logLevel,
+    METRICS_PORT: '0',
+  };
+  const subgraphs = {} as Record<SubgraphName, Service>;
+  for (const name of subgraphNames) {
+    subgraphs[name] = processes.add({
+      name,
+      nodeArgs: ['--import', 'tsx', path.join(repoRoot, 'subgraphs', name, 'src', 'main.ts')],
+      port: ports[name],
+      env: { ...common, PORT: String(ports[name]), ...(name === 'auth' ? { JWT_SIGNING_KEY: SigningKeys.generatePem() } : {}) },
+      cwd: repoRoot,
+    });
+  }
+  log(`starting the subgraphs (${subgraphNames.join(', ')}), one process each`);
+  for (const name of subgraphNames) subgraphs[name].start();
+  await Promise.all(subgraphNames.map((name) => subgraphs[name].waitReady('/readyz', 120_000)));
+  const subgraphUrl = (name: SubgraphName) => `${subgraphs[name].origin}/graphql`;
+
+  // ── a tenant and its keys (the auth store, as the admin CLI writes them) ──
+  const authStore = new AuthStore(mongo.db(databaseName(dbPrefix, 'auth')));
+  const tenant = await authStore.createTenant({ name: `Gateway bench ${runId}`, tier: 'ENTERPRISE' });
+  const enterpriseKey = (await authStore.createApiKey({ tenantId: tenant._id, name: 'bench enterprise', scopes: benchScopes, tier: 'ENTERPRISE' })).secret;
+  const proKeys: string[] = [];
+  for (let i = 0; i < Math.min(options.proKeys, PRO_KEYS); i++) {
+    proKeys.push((await authStore.createApiKey({ tenantId: tenant._id, name: `bench pro ${i + 1}`, scopes: benchScopes, tier: 'PRO' })).secret);
+  }
+  log(`tenant ${tenant._id}: 1 enterprise key, ${proKeys.length} pro keys`);
+
+  // ── the supergraph bare and Hive load ──
+  await bundles;
+  const routed = readFileSync(supergraphPath, 'utf8').replace(/@join__graph\(name: "([a-z]+)", url: "[^"]*"\)/g, (whole, name: string) =>
+    subgraphNames.includes(name as SubgraphName) ? `@join__graph(name: "${name}", url: "${subgraphUrl(name as SubgraphName)}")` : whole,
+  );
+  const benchSupergraph = path.join(dir, 'supergraph.graphql');
+  await writeFile(benchSupergraph, withSecurityEnforcedByLinepack(routed));
+
+  // ── the contenders ──
+  const subgraphUrlEnv = Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, subgraphUrl(name)]));
+  const linepackEnv = (workers: number): Record<string, string> => ({
+    NODE_ENV: 'production',
+    APOLLO_TELEMETRY_DISABLED: 'true',
+    HOST: '127.0.0.1',
+    AUTH_URL: subgraphs.auth.origin,
+    INTERNAL_TOKEN_PRIVATE_KEY: keys.privateKeyPem,
+    REDIS_URL: redisUrl,
+    LOG_LEVEL: options.logLevel,
+    METRICS_PORT: '0',
+    LINEPACK_SCHEMA_DIR: path.join(repoRoot, 'schema'),
+    GATEWAY_WORKERS: String(workers),
+    ...subgraphUrlEnv,
+  });
+  const identityEnv = {
+    INTERNAL_TOKEN_PRIVATE_KEY: keys.privateKeyPem,
+    BENCH_TENANT_ID: tenant._id,
+    BENCH_SCOPES: benchScopes.join(','),
+    BENCH_TOKEN_MODE: options.tokenMode,
+  };
+  const port = async () => String(await freePort());
+  const linepackPort = await port();
+  const linepack = processes.add({
+    name: 'linepack',
+    nodeArgs: [path.join(dir, 'linepack-gateway.js')],
+    port: Number(linepackPort),
+    env: { ...linepackEnv(1), PORT: linepackPort },
+    cwd: repoRoot,
+  });
+  let linepack2: Service | null = null;
+  if (options.workers2) {
+    const p = await port();
+    linepack2 = processes.add({
+      name: 'linepack-workers2',
+      nodeArgs: [path.join(dir, 'linepack-gateway.js')],
+      port: Number(p),
+      env: { ...linepackEnv(2), PORT: p },
+      cwd: repoRoot,
+    });
+  }
+  const barePort = await port();
+  const bare = processes.add({
+    name: 'bare-apollo-gateway',
+    nodeArgs: [path.join(dir, 'bare-apollo-gateway.js')],
+    port: Number(barePort),
+    env: {
+      NODE_ENV: 'production',
+      APOLLO_TELEMETRY_DISABLED: 'true',
+      HOST: '127.0.0.1',
+      PORT: barePort,
+      SUPERGRAPH_PATH: benchSupergraph,
+      ...subgraphUrlEnv,
+      ...identityEnv,
+    },
+    cwd: repoRoot,
+  });
+  const hivePort = await port();
+  const hive = processes.add({
+    name: 'hive-gateway',
+    nodeArgs: [
+      hiveBin,
+      'supergraph',
+      benchSupergraph,
+      '--fork',
+      '1',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      hivePort,
+      '--config-path',
+      path.join(dir, 'hive-gateway.config.mjs'),
+    ],
+    port: Number(hivePort),
+    env: { NODE_ENV: 'production', ...identityEnv },
+    // Hive looks for gateway.config.* in its working directory: the run's directory has none but the one passed.
+    cwd: dir,
+  });
+  const contenders = [linepack, ...(linepack2 ? [linepack2] : []), bare, hive];
+  log(`starting the contenders (${contenders.map((c) => c.name).join(', ')}), one process each`);
+  for (const c of contenders) c.start();
+  await Promise.all([
+    linepack.waitReady('/readyz'),
+    linepack2?.waitReady('/readyz'),
+    bare.waitReady('/healthz'),
+    // Hive Gateway's readiness endpoint.
+    hive.waitReady('/readiness'),
+  ]);
+  const hiveVersion = JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@graphql-hive', 'gateway', 'package.json'), 'utf8')).version as string;
+  return {
+    runId,
+    dir,
+    dbPrefix,
+    mongoUri: mongoUri!,
+    mongoLabel,
+    redisLabel,
+    mongo,
+    keys,
+    tenantId: tenant._id,
+    enterpriseKey,
+    proKeys,
+    processes,
+    subgraphs,
+    subgraphUrl,
+    linepack,
+    linepack2,
+    bare,
+    hive,
+    hiveVersion,
+    startupMs: performance.now() - t0,
+  };
+}
