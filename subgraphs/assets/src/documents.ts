@@ -1,4 +1,5 @@
 import type { OutboxEntry } from '@linepack/lib/events/outbox';
+import type { Connection } from '@linepack/lib/pagination';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
 
 export type AssetType = 'SYSTEM' | 'PIPELINE' | 'SEGMENT' | 'VALVE' | 'FITTING' | 'LAUNCHER_RECEIVER' | 'CP_TEST_POINT' | 'RECTIFIER' | 'STATION';
@@ -63,4 +64,13 @@ export function assetEventData(asset: Omit<AssetDocument, 'outbox'>): Record<str
 /** PipelineSummary is keyed by tenant; this subgraph resolves its fields from that key alone. */
 export interface PipelineSummaryParent {
   tenantId: string;
+}
+
+/**
+ * A page of assets as the resolvers see it: the total is counted only when the selection reads `totalCount`
+ * (resolvers/AssetConnection.ts), so a page read for its rows alone — the gateway's fetch for a list of assets with
+ * their measurements — costs one query, not two.
+ */
+export interface AssetPage extends Omit<Connection<AssetDocument>, 'totalCount'> {
+  count(): Promise<number>;
 }

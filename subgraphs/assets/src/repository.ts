@@ -1,9 +1,10 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { z } from 'zod';
 import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '@linepack/lib/events/outbox';
-import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
+import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
-import type { AssetDocument, AssetStatus, AssetType } from './documents';
+import type { AssetDocument, AssetPage, AssetStatus, AssetType } from './documents';
+import type { AssetField } from './selection';
 
 export const ASSETS_COLLECTION = 'assets';
 
@@ -61,8 +62,11 @@ export class AssetRepository {
     return ids.map((id) => byId.get(id) ?? null);
   }
 
-  /** Ordered by (lower-cased name, id): stable across pages even when names repeat. */
-  async list(filter: AssetListFilter, size: number, after: string | null | undefined): Promise<Connection<AssetDocument>> {
+  /**
+   * Ordered by (lower-cased name, id): stable across pages even when names repeat. `fields` (with `_id` and
+   * `nameLower`, the cursor) is what the caller's selection reads: only those travel; null reads whole assets.
+   */
+  async list(filter: AssetListFilter, size: number, after: string | null | undefined, fields: readonly AssetField[] | null = null): Promise<AssetPage> {
     const query: Filter<AssetDocument> = {};
     if (filter.type) query.type = filter.type;
     if (filter.status) query.status = filter.status;
@@ -73,11 +77,12 @@ export class AssetRepository {
     const pageQuery: Filter<AssetDocument> = cursor
       ? { ...query, $or: [{ nameLower: { $gt: cursor[0] } }, { nameLower: cursor[0], _id: { $gt: cursor[1] } }] }
       : query;
-    const [rows, totalCount] = await Promise.all([
-      this.assets.find(pageQuery, { ...withoutOutbox, sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray(),
-      this.assets.countDocuments(query),
-    ]);
-    return toConnection(rows, size, totalCount, (a) => encodeCursor([a.nameLower, a._id]));
+    const projection = fields ? { projection: Object.fromEntries([...fields, '_id', 'nameLower'].map((field) => [field, 1])) } : withoutOutbox;
+    // A projected document: the resolvers read only the fields the selection asked for (selection.ts).
+    const rows = (await this.assets.find(pageQuery, { ...projection, sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray()) as AssetDocument[];
+    const { edges, pageInfo } = toConnection(rows, size, 0, (a) => encodeCursor([a.nameLower, a._id]));
+    let total: Promise<number> | undefined;
+    return { edges, pageInfo, count: () => (total ??= this.assets.countDocuments(query)) };
   }
 
   async insert(doc: Omit<AssetDocument, 'tenantId'>): Promise<AssetDocument> {

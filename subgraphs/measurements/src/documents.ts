@@ -1,4 +1,5 @@
 import type { OutboxEntry } from '@linepack/lib/events/outbox';
+import type { Connection } from '@linepack/lib/pagination';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
 
 export type MeasurementType =
@@ -59,6 +60,14 @@ export { MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
 export function measurementEventData(m: MeasurementDocument): Record<string, unknown> {
   const { _id, tenantId: _tenantId, outbox: _outbox, ...fields } = m;
   return { id: _id, ...fields };
+}
+
+/**
+ * A page of an asset's measurements as the resolvers see it: the total is counted only when the selection reads
+ * `totalCount` (resolvers/MeasurementConnection.ts) — a count is a second query, over every matching measurement.
+ */
+export interface MeasurementPage extends Omit<Connection<MeasurementDocument>, 'totalCount'> {
+  count(): Promise<number>;
 }
 
 /** The assets subgraph owns Asset; here it is only its key. */

@@ -8,6 +8,7 @@ import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartO
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
 import { measurementEventData, type MeasurementDocument } from './documents';
+import { measurementLoaders } from './loaders';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
 
@@ -38,7 +39,10 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         measurementEventData,
       );
       return {
-        buildContext: (base) => ({ ...base, assetRefs, measurements: new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline) }),
+        buildContext: (base) => {
+          const measurements = new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline);
+          return { ...base, assetRefs, measurements, ...measurementLoaders(measurements) };
+        },
         stop: async () => {
           await consumer.stop();
           await relay.stop();

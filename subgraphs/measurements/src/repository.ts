@@ -1,13 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Filter } from 'mongodb';
+import { MongoBulkWriteError, type Db, type Document, type Filter } from 'mongodb';
 import { z } from 'zod';
-import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
+import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '@linepack/lib/events/outbox';
-import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementType } from './documents';
+import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementPage, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
 
 export const MEASUREMENTS_COLLECTION = 'measurements';
+
+/**
+ * Documents per insertMany of a batch. The embedded server takes at most 1,000 writes per command (its
+ * maxWriteBatchSize), so the driver would split a larger call into commands sent one after another anyway; slices
+ * of this size sent together keep Node encoding while the server stores.
+ */
+const INSERT_SLICE = 1_000;
+/** Duplicate lookups in flight at once: enough to keep the server busy, few enough not to queue on the pool. */
+const LOOKUP_CONCURRENCY = 50;
 
 /** Every index starts with tenantId; the asset/time indexes serve the time-range pages newest first. */
 export async function ensureMeasurementIndexes(db: Db): Promise<void> {
@@ -36,6 +45,31 @@ export interface RecordResult {
   ids: string[];
 }
 
+/**
+ * The stages, after the tenant's own $match (TenantCollection.aggregate), that find the latest measurement of each
+ * asset: one group per asset, holding the measurement's id and `fields`.
+ *
+ * The shape is chosen for both servers. A real MongoDB serves the $match and the $sort from tenant_asset_time
+ * (tenant_asset_type_time with a type: the tenant is an equality, the assets a set of points), and a $sort followed
+ * by a $group on the sort's first key with only $first accumulators is what it answers with a DISTINCT_SCAN — one
+ * index seek per asset, however many measurements each has. The embedded server uses no index in an aggregation:
+ * it reads the collection once, keeps the tenant's measurements of these assets and sorts only those (a findOne
+ * per asset read the whole collection once per asset).
+ */
+export function latestMeasurementStages(assetIds: readonly string[], type: MeasurementType | null, fields: readonly (keyof MeasurementDocument)[]): Document[] {
+  const group: Document = { _id: '$assetId', measurementId: { $first: '$_id' } };
+  for (const field of fields) {
+    if (field !== '_id' && field !== 'assetId' && field !== 'tenantId' && field !== 'outbox') group[field] = { $first: `$${field}` };
+  }
+  return [
+    // The type first: the embedded server tests a $match's fields in order, and an equality costs it far less than
+    // a set of 50 ids (a real MongoDB plans the whole $match as index bounds; the order means nothing to it).
+    { $match: { ...(type ? { type } : {}), assetId: { $in: [...new Set(assetIds)] } } },
+    { $sort: { assetId: 1, observedAt: -1, _id: -1 } },
+    { $group: group },
+  ];
+}
+
 export class MeasurementRepository {
   private readonly measurements: TenantCollection<MeasurementDocument>;
 
@@ -45,6 +79,13 @@ export class MeasurementRepository {
 
   findById(id: string): Promise<MeasurementDocument | null> {
     return this.measurements.findOne({ _id: id }, withoutOutbox);
+  }
+
+  /** In the order asked, null where this tenant has no such measurement: one query for all. */
+  async findByIds(ids: readonly string[]): Promise<(MeasurementDocument | null)[]> {
+    const found = await this.measurements.find({ _id: { $in: [...new Set(ids)] } }, withoutOutbox).toArray();
+    const byId = new Map(found.map((m) => [m._id, m]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   private filterFor(query: MeasurementQuery): Filter<MeasurementDocument> {
@@ -57,7 +98,7 @@ export class MeasurementRepository {
   }
 
   /** Newest observation first; ties broken by id so pages never skip or repeat. */
-  async list(query: MeasurementQuery, size: number, after: string | null | undefined): Promise<Connection<MeasurementDocument>> {
+  async list(query: MeasurementQuery, size: number, after: string | null | undefined): Promise<MeasurementPage> {
     const filter = this.filterFor(query);
     const cursor = decodeCursor(after, measurementCursor);
     const pageFilter: Filter<MeasurementDocument> = cursor
@@ -66,15 +107,30 @@ export class MeasurementRepository {
           $or: [{ observedAt: { $lt: new Date(cursor[0]) } }, { observedAt: new Date(cursor[0]), _id: { $lt: cursor[1] } }],
         }
       : filter;
-    const [rows, totalCount] = await Promise.all([
-      this.measurements.find(pageFilter, { ...withoutOutbox, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray(),
-      this.measurements.countDocuments(filter),
-    ]);
-    return toConnection(rows, size, totalCount, (m) => encodeCursor([m.observedAt.toISOString(), m._id]));
+    const rows = await this.measurements.find(pageFilter, { ...withoutOutbox, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray();
+    const { edges, pageInfo } = toConnection(rows, size, 0, (m) => encodeCursor([m.observedAt.toISOString(), m._id]));
+    let total: Promise<number> | undefined;
+    return { edges, pageInfo, count: () => (total ??= this.measurements.countDocuments(filter)) };
   }
 
-  latest(assetId: string, type?: MeasurementType | null): Promise<MeasurementDocument | null> {
-    return this.measurements.findOne(this.filterFor({ assetId, type }), { ...withoutOutbox, sort: { observedAt: -1, _id: -1 } });
+  /**
+   * The latest measurement (newest observedAt, ties by the highest id) of each of `assetIds` that has one,
+   * optionally of one type, holding only `fields` (and its asset and tenant): one aggregation for all the assets
+   * (latestMeasurementStages).
+   */
+  async latestOf(
+    assetIds: readonly string[],
+    type: MeasurementType | null,
+    fields: readonly (keyof MeasurementDocument)[],
+  ): Promise<Map<string, MeasurementDocument>> {
+    const rows = await this.measurements
+      .aggregate<{ _id: string; measurementId: string } & Partial<MeasurementDocument>>(latestMeasurementStages(assetIds, type, fields))
+      .toArray();
+    const tenantId = this.measurements.tenantId;
+    // A projected document: the resolvers read only the fields the selection asked for (selection.ts).
+    return new Map(
+      rows.map(({ _id: assetId, measurementId, ...rest }) => [assetId, { ...rest, _id: measurementId, assetId, tenantId } as MeasurementDocument]),
+    );
   }
 
   count(): Promise<number> {
@@ -87,51 +143,95 @@ export class MeasurementRepository {
   }
 
   /**
-   * Stores a validated batch. Each item is an upsert keyed by (tenant, idempotencyKey) that only
-   * inserts: a retried batch, or one that failed half-way, stores each item exactly once.
+   * Stores a validated batch (its idempotency keys are distinct), each item exactly once per tenant: a retried
+   * batch, or one that failed half-way, stores nothing twice, and a key already stored answers with its stored id.
+   *
+   * Items are inserted, not upserted: the unique index tenant_idempotency_key refuses a key already stored
+   * (E11000) and only those items are then looked up. An insert is less server work than an upsert (no query, no
+   * update operators to apply), and the common batch has no duplicates. Every document carries its
+   * measurement.recorded event in its outbox, written by the same insert (lib/events/outbox.ts), so only a stored
+   * item gets an event.
    */
   async record(items: readonly MeasurementItem[]): Promise<RecordResult> {
     const recordedAt = new Date();
-    const result = await this.measurements.bulkUpsert(
-      items.map((item) => ({
-        filter: { idempotencyKey: item.idempotencyKey },
-        update: {
-          $setOnInsert: {
-            _id: randomUUID(),
-            assetId: item.assetId,
-            type: item.type,
-            observedAt: item.observedAt,
-            stationM: item.stationM ?? null,
-            value: item.value ?? null,
-            unit: item.unit ?? null,
-            source: item.source,
-            runId: item.runId ?? null,
-            featureType: item.featureType ?? null,
-            surface: item.surface ?? null,
-            odometerM: item.odometerM ?? null,
-            clockDeg: item.clockDeg ?? null,
-            depthPctWt: item.depthPctWt ?? null,
-            lengthMm: item.lengthMm ?? null,
-            widthMm: item.widthMm ?? null,
-            recordedAt,
-            // Only a stored (new) measurement gets an event: a replayed item is not recorded twice.
-            outbox: [outboxEntry(MEASUREMENT_RECORDED)],
-          },
-        },
-      })),
-    );
-    // Ids of new items come back from the write; only the duplicates need a lookup.
-    const ids: (string | undefined)[] = items.map((_, index) => result.upsertedIds[index] as string | undefined);
-    const duplicateKeys = items.filter((_, index) => ids[index] === undefined).map((i) => i.idempotencyKey);
-    if (duplicateKeys.length > 0) {
-      const stored = await this.measurements.find({ idempotencyKey: { $in: duplicateKeys } }, { projection: { _id: 1, idempotencyKey: 1 } }).toArray();
-      const idByKey = new Map(stored.map((m) => [m.idempotencyKey, m._id]));
-      items.forEach((item, index) => (ids[index] ??= idByKey.get(item.idempotencyKey)));
+    const docs: MeasurementDocument[] = items.map((item) => ({
+      _id: randomUUID(),
+      tenantId: this.measurements.tenantId,
+      assetId: item.assetId,
+      type: item.type,
+      observedAt: item.observedAt,
+      stationM: item.stationM ?? null,
+      value: item.value ?? null,
+      unit: item.unit ?? null,
+      source: item.source,
+      idempotencyKey: item.idempotencyKey,
+      runId: item.runId ?? null,
+      featureType: item.featureType ?? null,
+      surface: item.surface ?? null,
+      odometerM: item.odometerM ?? null,
+      clockDeg: item.clockDeg ?? null,
+      depthPctWt: item.depthPctWt ?? null,
+      lengthMm: item.lengthMm ?? null,
+      widthMm: item.widthMm ?? null,
+      recordedAt,
+      outbox: [outboxEntry(MEASUREMENT_RECORDED)],
+    }));
+    const duplicates = await this.insertNew(docs);
+    const ids = docs.map((doc) => doc._id);
+    if (duplicates.length > 0) {
+      const stored = await this.idsOfKeys(duplicates.map((index) => docs[index]!.idempotencyKey));
+      for (const index of duplicates) {
+        const id = stored.get(docs[index]!.idempotencyKey);
+        // Refused as a duplicate yet not found: not a state a measurement (never deleted) can be in.
+        if (id === undefined) throw new Error(`measurement ${docs[index]!.idempotencyKey} was refused as a duplicate but is not stored`);
+        ids[index] = id;
+      }
     }
-    return {
-      insertedCount: result.upsertedCount,
-      duplicateCount: items.length - result.upsertedCount,
-      ids: ids.map((id) => id ?? ''),
-    };
+    return { insertedCount: items.length - duplicates.length, duplicateCount: duplicates.length, ids };
+  }
+
+  /**
+   * Inserts `docs` (all of this tenant) in slices written side by side, so encoding one slice overlaps the
+   * server storing another; returns the indexes of the documents refused because their key is already stored.
+   * Any other failure — a write error of another kind, or a write concern not met — fails the call.
+   */
+  private async insertNew(docs: readonly MeasurementDocument[]): Promise<number[]> {
+    const collection = this.measurements.collection;
+    const slices: number[] = [];
+    for (let start = 0; start < docs.length; start += INSERT_SLICE) slices.push(start);
+    const refused = await Promise.all(
+      slices.map(async (start) => {
+        try {
+          // Stamped with the tenant above, as TenantCollection.insertOne stamps one document (it has no insertMany).
+          await collection.insertMany(docs.slice(start, start + INSERT_SLICE), { ordered: false });
+          return [];
+        } catch (err) {
+          if (!(err instanceof MongoBulkWriteError) || err.result.getWriteConcernError()) throw err;
+          const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+          if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== 11000)) throw err;
+          return writeErrors.map((e) => start + e.index);
+        }
+      }),
+    );
+    return refused.flat();
+  }
+
+  /**
+   * The stored ids of these idempotency keys, one exact-match query per key: served by the unique index
+   * tenant_idempotency_key on every server. (The embedded server uses a compound unique index only for an exact
+   * match on all its fields: one `$in` query would compare every document of the collection with every key — over
+   * 30 s for a retried 10,000-item batch in a collection of 120,000 measurements.)
+   */
+  private async idsOfKeys(keys: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    for (let start = 0; start < keys.length; start += LOOKUP_CONCURRENCY) {
+      await Promise.all(
+        keys.slice(start, start + LOOKUP_CONCURRENCY).map(async (idempotencyKey) => {
+          const stored = await this.measurements.findOne({ idempotencyKey }, { projection: { _id: 1 } });
+          if (stored) found.set(idempotencyKey, stored._id);
+        }),
+      );
+    }
+    return found;
   }
 }

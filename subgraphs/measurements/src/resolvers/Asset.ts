@@ -1,8 +1,11 @@
 import { pageSize } from '@linepack/lib/pagination';
 import type { AssetResolvers } from '../generated/resolvers-types';
+import { selectedMeasurementFields } from '../selection';
 
 export const Asset: AssetResolvers = {
   __resolveReference: (reference) => ({ id: reference.id }),
   measurements: (asset, { type, from, to, first, after }, { measurements }) => measurements.list({ assetId: asset.id, type, from, to }, pageSize(first), after),
-  latestMeasurement: (asset, { type }, { measurements }) => measurements.latest(asset.id, type),
+  // Batched (loaders.ts): a page of assets costs one query, reading only the fields selected.
+  latestMeasurement: (asset, { type }, { latestMeasurement }, info) =>
+    latestMeasurement.load({ assetId: asset.id, type: type ?? null, fields: selectedMeasurementFields(info) }),
 };
