@@ -34,7 +34,11 @@ export class TenantCollection<T extends TenantDocument> {
   ) {}
 
   private scoped(filter: Filter<T> = {}): Filter<T> {
-    return { ...filter, tenantId: this.tenantId } as Filter<T>;
+    // tenantId first in key order (a matcher that tests fields in order, as the embedded server's does, then drops other
+    // tenants' documents before anything costlier) and last in value (nothing in `filter` can replace it).
+    const scoped: Record<string, unknown> = { tenantId: this.tenantId, ...filter };
+    scoped['tenantId'] = this.tenantId;
+    return scoped as Filter<T>;
   }
 
   private bounded<O extends { maxTimeMS?: number }>(options: O): O {
