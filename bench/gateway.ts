@@ -43,7 +43,7 @@ import {
   type Section,
 } from './contenders/report';
 import type { TokenMode } from './contenders/contender-tokens';
-import { Cleanup, PRO_KEYS, startBenchStack, type BenchStack } from './contenders/stack';
+import { Cleanup, PRO_KEYS, Q0_PRO_TENANTS, startBenchStack, type BenchStack } from './contenders/stack';
 import {
   deleteQ3Writes,
   DirectTokens,
@@ -165,12 +165,13 @@ interface Row extends RowInfo {
 function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
   const tokens = new DirectTokens(stack.tenantId, stack.keys.privateKeyPem);
   const url = (s: Service) => `${s.origin}/graphql`;
-  const gatewayPlans = (caller: Caller) => {
+  /** `q0Caller`: who sends Q0 when not `caller` (the pro rows: keys of tenants of their own, stack.ts Q0_PRO_TENANTS). */
+  const gatewayPlans = (caller: Caller, q0Caller: Caller = caller) => {
     const plans = new Map<QueryName, RequestPlan>();
     return (q: QueryName) => {
       let plan = plans.get(q);
       if (!plan) {
-        plan = q === 'Q0' ? q0Plan(caller) : q === 'Q1' ? q1Plan(caller, ctx) : q === 'Q2' ? q2Plan(caller, ctx) : q3Plan(caller, ctx);
+        plan = q === 'Q0' ? q0Plan(q0Caller) : q === 'Q1' ? q1Plan(caller, ctx) : q === 'Q2' ? q2Plan(caller, ctx) : q3Plan(caller, ctx);
         plans.set(q, plan);
       }
       return plan;
@@ -185,7 +186,7 @@ function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
       queries: all,
       contender: stack.linepack,
       pro: true,
-      plan: gatewayPlans(keyCaller(url(stack.linepack), stack.proKeys)),
+      plan: gatewayPlans(keyCaller(url(stack.linepack), stack.proKeys), keyCaller(url(stack.linepack), stack.q0ProKeys)),
     },
     {
       id: 'linepack-enterprise',
@@ -206,7 +207,7 @@ function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
       queries: all,
       contender: stack.linepack2,
       pro: true,
-      plan: gatewayPlans(keyCaller(url(stack.linepack2), stack.proKeys)),
+      plan: gatewayPlans(keyCaller(url(stack.linepack2), stack.proKeys), keyCaller(url(stack.linepack2), stack.q0ProKeys)),
     });
   }
   rows.push(
@@ -316,12 +317,13 @@ interface BenchResult {
 
 async function runBench(stack: BenchStack, settings: Settings, rows: Row[], ctx: WorkloadContext): Promise<Omit<BenchResult, 'seeded'>> {
   const samples: Sample[] = [];
-  const budget = new ProBudget(stack.proKeys.length);
+  const budgets = { q0: new ProBudget(stack.q0ProKeys.length), other: new ProBudget(stack.proKeys.length) };
   const lastRps = new Map<string, number>();
   const subgraphCpu = () => Object.values(stack.subgraphs).reduce((sum, s) => sum + s.cpuMs(), 0);
 
   const run = async (row: Row, query: QueryName, section: Section, connections: number, seconds: number): Promise<LoadMeasurement> => {
     const key = `${row.id}|${query}|${section}`;
+    const budget = query === 'Q0' ? budgets.q0 : budgets.other;
     if (row.pro) await budget.reserve(Math.ceil((lastRps.get(key) ?? 1_000) * seconds * 1.3) + 50);
     const contender = row.contender;
     const m = await runLoad(row.plan(query), { connections, seconds }, { contender: contender ? () => contender.cpuMs() : null, subgraphs: subgraphCpu });
@@ -382,7 +384,7 @@ async function runBench(stack: BenchStack, settings: Settings, rows: Row[], ctx:
   const contenderProcesses = Object.fromEntries(
     [stack.linepack, stack.linepack2, stack.bare, stack.hive].filter((s): s is Service => s !== null).map((s) => [s.name, 1 + s.childPids().length]),
   );
-  return { samples, ingest, proWaitedMs: budget.waitedMs, contenderProcesses };
+  return { samples, ingest, proWaitedMs: budgets.q0.waitedMs + budgets.other.waitedMs, contenderProcesses };
 }
 
 // ───────────────────────────── the report ─────────────────────────────
@@ -512,7 +514,7 @@ function report(stack: BenchStack, settings: Settings, rows: Row[], result: Benc
     `\nHow to read it: RPS counts answers that were 2xx without GraphQL errors; p50/p99 are exact per-request latencies seen by the load generator (autocannon, in the benchmark's process);`,
     `gateway CPU ms/req is the contender's user+system CPU (its process and any children, /proc/<pid>/stat) over the run divided by the answers; subgraphs CPU ms/req is the same for the five subgraph processes.`,
     `The Q2 ceiling is derived from the two subgraph parts called directly in the same round: RPS 1/(1/assets + 1/measurements), latency the sum (the two calls one after the other, no gateway).`,
-    `Linepack pro sends ${stack.proKeys.length} production pro keys in turn (300/min and 10,000/day each, counted in Redis)${result.proWaitedMs ? `; the run waited ${(result.proWaitedMs / 1000).toFixed(0)} s for their minute windows` : ''}; the enterprise key is not counted.`,
+    `Linepack pro sends ${stack.proKeys.length} production pro keys in turn (300/min and 10,000/day each, counted in Redis; Q0, which reads no data, ${stack.q0ProKeys.length} pro keys of ${Q0_PRO_TENANTS} more tenants)${result.proWaitedMs ? `; the run waited ${(result.proWaitedMs / 1000).toFixed(0)} s for their minute windows` : ''}; the enterprise key is not counted.`,
     `Contender processes at the end: ${Object.entries(result.contenderProcesses)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}. Noisy machine: compare ratios within one run, not absolute numbers across machines.`,

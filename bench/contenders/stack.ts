@@ -83,6 +83,12 @@ export const benchScopes: string[] = canonicalScopes.filter((s) => s !== 'admin:
 
 /** One tenant may hold 100 active keys: one enterprise key, the rest pro keys for the counted contender. */
 export const PRO_KEYS = 99;
+/**
+ * Q0 reads no tenant data, so its pro keys may come from tenants of their own: four more tenants' 100 keys each give
+ * the pro contender 96,000 requests a minute at 80 % — Linepack answers Q0 fast enough to spend 99 keys' budget
+ * (29,700 a minute) inside one 5 s run, and a refused request would be a failed one.
+ */
+export const Q0_PRO_TENANTS = 4;
 
 export interface BenchStackOptions {
   log: (line: string) => void;
@@ -107,6 +113,8 @@ export interface BenchStack {
   tenantId: string;
   enterpriseKey: string;
   proKeys: string[];
+  /** Pro keys of Q0_PRO_TENANTS more tenants, for Q0 only. */
+  q0ProKeys: string[];
   processes: ProcessSet;
   subgraphs: Record<SubgraphName, Service>;
   subgraphUrl(name: SubgraphName): string;
@@ -209,7 +217,14 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
   for (let i = 0; i < Math.min(options.proKeys, PRO_KEYS); i++) {
     proKeys.push((await authStore.createApiKey({ tenantId: tenant._id, name: `bench pro ${i + 1}`, scopes: benchScopes, tier: 'PRO' })).secret);
   }
-  log(`tenant ${tenant._id}: 1 enterprise key, ${proKeys.length} pro keys`);
+  const q0ProKeys: string[] = [];
+  for (let t = 0; t < Q0_PRO_TENANTS; t++) {
+    const extra = await authStore.createTenant({ name: `Gateway bench ${runId} Q0 ${t + 1}`, tier: 'ENTERPRISE' });
+    for (let i = 0; i < 100; i++) {
+      q0ProKeys.push((await authStore.createApiKey({ tenantId: extra._id, name: `bench Q0 pro ${i + 1}`, scopes: benchScopes, tier: 'PRO' })).secret);
+    }
+  }
+  log(`tenant ${tenant._id}: 1 enterprise key, ${proKeys.length} pro keys; for Q0 ${q0ProKeys.length} more pro keys in ${Q0_PRO_TENANTS} tenants`);
 
   // ── the supergraph bare and Hive load ──
   await bundles;
@@ -320,6 +335,7 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
     tenantId: tenant._id,
     enterpriseKey,
     proKeys,
+    q0ProKeys,
     processes,
     subgraphs,
     subgraphUrl,
