@@ -4,6 +4,7 @@
  * tokens reused per credential and subgraph, scope analysis cached per document but checked per credential.
  */
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import jwt from 'jsonwebtoken';
@@ -15,11 +16,47 @@ import { AuthenticatedSubgraphDataSource } from '@linepack/gateway/subgraph-data
 import { IdentityTokenCache } from '@linepack/gateway/identity-tokens';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
+/**
+ * The commands sent to Redis on the gateway's own keys (rate limits, write counters) while `send` runs, read with
+ * MONITOR over a plain socket; the commands a script runs inside Redis (source "lua") are left out. The stack's event
+ * consumers poll the same Redis with other keys.
+ */
+async function gatewayCommandsDuring(redisUrl: string, send: () => Promise<unknown>): Promise<string[][]> {
+  const { hostname, port } = new URL(redisUrl);
+  const socket = net.connect(Number(port), hostname);
+  let buffered = '';
+  const commands: string[][] = [];
+  let monitoring!: () => void;
+  const started = new Promise<void>((resolve) => (monitoring = resolve));
+  socket.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let end: number;
+    while ((end = buffered.indexOf('\r\n')) >= 0) {
+      const line = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      if (line === '+OK') monitoring();
+      // +1795455283.918893 [0 127.0.0.1:49668] "get" "linepack:writes:…"
+      const match = /^\+[\d.]+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+      if (!match || match[1] === 'lua') continue;
+      const args = [...match[2]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
+      if (args.some((a) => /^linepack:(rl|writes):/.test(a))) commands.push(args);
+    }
+  });
+  socket.write('MONITOR\r\n');
+  await started;
+  try {
+    await send();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    socket.destroy();
+  }
+  return commands;
+}
+
 describe('one Redis round trip per request, counted as rate-limiter-flexible counts', () => {
   let redisServer: RedisServerProcess;
   let stack: TestStack;
   let tenantId: string;
-  let monitor: Redis;
   let client: Redis;
 
   beforeAll(async () => {
@@ -31,7 +68,6 @@ describe('one Redis round trip per request, counted as rate-limiter-flexible cou
   });
 
   afterAll(async () => {
-    monitor?.disconnect();
     client?.disconnect();
     await stack?.stop();
     await redisServer?.stop();
@@ -40,16 +76,11 @@ describe('one Redis round trip per request, counted as rate-limiter-flexible cou
   it('checks the credential and counts both windows of a pro key in one command', async () => {
     const key = await stack.keyFor(tenantId, ['assets:read'], 'PRO');
     expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key })).status).toBe(200);
-    monitor = await new Redis(redisServer.url).monitor();
-    const commands: string[][] = [];
-    // What the gateway sends; the commands a script runs inside Redis are listed too, marked as from "lua".
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (!source.includes('lua')) commands.push(args);
+    let res!: Awaited<ReturnType<typeof graphql>>;
+    const commands = await gatewayCommandsDuring(redisServer.url, async () => {
+      res = await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key });
     });
-    const res = await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key });
     expect(res.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    monitor.disconnect();
     const touching = (fragment: string) => commands.filter((args) => args.some((a) => a.includes(fragment)));
     // The failure counter, the minute and the day window, all in one script call.
     const windows = touching('linepack:rl:pro:minute');
@@ -65,18 +96,7 @@ describe('one Redis round trip per request, counted as rate-limiter-flexible cou
   it('sends nothing to Redis for an enterprise key on a request that calls no subgraph, and one read when it does', async () => {
     const key = await stack.keyFor(tenantId, ['assets:read'], 'ENTERPRISE');
     expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key })).status).toBe(200);
-    const commandsDuring = async (send: () => Promise<unknown>) => {
-      const watcher = await new Redis(redisServer.url).monitor();
-      const commands: string[][] = [];
-      // The gateway's own keys only (the stack's event consumers poll the same Redis).
-      watcher.on('monitor', (_time: string, args: string[], source: string) => {
-        if (!source.includes('lua') && args.some((a) => /^linepack:(rl|writes):/.test(a))) commands.push(args);
-      });
-      await send();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      watcher.disconnect();
-      return commands;
-    };
+    const commandsDuring = (send: () => Promise<unknown>) => gatewayCommandsDuring(redisServer.url, send);
     expect(await commandsDuring(() => graphql(stack.gatewayUrl, '{ __typename }', { apiKey: key }))).toEqual([]);
     const reads = await commandsDuring(() =>
       graphql(stack.gatewayUrl, '{ a: assets(first: 1) { totalCount } b: assets(first: 2) { totalCount } }', { apiKey: key }),
