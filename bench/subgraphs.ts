@@ -32,7 +32,7 @@ import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/r
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken, type Identity } from '@linepack/lib/identity';
 import type { IndexDescription } from 'mongodb';
 import { databaseName } from '@linepack/lib/mongo';
-import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { measurementDocument, MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import type { Scope } from '@linepack/lib/scopes';
 import { createAsset, graphql, startTestStack, type TestStack } from '../test/support/stack';
 import { measure, printTable, type Result, type Scenario } from './harness';
@@ -54,7 +54,7 @@ const RECORD = 'mutation($input: [MeasurementInput!]!) { recordMeasurements(inpu
 const units = { PRESSURE: ['KPA', 6_000], TEMPERATURE: ['CELSIUS', 12], WALL_THICKNESS_UT: ['MM', 9.5] } as const;
 
 function reading(key: string, assetId: string, type: (typeof TYPES)[number], observedAt: Date) {
-  return { idempotencyKey: key, assetId, type, value: units[type][1], unit: units[type][0], observedAt: observedAt.toISOString(), source: 'SCADA' };
+  return { idempotencyKey: key, assetId, type, value: units[type][1], unit: units[type][0], observedAt: observedAt.toISOString(), source: 'SCADA' as const };
 }
 
 /** Sends one operation straight to a subgraph, as the gateway would, and fails on any error. */
@@ -277,28 +277,7 @@ async function ingest(stack: TestStack, apiKey: string, tenantId: string, assetI
   /** A fresh batch as the repository stores it, built inside the timed run as any writer would build it. */
   const storedDocuments = () => {
     const recordedAt = new Date();
-    return batch().map((item) => ({
-      _id: randomUUID(),
-      tenantId,
-      assetId: item.assetId,
-      type: item.type,
-      observedAt: new Date(item.observedAt),
-      stationM: null,
-      value: item.value,
-      unit: item.unit,
-      source: item.source,
-      idempotencyKey: item.idempotencyKey,
-      runId: null,
-      featureType: null,
-      surface: null,
-      odometerM: null,
-      clockDeg: null,
-      depthPctWt: null,
-      lengthMm: null,
-      widthMm: null,
-      recordedAt,
-      outbox: [{ id: randomUUID(), type: 'measurement.recorded', occurredAt: recordedAt }],
-    }));
+    return batch().map((item) => measurementDocument({ ...item, observedAt: new Date(item.observedAt) }, tenantId, recordedAt));
   };
   let replay: ReturnType<typeof batch> = [];
   const record = async (result: Promise<unknown>, expectInserted: number) => {

@@ -15,8 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MongoClient } from 'mongodb';
-import { outboxEntry } from '@linepack/lib/events/outbox';
-import { MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
+import { measurementDocument } from '@linepack/subgraph-measurements/repository';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { databaseName } from '@linepack/lib/mongo';
 import { knownScopes } from '@linepack/lib/scopes';
@@ -398,28 +397,8 @@ export async function ingestRound(
   const gatewayBody = body(mutation, { input: inputs('gateway') });
   const subgraphBody = body(mutation, { input: inputs('subgraph') });
   const recordedAt = new Date();
-  const documents = inputs('driver').map((m) => ({
-    _id: randomUUID(),
-    tenantId,
-    assetId: m.assetId,
-    type: m.type,
-    observedAt: new Date(m.observedAt),
-    stationM: null,
-    value: m.value,
-    unit: m.unit,
-    source: m.source,
-    idempotencyKey: m.idempotencyKey,
-    runId: null,
-    featureType: null,
-    surface: null,
-    odometerM: null,
-    clockDeg: null,
-    depthPctWt: null,
-    lengthMm: null,
-    widthMm: null,
-    recordedAt,
-    outbox: [outboxEntry(MEASUREMENT_RECORDED)],
-  }));
+  // What the measurements repository stores for each item, built the way it builds them.
+  const documents = inputs('driver').map((m) => measurementDocument({ ...m, observedAt: new Date(m.observedAt) }, tenantId, recordedAt));
   const db = mongo.db(databaseName(dbPrefix, 'measurements'));
   const scratch = db.collection<{ _id: string } & Record<string, unknown>>('gateway_bench_insertmany');
   const timedPost = async (what: string, url: string, requestBody: string, headers: Record<string, string>) => {

@@ -26,8 +26,9 @@ interface InFlightFetch {
  * wait for the first one's answer. Only when it cannot change what a client sees:
  *   - the incoming operation is a query (a query fetch inside a mutation runs after that mutation's writes);
  *   - same subgraph, same identity token claims (credential, tenant, scopes, session, address), same body;
- *   - the same tenant write counter when both requests arrived (rate-limit.ts admit/recordWrite): a request that
- *     arrives after a mutation of its tenant finished never joins a read that began before it;
+ *   - the same tenant write counter, read at or after each request's arrival (rate-limit.ts admit/writeEpoch,
+ *     recordWrite): a request that arrives after a mutation of its tenant finished never joins a read that began
+ *     before it;
  *   - never the auth subgraph (sessions and keys change outside GraphQL mutations).
  * A joiner whose first request failed (its client went away, a refusal) sends its own request instead.
  */

@@ -4,10 +4,8 @@
  * (no performance thresholds in tests): only that every contender answered every query without a failed request,
  * that the report has every row, ratio and the ingest comparison, and that it left no process behind.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { repoRoot } from '@linepack/lib/repo-root';
+import { runEntry } from '../support/linepack-process';
 
 jest.setTimeout(240_000);
 
@@ -37,23 +35,7 @@ interface BenchJson {
   totalSeconds: number;
 }
 
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'bench/gateway.ts'), ...args], {
-      cwd: repoRoot,
-      // MONGODB_URI and REDIS_URL come from the jest global setup.
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
-}
+const runBench = (args: string[]) => runEntry('bench/gateway.ts', args);
 
 /** Processes whose title the harness set for this run (`linepack-gateway-bench[<run>] <name>`). */
 function benchProcesses(runId: string): string[] {

@@ -4,7 +4,10 @@
  * asked for is there, however the selection is written, pages still join up, and totalCount is still right.
  */
 import type { CommandStartedEvent } from 'mongodb';
-import { createAsset, graphql, startTestStack, type GraphQLResponse, type TestStack } from '../support/stack';
+import { createAsset, graphql, mongoCommandsDuring, startTestStack, type GraphQLResponse, type TestStack } from '../support/stack';
+
+/** The MongoDB command names the assets subgraph sends while `work` runs. */
+const assetsCommandsDuring = async (work: () => Promise<unknown>) => (await mongoCommandsDuring(stack.subgraphs.assets.mongo!, work)).map((e) => e.commandName);
 
 let stack: TestStack;
 let apiKey: string;
@@ -17,20 +20,6 @@ const call = <T = Loose>(query: string, variables: Record<string, unknown> = {})
 const ALL_FIELDS = `id type name parent { id name } status product regulation beginStationM endStationM lengthM outsideDiameterMm
   wallThicknessMm smysMpa maopKpa classLocation inHca smtsMpa couldAffectHca cathodicallyProtected atmosphericExposure offshore
   gasOdorized crossing location installedAt version createdAt updatedAt`;
-
-/** The MongoDB commands the assets subgraph sends while `work` runs (its own client, command monitoring). */
-async function commandsDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const commands: string[] = [];
-  const listener = (e: CommandStartedEvent) => commands.push(e.commandName);
-  const client = stack.subgraphs.assets.mongo!;
-  client.on('commandStarted', listener);
-  try {
-    await work();
-  } finally {
-    client.off('commandStarted', listener);
-  }
-  return commands;
-}
 
 beforeAll(async () => {
   stack = await startTestStack({ monitorCommands: true });
@@ -95,11 +84,11 @@ it('pages by name with only the selected fields read, every asset exactly once',
 });
 
 it('counts the total only when totalCount is asked for, and then counts it right', async () => {
-  const rowsOnly = await commandsDuring(() => call('{ assets(first: 3) { edges { node { id name } } } }'));
+  const rowsOnly = await assetsCommandsDuring(() => call('{ assets(first: 3) { edges { node { id name } } } }'));
   expect(rowsOnly).toEqual(['find']);
 
   let res: GraphQLResponse<Loose> | undefined;
-  const withTotal = await commandsDuring(async () => {
+  const withTotal = await assetsCommandsDuring(async () => {
     res = await call('{ assets(first: 3, filter: { type: SEGMENT }) { totalCount a: totalCount edges { node { id } } } }');
   });
   // One count however often the field is asked for (countDocuments is an aggregate).

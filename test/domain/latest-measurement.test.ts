@@ -4,10 +4,9 @@
  * own latest, of the asked type, of the caller's tenant only, with every field the selection asks for.
  */
 import { randomUUID } from 'node:crypto';
-import type { CommandStartedEvent } from 'mongodb';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken, type Identity } from '@linepack/lib/identity';
 import { latestMeasurementStages } from '@linepack/subgraph-measurements/repository';
-import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { createAsset, graphql, mongoCommandsDuring, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -71,19 +70,8 @@ async function measurementsSubgraph<T>(tenantId: string, query: string, variable
   return body.data;
 }
 
-/** The MongoDB commands the measurements subgraph sends while `work` runs (its own client, command monitoring). */
-async function commandsDuring(work: () => Promise<unknown>): Promise<CommandStartedEvent[]> {
-  const commands: CommandStartedEvent[] = [];
-  const listener = (e: CommandStartedEvent) => commands.push(e);
-  const client = stack.subgraphs.measurements.mongo!;
-  client.on('commandStarted', listener);
-  try {
-    await work();
-  } finally {
-    client.off('commandStarted', listener);
-  }
-  return commands;
-}
+/** The MongoDB commands the measurements subgraph sends while `work` runs. */
+const measurementsCommandsDuring = (work: () => Promise<unknown>) => mongoCommandsDuring(stack.subgraphs.measurements.mongo!, work);
 
 describe('a page of 50 assets', () => {
   let apiKey: string;
@@ -140,7 +128,7 @@ describe('a page of 50 assets', () => {
   it('costs the measurements subgraph one query per latestMeasurement selection, not one per asset', async () => {
     let data: { _entities: { id: string; latestMeasurement: unknown; pressure: unknown }[] } | undefined;
     const representations = assetIds.map((id) => ({ __typename: 'Asset', id }));
-    const commands = await commandsDuring(async () => {
+    const commands = await measurementsCommandsDuring(async () => {
       data = await measurementsSubgraph(tenantId, ENTITIES, { r: representations });
     });
     // Two selections (all types, PRESSURE): two aggregations for the 50 assets, and nothing else.
@@ -154,7 +142,7 @@ describe('a page of 50 assets', () => {
     }
 
     // Through the gateway, the whole Q2 costs the measurements subgraph one query.
-    const viaGateway = await commandsDuring(() =>
+    const viaGateway = await measurementsCommandsDuring(() =>
       graphql(stack.gatewayUrl, '{ assets(first: 50) { edges { node { id name latestMeasurement { type observedAt } } } } }', { apiKey }),
     );
     expect(viaGateway.map((c) => c.commandName)).toEqual(['aggregate']);
@@ -183,7 +171,7 @@ describe('a page of 50 assets', () => {
   it('resolves many Measurement references with one query, null for an unknown id', async () => {
     const wanted = [...stored.slice(0, 20).map((m) => m.id), randomUUID()];
     let data: { _entities: ({ id: string; value: number } | null)[] } | undefined;
-    const commands = await commandsDuring(async () => {
+    const commands = await measurementsCommandsDuring(async () => {
       data = await measurementsSubgraph(tenantId, 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Measurement { id value } } }', {
         r: wanted.map((id) => ({ __typename: 'Measurement', id })),
       });

@@ -16,7 +16,7 @@ import { exited } from '@linepack/lib/infra/child-process';
 import { freePort } from '@linepack/lib/infra/free-port';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { tierLimits } from '@linepack/gateway/rate-limit';
-import { startTestStack, type TestStack } from '../support/stack';
+import { metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually, waitFor } from '../support/wait';
 
 jest.setTimeout(180_000);
@@ -158,18 +158,6 @@ function graphqlAccessLog(output: string): { pid: number; status: number; tenant
     .filter((line) => line.startsWith('{') && line.includes('"msg":"request"'))
     .map((line) => JSON.parse(line) as { pid: number; status: number; path: string; tenantId?: string })
     .filter((entry) => entry.path === '/graphql');
-}
-
-/** The sum of one metric's samples with these labels in a Prometheus text exposition; 0 when absent. */
-function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const match = line.match(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
-  }
-  return total;
 }
 
 const ok = async (url: string) => (await fetch(url)).ok;

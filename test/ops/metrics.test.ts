@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
-import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
 /**
@@ -25,18 +25,6 @@ const scrape = async () => {
   return res.text();
 };
 
-/** The value of one sample, e.g. value(text, 'linepack_redis_up', { client: 'gateway' }); 0 when absent. */
-function value(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    const match = line.match(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
-  }
-  return total;
-}
-
 it('counts GraphQL requests by service, operation and status, and times subgraph fetches', async () => {
   const { apiKey, tenantId } = await stack.tenantWithKey({ tier: 'PRO' });
   await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Metered line' });
@@ -47,7 +35,7 @@ it('counts GraphQL requests by service, operation and status, and times subgraph
   expect((await graphql(stack.gatewayUrl, '{ __typename }', {})).status).toBe(401);
   const after = await scrape();
 
-  const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+  const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);
   const requests = 'linepack_graphql_request_duration_seconds_count';
   expect(delta(requests, { service: 'gateway', operation: 'AtAGlance', status: '200' })).toBe(3);
   expect(delta(requests, { service: 'gateway', operation: 'anonymous', status: '200' })).toBe(1);
@@ -58,9 +46,9 @@ it('counts GraphQL requests by service, operation and status, and times subgraph
   expect(delta(requests, { service: 'measurements', status: '200' })).toBe(3);
   expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'assets', outcome: 'ok' })).toBeGreaterThanOrEqual(4);
   expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'measurements', outcome: 'ok' })).toBe(3);
-  expect(value(after, 'linepack_graphql_request_duration_seconds_bucket', { service: 'gateway', operation: 'AtAGlance', status: '200', le: '+Inf' })).toBe(
-    value(after, requests, { service: 'gateway', operation: 'AtAGlance', status: '200' }),
-  );
+  expect(
+    metricValue(after, 'linepack_graphql_request_duration_seconds_bucket', { service: 'gateway', operation: 'AtAGlance', status: '200', le: '+Inf' }),
+  ).toBe(metricValue(after, requests, { service: 'gateway', operation: 'AtAGlance', status: '200' }));
   expect(delta('linepack_rate_limit_decisions_total', { tier: 'pro', decision: 'allowed' })).toBe(4);
 
   expect(delta('linepack_authentication_failures_total', { reason: 'missing_credential' })).toBe(1);
@@ -82,7 +70,7 @@ it("counts errors inside a subgraph's answer by code", async () => {
   expect(stale.body.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
   const after = await scrape();
   const labels = { subgraph: 'assets', code: 'CONFLICT' };
-  expect(value(after, 'linepack_subgraph_graphql_errors_total', labels) - value(before, 'linepack_subgraph_graphql_errors_total', labels)).toBe(1);
+  expect(metricValue(after, 'linepack_subgraph_graphql_errors_total', labels) - metricValue(before, 'linepack_subgraph_graphql_errors_total', labels)).toBe(1);
 });
 
 it('counts rate-limit refusals by tier and authentication failures by reason', async () => {
@@ -94,7 +82,7 @@ it('counts rate-limit refusals by tier and authentication failures by reason', a
   expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: 'lpk_' + 'x'.repeat(40) })).status).toBe(401);
   expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey: 'not.a.jwt' })).status).toBe(401);
   const after = await scrape();
-  const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - value(before, name, labels);
+  const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);
   expect(delta('linepack_rate_limit_decisions_total', { tier: 'free', decision: 'allowed' })).toBe(60);
   expect(delta('linepack_rate_limit_decisions_total', { tier: 'free', decision: 'limited' })).toBe(2);
   expect(delta('linepack_authentication_failures_total', { reason: 'invalid_api_key' })).toBe(1);
@@ -127,23 +115,23 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
     }, 10_000),
   ).toBe(true);
   const text = await scrape();
-  expect(value(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' })).toBe(0);
-  expect(value(text, 'linepack_redis_up', { client: 'gateway' })).toBe(1);
-  expect(value(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
-  expect(value(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'available' })).toBeGreaterThan(0);
-  expect(value(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'in_use' })).toBe(0);
+  expect(metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' })).toBe(0);
+  expect(metricValue(text, 'linepack_redis_up', { client: 'gateway' })).toBe(1);
+  expect(metricValue(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
+  expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'available' })).toBeGreaterThan(0);
+  expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'in_use' })).toBe(0);
   // A group that has read nothing lags by the whole stream.
   const redis = new Redis(process.env['REDIS_URL']!);
   try {
     await redis.xgroup('CREATE', stream, 'behind', '0');
     const unwatch = watchConsumerGroup(redis, [stream], 'behind');
-    expect(value(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(await redis.xlen(stream));
+    expect(metricValue(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(await redis.xlen(stream));
     unwatch();
   } finally {
     redis.disconnect();
   }
   // The process's own health, labelled with the service that serves the endpoint.
-  expect(value(text, 'process_cpu_seconds_total', { service: 'test' })).toBeGreaterThan(0);
+  expect(metricValue(text, 'process_cpu_seconds_total', { service: 'test' })).toBeGreaterThan(0);
   expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds\{service="test"\} /m);
 }, 30_000);
 

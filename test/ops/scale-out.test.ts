@@ -4,30 +4,14 @@
  * runs the script as an operator would (`--json`, against the suite's MongoDB and Redis, its own database prefix)
  * and checks its verdict and that it left nothing behind.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { repoRoot } from '@linepack/lib/repo-root';
 import type { ScaleOutResult } from '../../scripts/scale-out';
+import { runEntry } from '../support/linepack-process';
 
 jest.setTimeout(300_000);
 
-function runScript(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts/scale-out.ts'), ...args], {
-      cwd: repoRoot,
-      // MONGODB_URI and REDIS_URL come from the jest global setup.
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runScript = (args: string[]) => runEntry('scripts/scale-out.ts', args);
 
 describe('scale-out: 2 gateways and 2 assets replicas behind nginx, one of each killed under load', () => {
   let run: { code: number | null; stdout: string; stderr: string };

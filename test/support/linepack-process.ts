@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 
 /** A Linepack started as a user starts it (`npm start`, or its entry scripts/start.ts), as a separate process. */
@@ -45,4 +46,23 @@ export function processesWith(argument: string): number[] {
       }
     })
     .map(Number);
+}
+
+/** Runs a TypeScript entry of the repository (a script or benchmark) to its end and collects what it printed. */
+export function runEntry(file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file), ...args], {
+      cwd: repoRoot,
+      // MONGODB_URI and REDIS_URL come from the jest global setup.
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
 }

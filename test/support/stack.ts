@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { MongoClient } from 'mongodb';
+import type { CommandStartedEvent, MongoClient } from 'mongodb';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
 import { canonicalScopes, type Scope } from '@linepack/lib/scopes';
@@ -96,4 +96,29 @@ export async function createAsset(url: string, apiKey: string, input: Record<str
   const res = await graphql<{ createAsset: { id: string; version: number } }>(url, createAssetMutation, { apiKey, variables: { input } });
   if (res.body.errors?.length || !res.body.data) throw new Error(`createAsset failed: ${JSON.stringify(res.body.errors)}`);
   return res.body.data.createAsset;
+}
+
+/** The MongoDB commands a service's own client sends while `work` runs (the driver's command monitoring). */
+export async function mongoCommandsDuring(client: MongoClient, work: () => Promise<unknown>): Promise<CommandStartedEvent[]> {
+  const commands: CommandStartedEvent[] = [];
+  const listener = (e: CommandStartedEvent) => commands.push(e);
+  client.on('commandStarted', listener);
+  try {
+    await work();
+  } finally {
+    client.off('commandStarted', listener);
+  }
+  return commands;
+}
+
+/** The sum of one metric's samples with these labels in a Prometheus text exposition; 0 when absent. */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const match = line.match(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/);
+    if (!match || match[1] !== name) continue;
+    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
+  }
+  return total;
 }

@@ -19,6 +19,32 @@ const INSERT_SLICE = 1_000;
 const LOOKUP_CONCURRENCY = 50;
 
 /** Every index starts with tenantId; the asset/time indexes serve the time-range pages newest first. */
+/** A measurement as stored: a new id, the tenant, the item's fields (absent ones null) and its recorded event in the outbox. */
+export function measurementDocument(item: MeasurementItem, tenantId: string, recordedAt: Date): MeasurementDocument {
+  return {
+    _id: randomUUID(),
+    tenantId,
+    assetId: item.assetId,
+    type: item.type,
+    observedAt: item.observedAt,
+    stationM: item.stationM ?? null,
+    value: item.value ?? null,
+    unit: item.unit ?? null,
+    source: item.source,
+    idempotencyKey: item.idempotencyKey,
+    runId: item.runId ?? null,
+    featureType: item.featureType ?? null,
+    surface: item.surface ?? null,
+    odometerM: item.odometerM ?? null,
+    clockDeg: item.clockDeg ?? null,
+    depthPctWt: item.depthPctWt ?? null,
+    lengthMm: item.lengthMm ?? null,
+    widthMm: item.widthMm ?? null,
+    recordedAt,
+    outbox: [outboxEntry(MEASUREMENT_RECORDED)],
+  };
+}
+
 export async function ensureMeasurementIndexes(db: Db): Promise<void> {
   const measurements = db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION);
   await ensureOutboxIndex(measurements);
@@ -154,28 +180,7 @@ export class MeasurementRepository {
    */
   async record(items: readonly MeasurementItem[]): Promise<RecordResult> {
     const recordedAt = new Date();
-    const docs: MeasurementDocument[] = items.map((item) => ({
-      _id: randomUUID(),
-      tenantId: this.measurements.tenantId,
-      assetId: item.assetId,
-      type: item.type,
-      observedAt: item.observedAt,
-      stationM: item.stationM ?? null,
-      value: item.value ?? null,
-      unit: item.unit ?? null,
-      source: item.source,
-      idempotencyKey: item.idempotencyKey,
-      runId: item.runId ?? null,
-      featureType: item.featureType ?? null,
-      surface: item.surface ?? null,
-      odometerM: item.odometerM ?? null,
-      clockDeg: item.clockDeg ?? null,
-      depthPctWt: item.depthPctWt ?? null,
-      lengthMm: item.lengthMm ?? null,
-      widthMm: item.widthMm ?? null,
-      recordedAt,
-      outbox: [outboxEntry(MEASUREMENT_RECORDED)],
-    }));
+    const docs = items.map((item) => measurementDocument(item, this.measurements.tenantId, recordedAt));
     const duplicates = await this.insertNew(docs);
     const ids = docs.map((doc) => doc._id);
     if (duplicates.length > 0) {
