@@ -221,9 +221,12 @@ export function prepareEmbeddedMongo(log?: (msg: string) => void): Promise<void>
 
 /**
  * Starts mongo-java-server on 127.0.0.1: in memory, or file-backed when `dataFile` is given (the file survives
- * restarts; parent directories are created). `port` 0 or absent picks a free port.
+ * restarts; parent directories are created). `port` 0 or absent picks a free port. `plain` leaves out Linepack's
+ * secondary indexes and query planning (tools/mongo QueryPlanner), for tests and benchmarks that compare with them.
  */
-export async function startEmbeddedMongo(opts: { dataFile?: string; port?: number; log?: (msg: string) => void } = {}): Promise<EmbeddedMongo> {
+export async function startEmbeddedMongo(
+  opts: { dataFile?: string; port?: number; plain?: boolean; log?: (msg: string) => void } = {},
+): Promise<EmbeddedMongo> {
   const { log } = opts;
   await prepareEmbeddedMongo(log);
   const java = await findJava();
@@ -238,6 +241,7 @@ export async function startEmbeddedMongo(opts: { dataFile?: string; port?: numbe
     String(opts.port ?? 0),
   ];
   if (opts.dataFile) args.push('--h2', path.resolve(opts.dataFile));
+  if (opts.plain) args.push('--plain');
 
   const started = Date.now();
   // stdin is a pipe that is never written: when this process goes away, the JVM sees EOF and exits.

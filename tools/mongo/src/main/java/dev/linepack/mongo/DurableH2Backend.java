@@ -12,6 +12,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import org.h2.mvstore.MVStore;
 
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.bson.Document;
@@ -65,6 +66,15 @@ final class DurableH2Backend extends H2Backend {
             .autoCommitBufferSize(0) // and none triggered by memory use in the middle of a write
             .open();
         return new DurableH2Backend(store);
+    }
+
+    /** Databases with secondary indexes in the same file (IndexedH2Database). */
+    @Override
+    protected MongoDatabase openOrCreateDatabase(String databaseName) {
+        if (!EmbeddedMongo.secondaryIndexes) {
+            return super.openOrCreateDatabase(databaseName);
+        }
+        return IndexedH2Database.open(databaseName, getMvStore(), getCursorRegistry());
     }
 
     @Override

@@ -25,6 +25,8 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
  *                        is answered only once it is committed and fsynced (DurableH2Backend); default: in memory
  *     --ignore-stdin     keep running when stdin reaches EOF (for a manual run with stdin closed)
  *     --wire-version N   experimental: report maxWireVersion N instead of the library's default (8)
+ *     --plain            mongo-java-server's own query path only: no secondary indexes, no planning (QueryPlanner),
+ *                        no explain; for comparisons in tests and benchmarks
  * </pre>
  *
  * Contract with lib/infra/embedded-mongo.ts: once the server accepts connections it prints exactly one line,
@@ -43,7 +45,11 @@ public final class EmbeddedMongo {
         Path h2File;
         boolean watchStdin = true;
         Integer wireVersion;
+        boolean plain;
     }
+
+    /** Off with --plain; read by the backends when they open a database (the H2 one does so in its constructor). */
+    static volatile boolean secondaryIndexes = true;
 
     public static void main(String[] args) {
         // stdout is the protocol channel: keep a private handle and route anything else printed there to stderr.
@@ -55,7 +61,7 @@ public final class EmbeddedMongo {
             options = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("EmbeddedMongo: " + e.getMessage());
-            System.err.println("usage: EmbeddedMongo [--port N] [--host ADDR] [--h2 FILE] [--ignore-stdin] [--wire-version N]");
+            System.err.println("usage: EmbeddedMongo [--port N] [--host ADDR] [--h2 FILE] [--ignore-stdin] [--wire-version N] [--plain]");
             System.exit(2);
             return;
         }
@@ -116,8 +122,9 @@ public final class EmbeddedMongo {
     }
 
     private static MongoBackend openBackend(Options options) throws IOException {
+        secondaryIndexes = !options.plain;
         if (options.h2File == null) {
-            return new MemoryBackend();
+            return options.plain ? new MemoryBackend() : new IndexedMemoryBackend();
         }
         return DurableH2Backend.open(options.h2File.toAbsolutePath());
     }
@@ -145,6 +152,7 @@ public final class EmbeddedMongo {
                 case "--host" -> options.host = value(args, ++i, arg);
                 case "--h2" -> options.h2File = Path.of(value(args, ++i, arg));
                 case "--ignore-stdin" -> options.watchStdin = false;
+                case "--plain" -> options.plain = true;
                 case "--wire-version" -> options.wireVersion = parseInt(value(args, ++i, arg), arg, 0, 1000);
                 default -> throw new IllegalArgumentException("unknown argument '" + arg + "'");
             }

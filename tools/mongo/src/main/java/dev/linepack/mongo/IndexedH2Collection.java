@@ -1,0 +1,58 @@
+package dev.linepack.mongo;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import org.h2.mvstore.MVMap;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
+import de.bwaldvogel.mongo.bson.Document;
+
+/** mongo-java-server's H2 collection, its queries planned by {@link QueryPlanner}. */
+final class IndexedH2Collection extends H2Collection implements IndexedCollection {
+
+    private final QueryPlanner.Host<Object> host = new QueryPlanner.Host<>() {
+        @Override
+        public List<Index<Object>> indexes() {
+            return getIndexes();
+        }
+
+        @Override
+        public Document document(Object position) {
+            return getDocument(position);
+        }
+    };
+
+    IndexedH2Collection(MongoDatabase database, String collectionName, CollectionOptions options, MVMap<Object, Document> dataMap,
+                        MVMap<String, Object> metaMap, CursorRegistry cursorRegistry) {
+        super(database, collectionName, options, dataMap, metaMap, cursorRegistry);
+    }
+
+    @Override
+    protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                                      Document fieldSelector) {
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, query, orderBy);
+        if (candidates == null) {
+            return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+        return candidates.ordered()
+            ? matchDocumentsFromStream(query, candidates.documents(), numberToSkip, limit, batchSize, null, fieldSelector)
+            : matchDocumentsFromStream(candidates.documents(), query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    @Override
+    public synchronized List<Document> candidates(Document match) {
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, match, null);
+        return candidates == null ? null : candidates.documents().collect(Collectors.toList());
+    }
+
+    @Override
+    public synchronized Document explain(Document filter, Document sort, int limit) {
+        return QueryPlanner.explain(host, filter, sort, limit);
+    }
+}

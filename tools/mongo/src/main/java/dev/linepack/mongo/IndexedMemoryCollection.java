@@ -1,0 +1,55 @@
+package dev.linepack.mongo;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.bson.Document;
+
+/** mongo-java-server's in-memory collection, its queries planned by {@link QueryPlanner}. */
+final class IndexedMemoryCollection extends MemoryCollection implements IndexedCollection {
+
+    private final QueryPlanner.Host<Integer> host = new QueryPlanner.Host<>() {
+        @Override
+        public List<Index<Integer>> indexes() {
+            return getIndexes();
+        }
+
+        @Override
+        public Document document(Integer position) {
+            return getDocument(position);
+        }
+    };
+
+    IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options, CursorRegistry cursorRegistry) {
+        super(database, collectionName, options, cursorRegistry);
+    }
+
+    @Override
+    protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                                      Document fieldSelector) {
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, query, orderBy);
+        if (candidates == null) {
+            return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+        return candidates.ordered()
+            ? matchDocumentsFromStream(query, candidates.documents(), numberToSkip, limit, batchSize, null, fieldSelector)
+            : matchDocumentsFromStream(candidates.documents(), query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    @Override
+    public synchronized List<Document> candidates(Document match) {
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, match, null);
+        return candidates == null ? null : candidates.documents().collect(Collectors.toList());
+    }
+
+    @Override
+    public synchronized Document explain(Document filter, Document sort, int limit) {
+        return QueryPlanner.explain(host, filter, sort, limit);
+    }
+}

@@ -1,0 +1,393 @@
+package dev.linepack.mongo;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
+import de.bwaldvogel.mongo.bson.Document;
+
+/**
+ * Chooses how a query reads a collection, where mongo-java-server itself only ever uses the {@code _id} index for a
+ * filter that is exactly {@code {_id}} and a unique index for an exact match of all its fields:
+ * <ol>
+ * <li>{@code _id} equality or {@code $in} anywhere in the filter: the _id index (as MongoDB does for
+ * {@code {_id, tenantId}});</li>
+ * <li>a filter mongo-java-server's own indexes handle: left to it;</li>
+ * <li>otherwise the {@link OrderedIndex} with the longest equality prefix (equalities and {@code $in} on its leading
+ * keys, from the filter's top level and its {@code $and}), a range ({@code $gt/$gte/$lt/$lte}) on the next key, and,
+ * when its remaining keys are the sort, read in that order and stopped at the limit;</li>
+ * <li>no usable index: a collection scan, as before.</li>
+ * </ol>
+ * Every document an index yields is still tested against the whole filter by the server's own matcher, so bounds only
+ * ever narrow what is read: a plan changes how long a query takes, never what it answers.
+ */
+final class QueryPlanner {
+
+    /** A plan whose $in lists multiply to more prefixes than this stops extending its equality prefix. */
+    private static final int MAX_PREFIXES = 1_000;
+
+    /** What a collection lends the planner. */
+    interface Host<P> {
+        List<Index<P>> indexes();
+
+        /** The stored document at a position; null when it was removed meanwhile. */
+        Document document(P position);
+    }
+
+    /** The documents a plan reads (a superset of the matches) and whether they come in the requested order. */
+    record Candidates(Stream<Document> documents, boolean ordered, Document explain) {
+    }
+
+    private record Choice<P>(OrderedIndex<P> index, List<String[]> ranges, boolean ordered, boolean descending,
+                             int equalities, boolean ranged) {
+
+        int score(boolean sorted) {
+            return equalities * 4 + (ranged ? 2 : 0) + (sorted && ordered ? 3 : 0);
+        }
+    }
+
+    private QueryPlanner() {
+    }
+
+    /** Null when the query is left to mongo-java-server's own path (no filter, a natural-order sort, its indexes, or none usable). */
+    static <P> Candidates plan(Host<P> host, Document query, Document orderBy) {
+        if (query == null || query.isEmpty() || (orderBy != null && orderBy.containsKey("$natural"))) {
+            return null;
+        }
+        Map<String, Object> conditions = conditions(query);
+        Candidates byId = byId(host, conditions);
+        if (byId != null) {
+            return byId;
+        }
+        for (Index<P> index : host.indexes()) {
+            if (!(index instanceof OrderedIndex) && index.canHandle(query)) {
+                return null;
+            }
+        }
+        boolean sorted = orderBy != null && !orderBy.isEmpty();
+        Choice<P> best = null;
+        for (Index<P> index : host.indexes()) {
+            if (index instanceof OrderedIndex<P> ordered && ordered.isUsable()) {
+                Choice<P> choice = choose(ordered, conditions, orderBy);
+                if (choice != null && (best == null || choice.score(sorted) > best.score(sorted))) {
+                    best = choice;
+                }
+            }
+        }
+        if (best == null) {
+            return null;
+        }
+        return new Candidates(read(host, best), best.ordered(), explainIndex(best, sorted));
+    }
+
+    /** Describes the plan of a find as MongoDB's explain does (winningPlan), for this server's tests and users. */
+    static <P> Document explain(Host<P> host, Document query, Document orderBy, int limit) {
+        boolean sorted = orderBy != null && !orderBy.isEmpty();
+        Candidates candidates = plan(host, query, orderBy);
+        Document plan;
+        boolean ordered;
+        if (candidates != null) {
+            candidates.documents().close();
+            plan = candidates.explain();
+            ordered = candidates.ordered();
+        } else {
+            Index<P> own = query == null || query.isEmpty() ? null
+                : host.indexes().stream().filter(i -> !(i instanceof OrderedIndex) && i.canHandle(query)).findFirst().orElse(null);
+            plan = own == null ? new Document("stage", "COLLSCAN") : fetch(ixscan(own, "forward"));
+            ordered = false;
+        }
+        if (sorted && !ordered) {
+            plan = new Document("stage", "SORT").append("sortPattern", orderBy).append("inputStage", plan);
+        }
+        if (limit > 0) {
+            plan = new Document("stage", "LIMIT").append("limitAmount", limit).append("inputStage", plan);
+        }
+        return plan;
+    }
+
+    /** Top-level field conditions, with those of {@code $and} conjuncts (each one a valid restriction on its own). */
+    private static Map<String, Object> conditions(Document query) {
+        Map<String, Object> conditions = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            if (!entry.getKey().startsWith("$")) {
+                conditions.putIfAbsent(entry.getKey(), entry.getValue());
+            }
+        }
+        if (query.get("$and") instanceof Collection<?> conjuncts) {
+            for (Object conjunct : conjuncts) {
+                if (conjunct instanceof Document d) {
+                    conditions(d).forEach(conditions::putIfAbsent);
+                }
+            }
+        }
+        return conditions;
+    }
+
+    private static <P> Candidates byId(Host<P> host, Map<String, Object> conditions) {
+        if (!conditions.containsKey("_id") || pointValues(conditions.get("_id")) == null) {
+            return null;
+        }
+        Object condition = conditions.get("_id");
+        if (condition instanceof Document d && d.containsKey("$eq")) {
+            condition = d.get("$eq");
+        }
+        Document idQuery = new Document("_id", condition);
+        for (Index<P> index : host.indexes()) {
+            if (index.getKeys().size() == 1 && index.getKeys().get(0).getKey().equals("_id") && index.canHandle(idQuery)) {
+                List<Document> documents = new ArrayList<>();
+                for (P position : index.getPositions(idQuery)) {
+                    Document document = host.document(position);
+                    if (document != null) {
+                        documents.add(document);
+                    }
+                }
+                return new Candidates(documents.stream(), false, fetch(ixscan(index, "forward")));
+            }
+        }
+        return null;
+    }
+
+    private static <P> Choice<P> choose(OrderedIndex<P> index, Map<String, Object> conditions, Document orderBy) {
+        List<IndexKey> keys = index.getKeys();
+        List<String> prefixes = List.of("");
+        Set<String> fixed = new HashSet<>();
+        int equalities = 0;
+        for (int i = 0; i < keys.size(); i++) {
+            String field = keys.get(i).getKey();
+            if (!conditions.containsKey(field)) {
+                break;
+            }
+            List<Object> values = pointValues(conditions.get(field));
+            if (values == null || values.isEmpty() || prefixes.size() * values.size() > MAX_PREFIXES) {
+                break;
+            }
+            List<String> parts = new ArrayList<>(values.size());
+            for (Object value : values) {
+                String part = KeyEncoding.encode(value, index.isAscending(i));
+                if (part == null) {
+                    parts = null;
+                    break;
+                }
+                if (!parts.contains(part)) {
+                    parts.add(part);
+                }
+            }
+            if (parts == null) {
+                break;
+            }
+            List<String> extended = new ArrayList<>(prefixes.size() * parts.size());
+            for (String prefix : prefixes) {
+                for (String part : parts) {
+                    extended.add(prefix + part);
+                }
+            }
+            prefixes = extended;
+            if (parts.size() == 1) {
+                fixed.add(field);
+            }
+            equalities++;
+        }
+        String[] bounds = null;
+        if (equalities < keys.size()) {
+            String next = keys.get(equalities).getKey();
+            bounds = bounds(conditions.get(next), index.isAscending(equalities));
+            if (equalities == 0 && bounds == null && index.isDeclaredSparse() && existsOnly(conditions.get(next))) {
+                // {field: {$exists: true}} on a sparse index's first key: every entry is a candidate (the outbox relay's query).
+                bounds = new String[] {null, null};
+            }
+        }
+        if (equalities == 0 && bounds == null) {
+            return null;
+        }
+        List<String[]> ranges = new ArrayList<>(prefixes.size());
+        for (String prefix : prefixes) {
+            String from = bounds != null && bounds[0] != null ? prefix + bounds[0] : prefix;
+            String to = bounds != null && bounds[1] != null ? prefix + bounds[1] : prefix + KeyEncoding.AFTER;
+            ranges.add(new String[] {from, to});
+        }
+        int direction = prefixes.size() == 1 && !index.isMultikey() ? direction(index, equalities, fixed, orderBy) : 0;
+        return new Choice<>(index, ranges, direction != 0, direction < 0, equalities, bounds != null);
+    }
+
+    /**
+     * +1 when reading the index forward yields the sort, -1 when reading it backward does, 0 when it cannot: the sort's
+     * fields, leaving out those fixed by an equality, must be the index's next keys (then its _id), all in the index's
+     * directions or all reversed. No sort: any order will do.
+     */
+    private static int direction(OrderedIndex<?> index, int equalities, Set<String> fixed, Document orderBy) {
+        if (orderBy == null || orderBy.isEmpty()) {
+            return 1;
+        }
+        List<IndexKey> keys = index.getKeys();
+        int position = equalities;
+        int direction = 0;
+        for (Map.Entry<String, Object> sort : orderBy.entrySet()) {
+            if (fixed.contains(sort.getKey())) {
+                continue;
+            }
+            if (!(sort.getValue() instanceof Number n) || n.doubleValue() == 0) {
+                return 0;
+            }
+            boolean sortAscending = n.doubleValue() > 0;
+            boolean keyAscending;
+            if (position < keys.size()) {
+                if (!keys.get(position).getKey().equals(sort.getKey())) {
+                    return 0;
+                }
+                keyAscending = index.isAscending(position);
+            } else if (position == keys.size() && sort.getKey().equals("_id")) {
+                keyAscending = true; // entries end with the ascending _id
+            } else {
+                return 0;
+            }
+            int here = sortAscending == keyAscending ? 1 : -1;
+            if (direction != 0 && here != direction) {
+                return 0;
+            }
+            direction = here;
+            position++;
+        }
+        return direction == 0 ? 1 : direction;
+    }
+
+    /** The values an equality or $in condition admits; null for anything else (operators, documents, arrays, regexes). */
+    private static List<Object> pointValues(Object condition) {
+        if (condition instanceof Document d) {
+            if (d.size() == 1 && d.containsKey("$eq")) {
+                Object value = d.get("$eq");
+                return isPoint(value) ? java.util.Collections.singletonList(value) : null;
+            }
+            if (d.size() == 1 && d.get("$in") instanceof Collection<?> values) {
+                List<Object> points = new ArrayList<>(values.size());
+                for (Object value : values) {
+                    if (!isPoint(value)) {
+                        return null;
+                    }
+                    points.add(value);
+                }
+                return points;
+            }
+            return null;
+        }
+        return isPoint(condition) ? java.util.Collections.singletonList(condition) : null;
+    }
+
+    private static boolean isPoint(Object value) {
+        return !(value instanceof Document || value instanceof Collection<?> || value instanceof Pattern
+            || value instanceof BsonRegularExpression);
+    }
+
+    private static boolean existsOnly(Object condition) {
+        return condition instanceof Document d && d.size() == 1 && Objects.equals(d.get("$exists"), Boolean.TRUE);
+    }
+
+    /** {from, to} suffixes (either may be null: unbounded) for range operators on one key; null when there are none. */
+    private static String[] bounds(Object condition, boolean ascending) {
+        if (!(condition instanceof Document d)) {
+            return null;
+        }
+        String from = null;
+        String to = null;
+        for (Map.Entry<String, Object> op : d.entrySet()) {
+            Object value = op.getValue();
+            if (value == null || !isPoint(value)) {
+                continue;
+            }
+            String encoded = KeyEncoding.encode(value, ascending);
+            if (encoded == null) {
+                continue;
+            }
+            String past = encoded + KeyEncoding.AFTER;
+            // In a descending key, greater values come first: the lower bound of the values is the upper one of the keys.
+            String lower = null;
+            String upper = null;
+            switch (op.getKey()) {
+                case "$gt" -> {
+                    if (ascending) lower = past; else upper = encoded;
+                }
+                case "$gte" -> {
+                    if (ascending) lower = encoded; else upper = past;
+                }
+                case "$lt" -> {
+                    if (ascending) upper = encoded; else lower = past;
+                }
+                case "$lte" -> {
+                    if (ascending) upper = past; else lower = encoded;
+                }
+                default -> {
+                    // other operators narrow nothing here; the matcher applies them
+                }
+            }
+            if (lower != null && (from == null || lower.compareTo(from) > 0)) {
+                from = lower;
+            }
+            if (upper != null && (to == null || upper.compareTo(to) < 0)) {
+                to = upper;
+            }
+        }
+        return from == null && to == null ? null : new String[] {from, to};
+    }
+
+    private static <P> Stream<Document> read(Host<P> host, Choice<P> choice) {
+        Iterator<String[]> ranges = choice.ranges().iterator();
+        KeyStore<P> store = choice.index().store();
+        Iterator<P> positions = new Iterator<>() {
+            private Iterator<Map.Entry<String, P>> current = java.util.Collections.emptyIterator();
+
+            @Override
+            public boolean hasNext() {
+                while (!current.hasNext() && ranges.hasNext()) {
+                    String[] range = ranges.next();
+                    current = store.range(range[0], range[1], choice.descending());
+                }
+                return current.hasNext();
+            }
+
+            @Override
+            public P next() {
+                hasNext();
+                return current.next().getValue();
+            }
+        };
+        Stream<P> stream = StreamSupport.stream(Spliterators.spliteratorUnknownSize(positions, Spliterator.ORDERED), false);
+        if (choice.index().isMultikey() || choice.ranges().size() > 1) {
+            stream = stream.distinct();
+        }
+        return stream.map(host::document).filter(Objects::nonNull);
+    }
+
+    private static Document explainIndex(Choice<?> choice, boolean sorted) {
+        return fetch(ixscan(choice.index(), choice.descending() ? "backward" : "forward")
+            .append("isMultiKey", choice.index().isMultikey())
+            .append("linepackEqualityKeys", choice.equalities())
+            .append("linepackRange", choice.ranged())
+            .append("linepackProvidesSort", sorted && choice.ordered()));
+    }
+
+    private static Document ixscan(Index<?> index, String direction) {
+        Document keyPattern = new Document();
+        for (IndexKey key : index.getKeys()) {
+            keyPattern.append(key.getKey(), key.isAscending() ? 1 : -1);
+        }
+        return new Document("stage", "IXSCAN").append("keyPattern", keyPattern).append("indexName", index.getName())
+            .append("direction", direction);
+    }
+
+    private static Document fetch(Document input) {
+        return new Document("stage", "FETCH").append("inputStage", input);
+    }
+}
