@@ -144,6 +144,18 @@ function queries(random: () => number): Query[] {
     });
     out.push({ kind: 'find', collection: 'status', filter: { tenantId, dueAt: { $ne: null, $lt: date() } }, sort: { dueAt: 1, _id: 1 }, limit });
     out.push({ kind: 'find', collection: 'status', filter: { tenantId, dueAt: null }, sort: { _id: 1 } });
+    // The compliance list's keyset page: several conditions on dueAt in $and conjuncts.
+    const due = date();
+    out.push({
+      kind: 'find',
+      collection: 'status',
+      filter: {
+        tenantId,
+        $and: [{ dueAt: { $ne: null } }, { dueAt: { $gte: due } }, { $or: [{ dueAt: { $gt: due } }, { _id: { $gt: `${pick(ASSETS)}:3` } }] }],
+      },
+      sort: { dueAt: 1, _id: 1 },
+      limit,
+    });
     out.push({ kind: 'count', collection: 'status', filter: { tenantId, dueAt: { $gt: date() } } });
   }
   return out;
@@ -288,6 +300,18 @@ describe.each([
     );
     expect(riskPlan).toContain('tenant_score');
     expect(riskPlan).not.toContain('SORT');
+    const statusPlan = JSON.stringify(
+      await indexedClient
+        .db('linepack')
+        .collection<Doc>('status')
+        .find({ tenantId: 't-1', $and: [{ dueAt: { $ne: null } }, { dueAt: { $gte: new Date(T0) } }] })
+        .sort({ dueAt: 1, _id: 1 })
+        .limit(8)
+        .explain('queryPlanner'),
+    );
+    expect(statusPlan).toContain('"indexName":"tenant_due"');
+    expect(statusPlan).toContain('"linepackRange":true');
+    expect(statusPlan).not.toContain('SORT');
     const aggregatePlan = JSON.stringify(await risks.aggregate([{ $match: { tenantId: 't-1' } }, { $group: { _id: '$band', n: { $sum: 1 } } }]).explain());
     expect(aggregatePlan).toContain('tenant_score');
   });

@@ -68,7 +68,7 @@ final class QueryPlanner {
         if (query == null || query.isEmpty() || (orderBy != null && orderBy.containsKey("$natural"))) {
             return null;
         }
-        Map<String, Object> conditions = conditions(query);
+        Map<String, List<Object>> conditions = conditions(query);
         Candidates byId = byId(host, conditions);
         if (byId != null) {
             return byId;
@@ -119,33 +119,50 @@ final class QueryPlanner {
         return plan;
     }
 
-    /** Top-level field conditions, with those of {@code $and} conjuncts (each one a valid restriction on its own). */
-    private static Map<String, Object> conditions(Document query) {
-        Map<String, Object> conditions = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> entry : query.entrySet()) {
-            if (!entry.getKey().startsWith("$")) {
-                conditions.putIfAbsent(entry.getKey(), entry.getValue());
-            }
-        }
-        if (query.get("$and") instanceof Collection<?> conjuncts) {
-            for (Object conjunct : conjuncts) {
-                if (conjunct instanceof Document d) {
-                    conditions(d).forEach(conditions::putIfAbsent);
-                }
-            }
-        }
+    /**
+     * Every condition on each field, from the filter's top level and its {@code $and} conjuncts (each one a valid
+     * restriction on its own: a document must meet them all).
+     */
+    private static Map<String, List<Object>> conditions(Document query) {
+        Map<String, List<Object>> conditions = new LinkedHashMap<>();
+        collect(query, conditions);
         return conditions;
     }
 
-    private static <P> Candidates byId(Host<P> host, Map<String, Object> conditions) {
-        if (!conditions.containsKey("_id") || pointValues(conditions.get("_id")) == null) {
+    private static void collect(Document query, Map<String, List<Object>> conditions) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            if (!entry.getKey().startsWith("$")) {
+                conditions.computeIfAbsent(entry.getKey(), k -> new ArrayList<>()).add(entry.getValue());
+            } else if (entry.getKey().equals("$and") && entry.getValue() instanceof Collection<?> conjuncts) {
+                for (Object conjunct : conjuncts) {
+                    if (conjunct instanceof Document d) {
+                        collect(d, conditions);
+                    }
+                }
+            }
+        }
+    }
+
+    /** The values the first equality or $in among a field's conditions admits; null when there is none. */
+    private static List<Object> pointValues(List<Object> conditions) {
+        if (conditions == null) {
             return null;
         }
-        Object condition = conditions.get("_id");
-        if (condition instanceof Document d && d.containsKey("$eq")) {
-            condition = d.get("$eq");
+        for (Object condition : conditions) {
+            List<Object> values = pointValues(condition);
+            if (values != null) {
+                return values;
+            }
         }
-        Document idQuery = new Document("_id", condition);
+        return null;
+    }
+
+    private static <P> Candidates byId(Host<P> host, Map<String, List<Object>> conditions) {
+        List<Object> values = pointValues(conditions.get("_id"));
+        if (values == null) {
+            return null;
+        }
+        Document idQuery = new Document("_id", values.size() == 1 ? values.get(0) : new Document("$in", values));
         for (Index<P> index : host.indexes()) {
             if (index.getKeys().size() == 1 && index.getKeys().get(0).getKey().equals("_id") && index.canHandle(idQuery)) {
                 List<Document> documents = new ArrayList<>();
@@ -161,16 +178,13 @@ final class QueryPlanner {
         return null;
     }
 
-    private static <P> Choice<P> choose(OrderedIndex<P> index, Map<String, Object> conditions, Document orderBy) {
+    private static <P> Choice<P> choose(OrderedIndex<P> index, Map<String, List<Object>> conditions, Document orderBy) {
         List<IndexKey> keys = index.getKeys();
         List<String> prefixes = List.of("");
         Set<String> fixed = new HashSet<>();
         int equalities = 0;
         for (int i = 0; i < keys.size(); i++) {
             String field = keys.get(i).getKey();
-            if (!conditions.containsKey(field)) {
-                break;
-            }
             List<Object> values = pointValues(conditions.get(field));
             if (values == null || values.isEmpty() || prefixes.size() * values.size() > MAX_PREFIXES) {
                 break;
@@ -204,8 +218,9 @@ final class QueryPlanner {
         String[] bounds = null;
         if (equalities < keys.size()) {
             String next = keys.get(equalities).getKey();
-            bounds = bounds(conditions.get(next), index.isAscending(equalities));
-            if (equalities == 0 && bounds == null && index.isDeclaredSparse() && existsOnly(conditions.get(next))) {
+            List<Object> onNext = conditions.getOrDefault(next, List.of());
+            bounds = bounds(onNext, index.isAscending(equalities));
+            if (equalities == 0 && bounds == null && index.isDeclaredSparse() && onNext.stream().anyMatch(QueryPlanner::existsOnly)) {
                 // {field: {$exists: true}} on a sparse index's first key: every entry is a candidate (the outbox relay's query).
                 bounds = new String[] {null, null};
             }
@@ -295,48 +310,50 @@ final class QueryPlanner {
         return condition instanceof Document d && d.size() == 1 && Objects.equals(d.get("$exists"), Boolean.TRUE);
     }
 
-    /** {from, to} suffixes (either may be null: unbounded) for range operators on one key; null when there are none. */
-    private static String[] bounds(Object condition, boolean ascending) {
-        if (!(condition instanceof Document d)) {
-            return null;
-        }
+    /** {from, to} suffixes (either may be null: unbounded) for the range operators on one key, the tightest of all; null when there are none. */
+    private static String[] bounds(List<Object> conditions, boolean ascending) {
         String from = null;
         String to = null;
-        for (Map.Entry<String, Object> op : d.entrySet()) {
-            Object value = op.getValue();
-            if (value == null || !isPoint(value)) {
+        for (Object condition : conditions) {
+            if (!(condition instanceof Document d)) {
                 continue;
             }
-            String encoded = KeyEncoding.encode(value, ascending);
-            if (encoded == null) {
-                continue;
-            }
-            String past = encoded + KeyEncoding.AFTER;
-            // In a descending key, greater values come first: the lower bound of the values is the upper one of the keys.
-            String lower = null;
-            String upper = null;
-            switch (op.getKey()) {
-                case "$gt" -> {
-                    if (ascending) lower = past; else upper = encoded;
+            for (Map.Entry<String, Object> op : d.entrySet()) {
+                Object value = op.getValue();
+                if (value == null || !isPoint(value)) {
+                    continue;
                 }
-                case "$gte" -> {
-                    if (ascending) lower = encoded; else upper = past;
+                String encoded = KeyEncoding.encode(value, ascending);
+                if (encoded == null) {
+                    continue;
                 }
-                case "$lt" -> {
-                    if (ascending) upper = encoded; else lower = past;
+                String past = encoded + KeyEncoding.AFTER;
+                // In a descending key, greater values come first: the lower bound of the values is the upper one of the keys.
+                String lower = null;
+                String upper = null;
+                switch (op.getKey()) {
+                    case "$gt" -> {
+                        if (ascending) lower = past; else upper = encoded;
+                    }
+                    case "$gte" -> {
+                        if (ascending) lower = encoded; else upper = past;
+                    }
+                    case "$lt" -> {
+                        if (ascending) upper = encoded; else lower = past;
+                    }
+                    case "$lte" -> {
+                        if (ascending) upper = past; else lower = encoded;
+                    }
+                    default -> {
+                        // other operators narrow nothing here; the matcher applies them
+                    }
                 }
-                case "$lte" -> {
-                    if (ascending) upper = past; else lower = encoded;
+                if (lower != null && (from == null || lower.compareTo(from) > 0)) {
+                    from = lower;
                 }
-                default -> {
-                    // other operators narrow nothing here; the matcher applies them
+                if (upper != null && (to == null || upper.compareTo(to) < 0)) {
+                    to = upper;
                 }
-            }
-            if (lower != null && (from == null || lower.compareTo(from) > 0)) {
-                from = lower;
-            }
-            if (upper != null && (to == null || upper.compareTo(to) < 0)) {
-                to = upper;
             }
         }
         return from == null && to == null ? null : new String[] {from, to};
