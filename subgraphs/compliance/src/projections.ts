@@ -6,7 +6,11 @@ import { COMPLIANCE_COLLECTIONS, type AssetProjection, type EvidenceProjection, 
 import { evidenceTypes } from './rules';
 import { StatusComputer } from './status';
 
-/** Indexes start with tenantId; `tenant_due` serves the tenant-wide list sorted by due date. */
+/**
+ * Indexes start with tenantId. `tenant_due` serves the tenant-wide list, keyset-paged by (dueAt, _id), and the
+ * counts by state (due-date ranges); `tenant_evidence` finds the rows that an earlier `asOf` (an audit) must
+ * evaluate from the evidence — for `asOf` = now an empty range.
+ */
 export async function ensureComplianceIndexes(db: Db): Promise<void> {
   await db.collection<AssetProjection>(COMPLIANCE_COLLECTIONS.assets).createIndexes([{ key: { tenantId: 1, parentId: 1 }, name: 'tenant_parent' }]);
   await db
@@ -14,6 +18,7 @@ export async function ensureComplianceIndexes(db: Db): Promise<void> {
     .createIndexes([{ key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1 }, name: 'tenant_asset_type_time' }]);
   await db.collection<StatusRow>(COMPLIANCE_COLLECTIONS.status).createIndexes([
     { key: { tenantId: 1, dueAt: 1, _id: 1 }, name: 'tenant_due' },
+    { key: { tenantId: 1, lastEvidenceAt: 1 }, name: 'tenant_evidence' },
     { key: { tenantId: 1, assetId: 1 }, name: 'tenant_asset' },
   ]);
 }

@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import { z } from 'zod';
+import { fieldError } from '@linepack/lib/errors';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { COMPLIANCE_COLLECTIONS, type AssetProjection, type ComplianceState, type RegulationCode, type StatusRow } from './documents';
@@ -22,11 +23,60 @@ export interface StatusNode {
   dueAt: Date | null;
 }
 
+/**
+ * A page of `complianceStatus` as the resolvers see it: the total is counted only when the selection reads
+ * `totalCount` (resolvers/ComplianceStatusConnection.ts) — a count is another query, over every matching row.
+ */
+export interface StatusPage extends Omit<Connection<StatusNode>, 'totalCount'> {
+  count(): Promise<number>;
+}
+
 const DAY_MS = 86_400_000;
+const STATES: readonly ComplianceState[] = ['OK', 'DUE_SOON', 'OVERDUE', 'NO_RECORD'];
 /** Rows with no record sort after every due date. */
 const NO_DUE = new Date('9999-12-31T00:00:00.000Z');
+const NO_DUE_ISO = NO_DUE.toISOString();
 const statusCursor = z.tuple([z.string().datetime(), z.string()]);
-const sortKey = (n: StatusNode) => [(n.dueAt ?? NO_DUE).toISOString(), `${n.assetId}:${n.obligation}`] as const;
+/** The list order, and the cursor: [due date (NO_DUE without one) as an ISO string, `<assetId>:<obligation>`]. */
+type SortKey = readonly [due: string, id: string];
+const sortKey = (n: StatusNode): SortKey => [(n.dueAt ?? NO_DUE).toISOString(), `${n.assetId}:${n.obligation}`];
+/**
+ * Code-unit order, as MongoDB orders the `_id` strings (binary, no collation): rows ordered by the database and
+ * rows evaluated here interleave consistently, and a cursor means the same on both sides.
+ */
+const compareKeys = (a: SortKey, b: SortKey): number => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+/** What a list row shows; the bookkeeping (tenant, evidence time, computedAt) stays in the database. */
+const nodeFields = { _id: 1, assetId: 1, obligation: 1, regulation: 1, lastCompletedAt: 1, dueAt: 1 } as const;
+type NodeFields = Pick<StatusRow, keyof typeof nodeFields>;
+
+/**
+ * Rows whose stored evaluation holds at `asOf`: a row's stored due date depends on its evidence alone, so it
+ * holds for any `asOf` from its newest evidence on — always the case for `asOf` = now.
+ */
+const validAt = (asOf: Date): Filter<StatusRow> => ({ $or: [{ lastEvidenceAt: null }, { lastEvidenceAt: { $lte: asOf } }] });
+/**
+ * The other rows (lastEvidenceAt is a date or null, so this is exactly the complement of validAt): an audit of an
+ * earlier instant, where some of the evidence does not count yet. Few, and none for `asOf` = now: a range on the
+ * `tenant_evidence` index, so learning that there are none reads no row.
+ */
+const staleAt = (asOf: Date): Filter<StatusRow> => ({ lastEvidenceAt: { $gt: asOf } });
+
+function baseFilter(filter: StatusFilter): Filter<StatusRow> {
+  const base: Filter<StatusRow> = {};
+  if (filter.obligation) base.obligation = filter.obligation;
+  if (filter.regulation) base.regulation = filter.regulation;
+  if (filter.assetId) base.assetId = filter.assetId;
+  return base;
+}
+
+/** The cursor's key with its date written as sortKey writes it: the key is compared here and in the database. */
+function cursorKey(after: string | null | undefined): SortKey | null {
+  const cursor = decodeCursor(after, statusCursor);
+  if (!cursor) return null;
+  const due = new Date(cursor[0]);
+  if (Number.isNaN(due.getTime())) throw fieldError('BAD_USER_INPUT', 'after is not a cursor returned by this field', { field: 'after' });
+  return [due.toISOString(), cursor[1]];
+}
 
 /** One tenant's compliance, read from the projections and the materialised status rows. */
 export class ComplianceRepository {
@@ -47,65 +97,95 @@ export class ComplianceRepository {
     return this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays);
   }
 
-  /**
-   * A row's stored due date depends on its evidence alone, so it holds for any `asOf` from its newest
-   * evidence on; for an earlier `asOf` (an audit) some of that evidence does not count yet, and the
-   * row is evaluated from the evidence.
-   */
-  private async nodeAt(row: StatusRow, asOf: Date, dueSoonDays: number): Promise<StatusNode> {
-    const valid = !row.lastEvidenceAt || row.lastEvidenceAt <= asOf;
-    if (valid) {
-      return { ...row, state: stateAt(row.dueAt, asOf, dueSoonDays) };
-    }
-    const fresh = await this.computer.assetCompliance(this.tenantId, row.assetId, asOf, dueSoonDays);
-    const status = fresh.obligations.find((o) => o.obligation.obligation === row.obligation);
-    if (!status) return { ...row, state: stateAt(row.dueAt, asOf, dueSoonDays) };
-    return {
-      assetId: row.assetId,
-      obligation: row.obligation,
-      regulation: row.regulation,
-      state: status.state,
-      lastCompletedAt: status.lastCompletedAt,
-      dueAt: status.dueAt,
-    };
+  /** The rows valid at `asOf` that are in `state` (any: null) there — for a valid row, a due-date range. */
+  private validFilter(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number): Filter<StatusRow> {
+    return { ...base, ...dueRangeFor(state, asOf, dueSoonDays), ...validAt(asOf) } as Filter<StatusRow>;
   }
 
   /**
-   * Rows whose stored evaluation holds at `asOf` are filtered by state in the database (a due-date range);
-   * the others — an audit of an earlier year, evidence after `asOf` — are evaluated here. Sorted by due date.
+   * The first `limit` rows matching `match` after `after` in list order, ordered and cut by the database. The
+   * `tenant_due` index {tenantId, dueAt, _id} puts a null dueAt first but the list puts "no record" last, so the
+   * dated rows are read first (keyset on (dueAt, _id)) and then, while the page is not full, the undated ones
+   * by _id (the same index: tenantId, dueAt = null, _id). The state filter may rule either part out.
    */
-  private async nodesAt(filter: StatusFilter, asOf: Date, dueSoonDays: number): Promise<StatusNode[]> {
-    const base: Filter<StatusRow> = {};
-    if (filter.obligation) base.obligation = filter.obligation;
-    if (filter.regulation) base.regulation = filter.regulation;
-    if (filter.assetId) base.assetId = filter.assetId;
-    const validNow: Filter<StatusRow> = { $or: [{ lastEvidenceAt: null }, { lastEvidenceAt: { $lte: asOf } }] };
-    const stateRange = dueRangeFor(filter.state ?? null, asOf, dueSoonDays);
-    const [fast, slow] = await Promise.all([
-      this.rows.find({ ...base, ...validNow, ...stateRange } as Filter<StatusRow>).toArray(),
-      this.rows.find({ ...base, $nor: [validNow] } as Filter<StatusRow>).toArray(),
-    ]);
-    const nodes: StatusNode[] = fast.map((row) => ({ ...row, state: stateAt(row.dueAt, asOf, dueSoonDays) }));
-    for (const row of slow) {
-      const node = await this.nodeAt(row, asOf, dueSoonDays);
-      if (!filter.state || node.state === filter.state) nodes.push(node);
+  private async validRowsAfter(
+    match: Filter<StatusRow>,
+    after: SortKey | null,
+    limit: number,
+    parts: { dated: boolean; undated: boolean },
+  ): Promise<NodeFields[]> {
+    const rows: NodeFields[] = [];
+    const pastDated = after !== null && after[0] >= NO_DUE_ISO;
+    if (parts.dated && !pastDated) {
+      // The range on dueAt bounds the index scan; the $or only skips the ids up to the cursor on its own due date.
+      const keyset: Filter<StatusRow>[] = after
+        ? [{ dueAt: { $gte: new Date(after[0]) } }, { $or: [{ dueAt: { $gt: new Date(after[0]) } }, { _id: { $gt: after[1] } }] }]
+        : [];
+      const filter = { $and: [match, { dueAt: { $ne: null } }, ...keyset] } as Filter<StatusRow>;
+      rows.push(...(await this.rows.find(filter, { sort: { dueAt: 1, _id: 1 }, limit, projection: nodeFields }).toArray()));
     }
-    return nodes.sort((a, b) => (sortKey(a)[0] === sortKey(b)[0] ? sortKey(a)[1].localeCompare(sortKey(b)[1]) : sortKey(a)[0] < sortKey(b)[0] ? -1 : 1));
+    if (parts.undated && rows.length < limit) {
+      const keyset: Filter<StatusRow>[] = pastDated ? [{ _id: { $gt: after[1] } }] : [];
+      const filter = { $and: [match, { dueAt: null }, ...keyset] } as Filter<StatusRow>;
+      rows.push(...(await this.rows.find(filter, { sort: { _id: 1 }, limit: limit - rows.length, projection: nodeFields }).toArray()));
+    }
+    return rows;
   }
 
-  async statusPage(filter: StatusFilter, asOf: Date, dueSoonDays: number, size: number, after: string | null | undefined): Promise<Connection<StatusNode>> {
-    const nodes = await this.nodesAt(filter, asOf, dueSoonDays);
-    const key = sortKey;
-    const cursor = decodeCursor(after, statusCursor);
-    const start = cursor ? nodes.findIndex((n) => key(n)[0] > cursor[0] || (key(n)[0] === cursor[0] && key(n)[1] > cursor[1])) : 0;
-    const rest = start < 0 ? [] : nodes.slice(start);
-    return toConnection(rest.slice(0, size + 1), size, nodes.length, (n) => encodeCursor(key(n)));
+  /**
+   * The rows not valid at `asOf` (staleAt: an audit), each evaluated from the evidence at `asOf` — one evaluation
+   * per asset — and kept when in `state` (any: null). Unordered.
+   */
+  private async staleNodes(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number): Promise<StatusNode[]> {
+    const rows = await this.rows.find({ ...base, ...staleAt(asOf) }, { projection: nodeFields }).toArray();
+    const byAsset = new Map<string, NodeFields[]>();
+    for (const row of rows) (byAsset.get(row.assetId) ?? byAsset.set(row.assetId, []).get(row.assetId)!).push(row);
+    const nodes: StatusNode[] = [];
+    // One asset after another: an audit of many assets should not take every connection of the pool.
+    for (const [assetId, assetRows] of byAsset) {
+      const fresh = await this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays);
+      for (const row of assetRows) {
+        const status = fresh.obligations.find((o) => o.obligation.obligation === row.obligation);
+        // An obligation that no longer applies keeps its stored evaluation until the row is refreshed away.
+        const node: StatusNode = status
+          ? { ...nodeOf(row, asOf, dueSoonDays), state: status.state, lastCompletedAt: status.lastCompletedAt, dueAt: status.dueAt }
+          : nodeOf(row, asOf, dueSoonDays);
+        if (!state || node.state === state) nodes.push(node);
+      }
+    }
+    return nodes;
   }
 
+  /**
+   * Rows valid at `asOf` (all of them for `asOf` = now) are filtered by state (a due-date range), ordered and
+   * cut to the page by the database after the cursor (validRowsAfter); the others are evaluated here and merged
+   * in. Sorted by due date, no record last, then by `<assetId>:<obligation>`.
+   */
+  async statusPage(filter: StatusFilter, asOf: Date, dueSoonDays: number, size: number, after: string | null | undefined): Promise<StatusPage> {
+    const cursor = cursorKey(after);
+    const base = baseFilter(filter);
+    const state = filter.state ?? null;
+    const valid = this.validFilter(base, state, asOf, dueSoonDays);
+    const parts = { dated: state !== 'NO_RECORD', undated: state === null || state === 'NO_RECORD' };
+    const [rows, stale] = await Promise.all([this.validRowsAfter(valid, cursor, size + 1, parts), this.staleNodes(base, state, asOf, dueSoonDays)]);
+    const later = cursor ? stale.filter((n) => compareKeys(sortKey(n), cursor) > 0) : stale;
+    // Both lists are complete up to the first size + 1 rows after the cursor: so is their merge.
+    const nodes = [...rows.map((row) => nodeOf(row, asOf, dueSoonDays)), ...later].sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
+    const { edges, pageInfo } = toConnection(nodes.slice(0, size + 1), size, 0, (n) => encodeCursor(sortKey(n)));
+    let total: Promise<number> | undefined;
+    return { edges, pageInfo, count: () => (total ??= this.rows.countDocuments(valid).then((n) => n + stale.length)) };
+  }
+
+  /**
+   * The rows in each state at `asOf`: the valid ones counted by the database (a due-date range per state), the
+   * others (an audit) evaluated here. No row of the list is read for `asOf` = now.
+   */
   async countsByState(asOf: Date, dueSoonDays: number): Promise<{ state: ComplianceState; count: number }[]> {
-    const counts: Record<ComplianceState, number> = { OK: 0, DUE_SOON: 0, OVERDUE: 0, NO_RECORD: 0 };
-    for (const node of await this.nodesAt({}, asOf, dueSoonDays)) counts[node.state]++;
-    return (Object.keys(counts) as ComplianceState[]).map((state) => ({ state, count: counts[state] }));
+    const [counts, stale] = await Promise.all([
+      Promise.all(STATES.map((state) => this.rows.countDocuments(this.validFilter({}, state, asOf, dueSoonDays)))),
+      this.staleNodes({}, null, asOf, dueSoonDays),
+    ]);
+    return STATES.map((state, i) => ({ state, count: (counts[i] ?? 0) + stale.filter((n) => n.state === state).length }));
   }
 
   async nextDueAt(asOf: Date): Promise<Date | null> {
@@ -118,10 +198,25 @@ export class ComplianceRepository {
   }
 }
 
-/** The due-date range that puts a row in `state` at `asOf` (see stateAt). */
+/** A row valid at `asOf` as the list shows it: its state follows from the stored due date. */
+function nodeOf(row: NodeFields, asOf: Date, dueSoonDays: number): StatusNode {
+  return {
+    assetId: row.assetId,
+    obligation: row.obligation,
+    regulation: row.regulation,
+    state: stateAt(row.dueAt, asOf, dueSoonDays),
+    lastCompletedAt: row.lastCompletedAt,
+    dueAt: row.dueAt,
+  };
+}
+
+/**
+ * The due-date range that puts a row in `state` at `asOf`: exactly stateAt, whose day count compares UTC calendar
+ * days — a due date on the last DUE_SOON day is DUE_SOON at any hour of it.
+ */
 function dueRangeFor(state: ComplianceState | null, asOf: Date, dueSoonDays: number): Filter<StatusRow> {
   const today = Date.UTC(asOf.getUTCFullYear(), asOf.getUTCMonth(), asOf.getUTCDate());
-  const soonLimit = new Date(today + dueSoonDays * DAY_MS);
+  const okFrom = new Date(today + (dueSoonDays + 1) * DAY_MS);
   switch (state) {
     case null:
       return {};
@@ -130,8 +225,8 @@ function dueRangeFor(state: ComplianceState | null, asOf: Date, dueSoonDays: num
     case 'OVERDUE':
       return { dueAt: { $ne: null, $lt: new Date(today) } };
     case 'DUE_SOON':
-      return { dueAt: { $gte: new Date(today), $lte: soonLimit } };
+      return { dueAt: { $gte: new Date(today), $lt: okFrom } };
     case 'OK':
-      return { dueAt: { $gt: soonLimit } };
+      return { dueAt: { $gte: okFrom } };
   }
 }

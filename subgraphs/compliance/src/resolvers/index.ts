@@ -1,8 +1,9 @@
 import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
 import { Asset } from './Asset';
+import { ComplianceStatusConnection } from './ComplianceStatusConnection';
 import { ComplianceStatusRow } from './ComplianceStatusRow';
 import { PipelineSummary } from './PipelineSummary';
 import { Query } from './Query';
 
-export const resolvers: Resolvers = { Query, Asset, PipelineSummary, ComplianceStatusRow, DateTime: DateTimeScalar };
+export const resolvers: Resolvers = { Query, Asset, PipelineSummary, ComplianceStatusConnection, ComplianceStatusRow, DateTime: DateTimeScalar };
