@@ -39,6 +39,14 @@ export function settingsOf(doc: SettingsDocument | null): TenantSettings {
   };
 }
 
+/** What an event batch (or a rebuild chunk) reads once for one tenant: see Analyzer.context. */
+export interface BatchContext {
+  tenantId: string;
+  settings: TenantSettings;
+  assets: Map<string, AssetProjection>;
+  cp: Map<string, CpReadingProjection>;
+}
+
 /** Why an anomaly cannot be assessed on this asset, or null when it can. */
 function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | null {
   if (a.featureType && !ASSESSED_FEATURES.has(a.featureType)) {
@@ -214,36 +222,52 @@ export class Analyzer {
   }
 
   /**
+   * What one event batch reads once per tenant rather than once per asset: the tenant's settings, the assets the
+   * batch touched and their latest CP readings (two `_id $in` reads, served by the _id index on every server).
+   */
+  async context(tenantId: string, assetIds: Iterable<string>): Promise<BatchContext> {
+    const ids = [...new Set(assetIds)];
+    const [settings, assets, cp] = await Promise.all([
+      this.tenantSettings(tenantId),
+      ids.length ? this.assets.find({ _id: { $in: ids }, tenantId }).toArray() : [],
+      ids.length ? this.cp.find({ _id: { $in: ids }, tenantId }).toArray() : [],
+    ]);
+    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])) };
+  }
+
+  /**
    * New anomalies of a batch, grouped by asset: each is assessed against the previous ILI run of its
    * asset. Anomalies of an asset analytics has not heard of wait for its asset.upserted.
    */
-  async assessNew(tenantId: string, assetId: string, anomalyIds: readonly string[], now = new Date()): Promise<void> {
-    const asset = await this.assets.findOne({ _id: assetId, tenantId });
+  async assessNew(context: BatchContext, assetId: string, anomalyIds: readonly string[], now = new Date()): Promise<void> {
+    const asset = context.assets.get(assetId);
     if (!asset) return;
-    const settings = await this.tenantSettings(tenantId);
-    const rows = await this.anomalies.find({ tenantId, assetId, _id: { $in: [...anomalyIds] } }).toArray();
+    const rows = await this.anomalies.find({ _id: { $in: [...anomalyIds] }, tenantId: context.tenantId, assetId }).toArray();
     const previousByRun = new Map<string, RunFeature[]>();
     const docs: AssessmentDocument[] = [];
     for (const row of rows) {
       const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
       if (!previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
-      docs.push(this.assess(asset, row, previousByRun.get(key)!, settings, now));
+      docs.push(this.assess(asset, row, previousByRun.get(key)!, context.settings, now));
     }
     await this.write(docs);
   }
 
   /** Every anomaly of the asset again (its geometry, MAOP or class changed, or a rebuild). */
-  async assessAll(tenantId: string, assetId: string, now = new Date()): Promise<void> {
-    const ids = (await this.anomalies.find({ tenantId, assetId }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
-    for (let i = 0; i < ids.length; i += 1000) await this.assessNew(tenantId, assetId, ids.slice(i, i + 1000), now);
+  async assessAll(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
+    const ids = (await this.anomalies.find({ tenantId: context.tenantId, assetId }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
+    for (let i = 0; i < ids.length; i += 1000) await this.assessNew(context, assetId, ids.slice(i, i + 1000), now);
   }
 
   /** Every segment of the tenant again, assessments then risk (the tenant's settings changed). */
   async reassessTenant(tenantId: string, now = new Date()): Promise<void> {
-    const assets = await this.assets.find({ tenantId }, { projection: { _id: 1 } }).toArray();
-    for (const { _id } of assets) {
-      await this.assessAll(tenantId, _id, now);
-      await this.refreshRisk(tenantId, _id, now);
+    const ids = (await this.assets.find({ tenantId }, { projection: { _id: 1 } }).toArray()).map((a) => a._id);
+    for (let i = 0; i < ids.length; i += 500) {
+      const context = await this.context(tenantId, ids.slice(i, i + 500));
+      for (const id of ids.slice(i, i + 500)) {
+        await this.assessAll(context, id, now);
+        await this.refreshRisk(context, id, now);
+      }
     }
   }
 
@@ -256,8 +280,9 @@ export class Analyzer {
   }
 
   /** The segment's risk from its assessments (one aggregation) and latest CP reading. */
-  async refreshRisk(tenantId: string, assetId: string, now = new Date()): Promise<void> {
-    const asset = await this.assets.findOne({ _id: assetId, tenantId });
+  async refreshRisk(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
+    const { tenantId } = context;
+    const asset = context.assets.get(assetId);
     if (!asset || !PIPE_TYPES.has(asset.type) || asset.status === 'ABANDONED') {
       await this.risks.deleteOne({ _id: assetId, tenantId });
       return;
@@ -276,7 +301,7 @@ export class Analyzer {
       if (g.minLife != null) minLife = minLife == null ? g.minLife : Math.min(minLife, g.minLife);
       if (g.minFpr != null) minFpr = minFpr == null ? g.minFpr : Math.min(minFpr, g.minFpr);
     }
-    const cp = await this.cp.findOne({ _id: assetId, tenantId });
+    const cp = context.cp.get(assetId);
     const risk = segmentRisk({
       regulation: asset.regulation,
       product: asset.product,

@@ -106,11 +106,13 @@ export function analyticsEventHandler(db: Db) {
       }
     }
     if (anomalyInsertOps.length > 0) await anomalies.bulkWrite(anomalyInsertOps, { ordered: false });
-    for (const [tenantId, ids] of changedAssets) for (const id of ids) await analyzer.assessAll(tenantId, id);
-    for (const [tenantId, byAsset] of newAnomalies) {
-      for (const [assetId, ids] of byAsset) if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(tenantId, assetId, ids);
+    // Every asset the batch touched is in riskTouched: one read of them (and of the settings) per tenant.
+    for (const [tenantId, touched] of riskTouched) {
+      const context = await analyzer.context(tenantId, touched);
+      for (const id of changedAssets.get(tenantId) ?? []) await analyzer.assessAll(context, id);
+      for (const [assetId, ids] of newAnomalies.get(tenantId) ?? []) if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(context, assetId, ids);
+      for (const id of touched) await analyzer.refreshRisk(context, id);
     }
-    for (const [tenantId, ids] of riskTouched) for (const id of ids) await analyzer.refreshRisk(tenantId, id);
   };
 }
 

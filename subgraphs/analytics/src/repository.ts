@@ -44,8 +44,10 @@ export class AnalyticsRepository {
     if (filter.responseCategory) base.responseCategory = filter.responseCategory;
     if (filter.assessable != null) base.assessable = filter.assessable;
     const cursor = decodeCursor(after, assessmentCursor);
+    // The range on urgency bounds the index scan to the cursor onwards (an $or alone does not); the $or skips the rest.
     const page: Filter<AssessmentDocument> = cursor
       ? {
+          urgency: { $gte: cursor[0] },
           $or: [
             { urgency: { $gt: cursor[0] } },
             { urgency: cursor[0], dueSort: { $gt: new Date(cursor[1]) } },
@@ -69,7 +71,10 @@ export class AnalyticsRepository {
     base.score = { $gte: min, $lte: max };
     if (filter.regulation) base.regulation = filter.regulation;
     const cursor = decodeCursor(after, riskCursor);
-    const page: Filter<RiskDocument> = cursor ? { $or: [{ score: { $lt: cursor[0] } }, { score: cursor[0], _id: { $gt: cursor[1] } }] } : {};
+    // The range on score bounds the index scan to the cursor onwards; the $or skips the rest of its score.
+    const page: Filter<RiskDocument> = cursor
+      ? { score: { $lte: cursor[0] }, $or: [{ score: { $lt: cursor[0] } }, { score: cursor[0], _id: { $gt: cursor[1] } }] }
+      : {};
     const [rows, totalCount] = await Promise.all([
       this.risks.find({ $and: [base, page] } as Filter<RiskDocument>, { sort: { score: -1, _id: 1 }, limit: size + 1 }).toArray(),
       this.risks.countDocuments(base),

@@ -127,10 +127,15 @@ export class MeasurementRepository {
   async list(query: MeasurementQuery, size: number, after: string | null | undefined): Promise<MeasurementPage> {
     const filter = this.filterFor(query);
     const cursor = decodeCursor(after, measurementCursor);
+    // Keyset: the range on observedAt starts the index scan at the cursor (an $or alone would read every earlier
+    // page again, on MongoDB's planner as on the embedded one); the $or skips what is left of the cursor's instant.
     const pageFilter: Filter<MeasurementDocument> = cursor
       ? {
-          ...filter,
-          $or: [{ observedAt: { $lt: new Date(cursor[0]) } }, { observedAt: new Date(cursor[0]), _id: { $lt: cursor[1] } }],
+          $and: [
+            filter,
+            { observedAt: { $lte: new Date(cursor[0]) } },
+            { $or: [{ observedAt: { $lt: new Date(cursor[0]) } }, { observedAt: new Date(cursor[0]), _id: { $lt: cursor[1] } }] },
+          ],
         }
       : filter;
     const rows = await this.measurements.find(pageFilter, { ...withoutOutbox, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray();
