@@ -110,7 +110,8 @@ export function analyticsEventHandler(db: Db) {
     for (const [tenantId, touched] of riskTouched) {
       const context = await analyzer.context(tenantId, touched);
       for (const id of changedAssets.get(tenantId) ?? []) await analyzer.assessAll(context, id);
-      for (const [assetId, ids] of newAnomalies.get(tenantId) ?? []) if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(context, assetId, ids);
+      for (const [assetId, ids] of newAnomalies.get(tenantId) ?? [])
+        if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(context, assetId, ids);
       for (const id of touched) await analyzer.refreshRisk(context, id);
     }
   };
