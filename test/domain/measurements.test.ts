@@ -1,4 +1,4 @@
-import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { createAsset, graphql, mongoCommandsDuring, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 let key: string;
@@ -32,7 +32,7 @@ const iliBatch = (n: number, run = 'run-2026-02') =>
   }));
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ monitorCommands: true });
   key = (await stack.tenantWithKey()).apiKey;
   const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 500' });
   segmentId = (await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: 'Line 500 · MP 0–10', parentId: line.id })).id;
@@ -76,6 +76,35 @@ describe('a 5,000-anomaly ILI batch', () => {
     }
     expect(seen.size).toBe(5_000);
   }, 60_000);
+
+  it('reads a later page from the index at its cursor, in index order, stopped at the page size', async () => {
+    const pageOf = (after: string | null) =>
+      call(
+        `query($id: ID!, $after: String) { asset(id: $id) { measurements(type: ILI_ANOMALY, first: 100, after: $after) {
+           edges { node { id } } pageInfo { endCursor } } } }`,
+        { id: segmentId, after },
+      );
+    const first = await pageOf(null);
+    const mongo = stack.subgraphs.measurements.mongo!;
+    const commands = await mongoCommandsDuring(mongo, () => pageOf(first.body.data!['asset'].measurements.pageInfo.endCursor));
+    const find = commands.find((c) => c.commandName === 'find' && c.command['find'] === 'measurements')!;
+    expect(find).toBeDefined();
+    // The same command, explained by the server that ran it (a real MongoDB, or the embedded server's QueryPlanner).
+    const plan = JSON.stringify(
+      await mongo
+        .db(find.databaseName)
+        .collection('measurements')
+        .find(find.command['filter'])
+        .sort(find.command['sort'])
+        .limit(find.command['limit'])
+        .explain('queryPlanner'),
+    );
+    expect(plan).toContain('tenant_asset_type_time');
+    expect(plan).not.toContain('COLLSCAN');
+    expect(plan).not.toContain('"SORT"');
+    // Bounded at the cursor's instant: the embedded planner says so, MongoDB shows the observedAt bounds.
+    expect(plan).toMatch(/"linepackRange":true|"observedAt":\["\[new Date\(\d+\)/);
+  });
 
   it('answers a time-range query', async () => {
     const from = new Date(RUN_START + 100 * 60_000).toISOString();
