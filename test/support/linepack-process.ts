@@ -48,14 +48,21 @@ export function processesWith(argument: string): number[] {
     .map(Number);
 }
 
-/** Runs a TypeScript entry of the repository (a script or benchmark) to its end and collects what it printed. */
-export function runEntry(file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+/**
+ * Runs a TypeScript entry of the repository (a script or benchmark) to its end and collects what it printed. `env`
+ * defaults to this process's (MONGODB_URI and REDIS_URL from the jest global setup); pass one without MONGODB_URI
+ * to run the entry on a database of its own.
+ */
+export function runEntry(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file), ...args], {
       cwd: repoRoot,
-      // MONGODB_URI and REDIS_URL come from the jest global setup.
-      env: process.env,
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
