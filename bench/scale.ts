@@ -18,10 +18,11 @@
  *              them; after each size, the embedded server's resident set size.
  *
  *   npm run bench:scale [-- --sizes 1000,10000,100000] [--workloads analytics,listing,summary,register,status,ingest]
- *                          [--quick] [--json]
+ *                          [--quick] [--json] [--plain]
  *
  * Without MONGODB_URI it runs the embedded server as `npm start` does (file-backed H2), on a file of its own under
- * .linepack/ that is deleted at the end; with MONGODB_URI, fresh database names per run, dropped afterwards. Redis
+ * .linepack/ that is deleted at the end (--plain: without Linepack's secondary indexes and query planner, for a
+ * before/after comparison); with MONGODB_URI, fresh database names per run, dropped afterwards. Redis
  * (REDIS_URL, or a redis-server of its own) only for the workloads that publish events. Every answer is checked:
  * exit status 1 when one is wrong, never because of a time (ratios only; the machine is shared).
  */
@@ -86,6 +87,8 @@ interface Settings {
   sizes: number[];
   workloads: Set<WorkloadName>;
   json: boolean;
+  /** The embedded server without Linepack's indexes and planner (mongo-java-server's own path): the "before". */
+  plain: boolean;
 }
 
 function parseSettings(): Settings {
@@ -95,11 +98,12 @@ function parseSettings(): Settings {
       workloads: { type: 'string', default: WORKLOADS.join(',') },
       quick: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      plain: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.error(`usage: bench:scale [--sizes 1000,10000,100000] [--workloads ${WORKLOADS.join(',')}] [--quick] [--json]`);
+    console.error(`usage: bench:scale [--sizes 1000,10000,100000] [--workloads ${WORKLOADS.join(',')}] [--quick] [--json] [--plain]`);
     process.exit(0);
   }
   const sizes = values.sizes ? values.sizes.split(',').map(Number) : values.quick ? QUICK_SIZES : DEFAULT_SIZES;
@@ -108,7 +112,7 @@ function parseSettings(): Settings {
   const names = values.workloads.split(',').map((w) => w.trim());
   const unknown = names.filter((w) => !(WORKLOADS as readonly string[]).includes(w));
   if (unknown.length > 0) throw new Error(`unknown workload ${unknown.join(', ')}: choose from ${WORKLOADS.join(', ')}`);
-  return { sizes: [...new Set(sizes)].sort((a, b) => a - b), workloads: new Set(names as WorkloadName[]), json: values.json };
+  return { sizes: [...new Set(sizes)].sort((a, b) => a - b), workloads: new Set(names as WorkloadName[]), json: values.json, plain: values.plain };
 }
 
 /** The servers of the whole run; every workload and size gets fresh databases (and streams) on them. */
@@ -803,7 +807,7 @@ async function main(): Promise<number> {
       await mkdir(path.join(repoRoot, '.linepack'), { recursive: true });
       dataDir = await mkdtemp(path.join(repoRoot, '.linepack', 'bench-scale-'));
       dataFile = path.join(dataDir, 'mongo.h2');
-      embedded = await startEmbeddedMongo({ dataFile, log });
+      embedded = await startEmbeddedMongo({ dataFile, log, plain: settings.plain });
       mongoUri = embedded.uri;
     }
     if (needsRedis && !process.env['REDIS_URL']) redisServer = await startRedisServer();
