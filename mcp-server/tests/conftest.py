@@ -12,12 +12,13 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,61 @@ class Stack:
             if line.startswith("{"):
                 return json.loads(line)
         raise AssertionError(f"no JSON object in the output of linepack keys create: {proc.stdout[-2000:]}")
+
+    def create_tenant(self, name: str) -> dict[str, Any]:
+        """A tenant of its own (`npx linepack tenants create`) with a key of every read scope and assets:write."""
+        proc = subprocess.run(
+            ["npx", "linepack", "tenants", "create", "--name", f"{name} {time.time_ns()}", "--tier", "pro", "--json"],
+            cwd=REPO_ROOT, env=os.environ | {"LINEPACK_STATE_DIR": str(self.state_dir)}, capture_output=True,
+            text=True, timeout=90,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        tenant_id = json.loads(proc.stdout.strip().splitlines()[-1])["id"]
+        key = Stack(self.gateway_url, self.api_key, tenant_id, self.state_dir, self.dev).create_key(
+            "assets:read,assets:write,measurements:read,analytics:read,compliance:read")["apiKey"]
+        return {"tenantId": tenant_id, "apiKey": key}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def http_server(stack: Stack, log_path: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`linepack-mcp serve --transport streamable-http` on a free loopback port; yields its base URL and process.
+
+    Its environment holds the stack's demo key, which it must never use for anyone, nor log (checked at the end).
+    """
+    port = free_port()
+    full_env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ} | stack.env() | env
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [linepack_mcp_exe(), "serve", "--transport", "streamable-http", "--port", str(port)],
+            env=full_env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, f"the HTTP server exited: {log_path.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"the HTTP server did not start: {log_path.read_text()[-3000:]}"
+            time.sleep(0.2)
+        yield base, proc
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log_text = log_path.read_text(errors="replace")
+        assert stack.api_key not in log_text and "lpk_" not in log_text
 
 
 def _tail(path: Path, n: int = 40) -> str:

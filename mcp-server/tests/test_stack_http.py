@@ -4,10 +4,7 @@ Linepack credential. Two SDK clients with keys of two tenants each see only thei
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,69 +16,25 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import REPO_ROOT, Stack, linepack_mcp_exe
+from conftest import Stack, http_server as start_http_server, linepack_mcp_exe
 
 pytestmark = [pytest.mark.anyio, pytest.mark.stack]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def http_server(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("mcp-http") / "server.log"
-    # The server's own environment holds the stack's demo key: it must never be used for anyone.
-    env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ} | stack.env()
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [linepack_mcp_exe(), "serve", "--transport", "streamable-http", "--port", str(port)],
-            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, f"the HTTP server exited: {log_path.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"the HTTP server did not start: {log_path.read_text()[-3000:]}"
-            time.sleep(0.2)
+    with start_http_server(stack, tmp_path_factory.mktemp("mcp-http") / "server.log") as (base, _):
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log_text = log_path.read_text(errors="replace")
-        assert stack.api_key not in log_text and "lpk_" not in log_text
 
 
 @pytest.fixture(scope="module")
 def other_tenant(stack: Stack) -> dict[str, Any]:
     """A second tenant with its own key and one asset of its own, made with the project's CLI and API."""
-    import json
-
-    proc = subprocess.run(
-        ["npx", "linepack", "tenants", "create", "--name", f"MCP HTTP other {time.time_ns()}", "--tier", "pro", "--json"],
-        cwd=REPO_ROOT, env=os.environ | {"LINEPACK_STATE_DIR": str(stack.state_dir)}, capture_output=True, text=True,
-        timeout=90,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    tenant_id = json.loads(proc.stdout.strip().splitlines()[-1])["id"]
-    key = Stack(stack.gateway_url, stack.api_key, tenant_id, stack.state_dir, stack.dev).create_key(
-        "assets:read,assets:write,measurements:read,analytics:read,compliance:read")["apiKey"]
+    tenant = stack.create_tenant("MCP HTTP other")
     asset = stack.graphql("mutation($i: CreateAssetInput!) { createAsset(input: $i) { id name } }",
                           {"i": {"type": "PIPELINE", "name": "Other tenant's only line", "status": "ACTIVE"}},
-                          key=key)["createAsset"]
-    return {"tenantId": tenant_id, "apiKey": key, "asset": asset}
+                          key=tenant["apiKey"])["createAsset"]
+    return tenant | {"asset": asset}
 
 
 @asynccontextmanager

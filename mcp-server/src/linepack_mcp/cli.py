@@ -38,6 +38,11 @@ environment:
   LINEPACK_TENANT_ID   optional; tenant to act in, sent as X-Tenant-ID (stdio)
   LINEPACK_MCP_WRITES  optional; off (default): the tools that change data are not offered; on: they are
   LINEPACK_LOG_LEVEL   optional; DEBUG, INFO (default) or WARN. Logs go to stderr only.
+streamable-http only (hosted sessions; a credential at its cap loses its session unused the longest):
+  LINEPACK_MCP_MAX_SESSIONS_PER_CREDENTIAL  default 16; open sessions per bearer credential
+  LINEPACK_MCP_MAX_SESSIONS_PER_TENANT      default 64; per tenant, all its credentials together
+  LINEPACK_MCP_MAX_SESSIONS                 default 1000; in all, larger than the per-tenant cap (last resort: 503)
+  LINEPACK_MCP_SESSION_IDLE_TIMEOUT_S       default 900; a session without a request this long is closed
 """
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -140,7 +145,7 @@ def transport_security(host: str, port: int, allowed_hosts: list[str], allowed_o
 def serve_http(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .server import build_server
+    from .server import build_http_app
 
     if args.host in ("0.0.0.0", "::") and not args.allowed_host:
         return _config_error(ConfigError(
@@ -148,14 +153,18 @@ def serve_http(settings: Settings, args: argparse.Namespace) -> int:
             f"each name clients use (e.g. --allowed-host mcp.example.com:{args.port}), or listen on 127.0.0.1"))
     if os.environ.get("LINEPACK_API_KEY"):
         log.warning("LINEPACK_API_KEY is set but not used over HTTP: every MCP client sends its own credential")
-    server = build_server(settings, per_request_credentials=True)
-    app = server.streamable_http_app(
-        host=args.host,
-        transport_security=transport_security(args.host, args.port, args.allowed_host, args.allowed_origin),  # type: ignore[arg-type]
-    )
+    try:
+        app = build_http_app(settings, host=args.host, transport_security=transport_security(
+            args.host, args.port, args.allowed_host, args.allowed_origin))
+    except RuntimeError as err:  # an MCP SDK without what the session limits need
+        print(f"linepack-mcp: {err}", file=sys.stderr)
+        return EXIT_CONFIG
     log.info("linepack-mcp %s serving MCP over streamable HTTP at http://%s:%d/mcp for %s (writes %s); "
              "health at /healthz", __version__, args.host, args.port, settings.api_url,
              "on" if settings.writes else "off")
+    log.info("MCP sessions: at most %d per credential, %d per tenant, %d in all; closed after %g s without a request",
+             settings.max_sessions_per_credential, settings.max_sessions_per_tenant, settings.max_sessions,
+             settings.session_idle_timeout_s)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return EXIT_OK
 

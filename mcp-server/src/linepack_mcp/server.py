@@ -97,6 +97,7 @@ from .schema import (
     schema_sdl,
     validate_document,
 )
+from .sessions import SdkSessions, SessionGate, SessionLimits, SessionTable, credential_digest
 from .settings import Settings, validate_tenant_id, ConfigError
 
 log = logging.getLogger("linepack_mcp.server")
@@ -237,6 +238,9 @@ def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
 
 # The credential of the MCP request being handled, when serving over HTTP (set by RequestCredentials).
 _request_credential: ContextVar[Credential | None] = ContextVar("linepack_request_credential", default=None)
+# The credential check's answer for the HTTP request being handled: (digest of the bearer, answer). Every HTTP
+# request runs in a task of its own, with a context of its own, so an answer never reaches another request.
+_verified_in_request: ContextVar[tuple[str, AccessToken | None] | None] = ContextVar("linepack_verified", default=None)
 
 
 def credential_from_headers(headers: Any) -> Credential | None:
@@ -286,16 +290,28 @@ class GatewayTokenVerifier:
         self._known: OrderedDict[str, tuple[float, AccessToken]] = OrderedDict()
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        digest = hashlib.sha256(token.encode()).hexdigest()
+        digest = credential_digest(token)
+        # The session limits ask first (they need the tenant), then the SDK's authentication: one answer per request,
+        # so a rejected or unverifiable credential costs the gateway one check, not two.
+        answered = _verified_in_request.get()
+        if answered is not None and answered[0] == digest:
+            return answered[1]
+        access = await self._verify(token, digest)
+        _verified_in_request.set((digest, access))
+        return access
+
+    async def _verify(self, token: str, digest: str) -> AccessToken | None:
         now = time.monotonic()
         hit = self._known.get(digest)
         if hit and hit[0] > now:
             return hit[1]
         client = LinepackClient(replace(self.settings, max_retries=0), credential=Credential(token), http=self._pool())
+        # The answers hold the digest, not the credential: the cache outlives the request, the bearer need not
+        # (every tool call reads it from its own request's header).
         try:
             data = await client.query_data(operations()["LinepackVerify"])
             me = data.get("me") or {}
-            access = AccessToken(token=token, client_id=str(me.get("id") or "linepack"),
+            access = AccessToken(token=digest, client_id=str(me.get("id") or "linepack"),
                                  scopes=[str(s) for s in me.get("scopes") or []],
                                  claims={"tenant_id": me.get("tenantId")})
         except LinepackUnauthenticated:
@@ -303,7 +319,7 @@ class GatewayTokenVerifier:
         except LinepackError as exc:
             log.info("credential check at the gateway inconclusive (%s); letting the gateway decide per call",
                      exc.message)
-            return AccessToken(token=token, client_id="unverified", scopes=[])
+            return AccessToken(token=digest, client_id="unverified", scopes=[])
         self._known[digest] = (now + self.ttl_s, access)
         self._known.move_to_end(digest)
         while len(self._known) > self.size:
@@ -320,6 +336,10 @@ class AppState:
         self.schema = SchemaCache()
         self._pool: Any = None
         self._client: LinepackClient | None = None
+        #: Over HTTP: the credential check at the MCP endpoint, shared by the session limits and the SDK's auth.
+        self.verifier = GatewayTokenVerifier(settings, self.pool) if per_request_credentials else None
+        #: Over HTTP: the session counts and limits /healthz reports (set once the session limits are in place).
+        self.session_health: Callable[[], dict[str, Any]] | None = None
 
     def pool(self) -> Any:
         if self._pool is None:
@@ -382,14 +402,34 @@ class MeasurementIn(BaseModel):
         return d
 
 
+def build_http_app(settings: Settings, *, host: str, transport_security: Any) -> SessionGate:
+    """The shared server over streamable HTTP: every client acts with its own credential, and sessions are held
+    to the limits per credential and per tenant, the idle timeout and the server-wide cap (sessions.py)."""
+    state = AppState(settings, per_request_credentials=True)
+    server = build_server(settings, per_request_credentials=True, state=state)
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=transport_security,
+        # The SDK's own limits stay as a backstop; the gate keeps below them. Its idle timeout alone would never
+        # close a session whose client keeps the listening stream open.
+        session_idle_timeout=settings.session_idle_timeout_s,
+        max_sessions=settings.max_sessions,
+    )
+    assert state.verifier is not None
+    gate = SessionGate(app, SessionTable(SessionLimits.from_settings(settings)), SdkSessions(server.session_manager),
+                       state.verifier.verify_token)
+    state.session_health = gate.health
+    return gate
+
+
 def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
-                 per_request_credentials: bool = False) -> MCPServer[AppState]:
+                 per_request_credentials: bool = False, state: AppState | None = None) -> MCPServer[AppState]:
     """The MCP server. `schema` (from a start-up probe) enables the tools that depend on it at once.
 
     With `per_request_credentials` (streamable HTTP) every MCP request acts with the credential its
     HTTP request carries; the process holds none of its own.
     """
-    state = AppState(settings, per_request_credentials=per_request_credentials)
+    state = state or AppState(settings, per_request_credentials=per_request_credentials)
     if schema is not None:
         state.schema.set(schema)
     ops = operations()
@@ -409,7 +449,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
             # Linepack issues the credentials (API keys, and access tokens at /auth/login); this server only
             # passes each caller's own on to the gateway, which decides what it may see.
             "auth": AuthSettings(issuer_url=settings.origin, resource_server_url=None),  # type: ignore[arg-type]
-            "token_verifier": GatewayTokenVerifier(settings, state.pool),
+            "token_verifier": state.verifier,
             "middleware": [RequestCredentials()],
         }
 
@@ -427,8 +467,11 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
     if per_request_credentials:
         @mcp.custom_route("/healthz", methods=["GET"])
         async def healthz(_: Request) -> Response:
-            return JSONResponse({"status": "ok", "server": "linepack-mcp", "version": __version__,
-                                 "writes": "on" if settings.writes else "off"})
+            body: dict[str, Any] = {"status": "ok", "server": "linepack-mcp", "version": __version__,
+                                    "writes": "on" if settings.writes else "off"}
+            if state.session_health is not None:
+                body["sessions"] = state.session_health()
+            return JSONResponse(body)
 
     def tool(**kw: Any) -> Callable[[Callable[..., Awaitable[Any]]], Any]:
         def register(fn: Callable[..., Awaitable[Any]]) -> Any:

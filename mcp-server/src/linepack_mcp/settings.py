@@ -7,10 +7,12 @@ key never appears in a message, a ``repr`` or a log line.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_API_URL = "http://localhost:4000/graphql"
@@ -49,6 +51,15 @@ class Settings:
     timeout_s: float = 30.0
     #: Cap on the JSON text of one tool result, in characters.
     max_result_chars: int = 60_000
+    # Hosted (streamable HTTP) session limits; see sessions.py. Over stdio there is one session and they do not apply.
+    #: Open MCP sessions one credential (one bearer) may hold; at the cap its session idle the longest is closed.
+    max_sessions_per_credential: int = 16
+    #: Open MCP sessions all credentials of one tenant may hold together; at the cap the tenant's idlest is closed.
+    max_sessions_per_tenant: int = 64
+    #: Open MCP sessions in all; larger than the per-tenant cap, so no single tenant can fill the server.
+    max_sessions: int = 1000
+    #: A session without a request for this long is closed (an open listening GET stream does not count as use).
+    session_idle_timeout_s: float = 900.0
 
     @property
     def origin(self) -> str:
@@ -141,9 +152,30 @@ def _number(environ: Mapping[str, str], name: str, default: float, *, integer: b
     except ValueError:
         kind = "an integer" if integer else "a number"
         raise ConfigError(f"{name} must be {kind} (got {raw!r})") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number (got {raw!r})")
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum:g} (got {raw!r})")
     return value
+
+
+def validate_session_limits(per_credential: int, per_tenant: int, total: int) -> None:
+    """The caps must nest: a credential's within its tenant's, a tenant's below the server's.
+
+    The server-wide cap is only a last resort: if one tenant could reach it alone, that tenant's flood would
+    refuse every other tenant's session, which is what the per-tenant cap exists to prevent.
+    """
+    if per_tenant < per_credential:
+        raise ConfigError(
+            f"LINEPACK_MCP_MAX_SESSIONS_PER_TENANT ({per_tenant}) must be at least "
+            f"LINEPACK_MCP_MAX_SESSIONS_PER_CREDENTIAL ({per_credential}): a tenant's cap covers all its credentials"
+        )
+    if total <= per_tenant:
+        raise ConfigError(
+            f"LINEPACK_MCP_MAX_SESSIONS ({total}) must be larger than LINEPACK_MCP_MAX_SESSIONS_PER_TENANT "
+            f"({per_tenant}): otherwise one tenant alone could fill the server and every other tenant's new session "
+            f"would be refused"
+        )
 
 
 def validate_writes(value: str | None) -> bool:
@@ -170,6 +202,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, per_request_crede
         api_key = validate_api_key(_get(env, "LINEPACK_API_KEY"))
         tenant_id = validate_tenant_id(_get(env, "LINEPACK_TENANT_ID"))
     log_level = validate_log_level(_get(env, "LINEPACK_LOG_LEVEL"))
+    sessions = _session_settings(env) if per_request_credentials else {}
     return Settings(
         api_url=api_url,
         api_key=api_key,
@@ -180,4 +213,24 @@ def load_settings(environ: Mapping[str, str] | None = None, *, per_request_crede
         max_retry_wait_s=_number(env, "LINEPACK_MAX_RETRY_WAIT_S", 30.0, integer=False, minimum=0),
         timeout_s=_number(env, "LINEPACK_TIMEOUT_S", 30.0, integer=False, minimum=1),
         max_result_chars=int(_number(env, "LINEPACK_MAX_RESULT_CHARS", 60_000, integer=True, minimum=1000)),
+        **sessions,
     )
+
+
+def _session_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The hosted session limits (streamable HTTP only), read and checked together once at start-up."""
+    default = Settings(api_url=DEFAULT_API_URL)
+    per_credential = int(_number(env, "LINEPACK_MCP_MAX_SESSIONS_PER_CREDENTIAL", default.max_sessions_per_credential,
+                                 integer=True, minimum=1))
+    per_tenant = int(_number(env, "LINEPACK_MCP_MAX_SESSIONS_PER_TENANT", default.max_sessions_per_tenant,
+                             integer=True, minimum=1))
+    total = int(_number(env, "LINEPACK_MCP_MAX_SESSIONS", default.max_sessions, integer=True, minimum=1))
+    validate_session_limits(per_credential, per_tenant, total)
+    return {
+        "max_sessions_per_credential": per_credential,
+        "max_sessions_per_tenant": per_tenant,
+        "max_sessions": total,
+        # At least a second: shorter, a client would lose its session between two messages of one exchange.
+        "session_idle_timeout_s": _number(env, "LINEPACK_MCP_SESSION_IDLE_TIMEOUT_S", default.session_idle_timeout_s,
+                                          integer=False, minimum=1),
+    }
