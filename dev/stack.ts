@@ -7,6 +7,7 @@ import { defaultTokenLifetimes, startAuthSubgraph, type AuthServiceOptions } fro
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/identity';
 import { createLogger } from '@linepack/lib/logger';
+import { DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS } from '@linepack/lib/config';
 import type { RunningService, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 
 /**
@@ -43,6 +44,8 @@ export interface StackOptions {
   corsOrigins?: string[];
   /** The built web console the gateway serves at / (default console/dist; null: none). */
   consoleDir?: string | null;
+  /** The gateway's GATEWAY_REPLICAS × workers: its share of each limit while Redis is away (default 1, the whole limit). */
+  inProcessLimitShares?: number;
   /** The auth service's token signing key and lifetimes; a fresh key when not given. */
   auth?: Partial<AuthServiceOptions>;
 }
@@ -108,7 +111,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         trustProxy: false,
         logLevel,
         requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
-        maxAccessTokenAgeSeconds: 3_600,
+        maxAccessTokenAgeSeconds: options.auth?.maxAccessTokenAgeSeconds ?? DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS,
+        inProcessLimitShares: options.inProcessLimitShares ?? 1,
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
         corsOrigins: options.corsOrigins ?? [],
         consoleDir: options.consoleDir === undefined ? defaultConsoleDir : options.consoleDir,

@@ -38,6 +38,15 @@ export const pemSchema = z
   .transform((s) => s.replace(/\\n/g, '\n'))
   .refine((s) => s.includes('-----BEGIN'), 'must be a PEM-encoded key');
 
+/** The longest-lived access token accepted unless MAX_ACCESS_TOKEN_AGE_SECONDS says otherwise. */
+export const DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS = 3_600;
+
+/**
+ * MAX_ACCESS_TOKEN_AGE_SECONDS, read by the gateway and the auth service alike (lib/access-tokens.ts): the longest an
+ * access token may live (exp − iat, and age since iat), whatever its signature says. Set it to the same value on both.
+ */
+export const maxAccessTokenAgeSchema = z.coerce.number().int().min(30).max(86_400).default(DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS);
+
 export const redisUrlSchema = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
 function isP256(pem: string, kind: 'private' | 'public'): boolean {

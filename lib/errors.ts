@@ -9,6 +9,10 @@ export const errorStatus = {
   BAD_USER_INPUT: 400,
   GRAPHQL_PARSE_FAILED: 400,
   GRAPHQL_VALIDATION_FAILED: 400,
+  /** No operation to run: several in the document and no operationName, or an operationName it does not contain. */
+  OPERATION_RESOLUTION_FAILURE: 400,
+  /** The request itself is malformed (Apollo Server's own code: a body field of the wrong type, batching, …). */
+  BAD_REQUEST: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
   INTERNAL_SERVER_ERROR: 500,
@@ -74,6 +78,12 @@ function bounded(message: string): string {
 export function formatErrorFor(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.['code'];
+    // An error Apollo Server raised about the request with a 4xx status but no code (an unsupported persisted-query
+    // version, a hash that does not match) is the client's mistake, told as such — not an internal error.
+    const status = (error as { extensions?: { http?: { status?: unknown } } } | null)?.extensions?.http?.status;
+    if ((code === undefined || code === 'INTERNAL_SERVER_ERROR') && typeof status === 'number' && status >= 400 && status < 500) {
+      return { message: bounded(formatted.message), extensions: { code: 'BAD_REQUEST' } };
+    }
     if (code === undefined || code === 'INTERNAL_SERVER_ERROR') {
       logger.error({ err: error }, 'unexpected error while executing an operation');
       return { message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' }, ...(formatted.path ? { path: formatted.path } : {}) };

@@ -15,10 +15,27 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   next();
 }
 
-/** The credential of `Authorization: Bearer <credential>`, or null. */
+/**
+ * `Authorization: Bearer <credential>` read strictly (RFC 6750 §2.1): the scheme (any case, as RFC 9110 allows),
+ * exactly one space, and a b64token — letters, digits and `-._~+/`, then optional `=` padding. Nothing else: no
+ * second space, no tab, no control character, nothing after the token. Every reader of the header (the gateway,
+ * its /auth proxy, the auth service's introspection) uses this one function, so a header one of them accepts is
+ * never read differently by another; a lenient reader beside a strict one is where smuggled credentials live.
+ */
+const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export type PresentedAuthorization = { kind: 'bearer'; token: string } | { kind: 'absent' } | { kind: 'malformed' };
+
+export function parseAuthorization(header: string | undefined): PresentedAuthorization {
+  if (header === undefined || header === '') return { kind: 'absent' };
+  const match = BEARER.exec(header);
+  return match ? { kind: 'bearer', token: match[1]! } : { kind: 'malformed' };
+}
+
+/** The credential of a well-formed `Authorization: Bearer <credential>` (parseAuthorization), or null. */
 export function bearerToken(req: Request): string | null {
-  const match = req.header('authorization')?.match(/^Bearer\s+(\S+)\s*$/i);
-  return match?.[1] ?? null;
+  const presented = parseAuthorization(req.header('authorization'));
+  return presented.kind === 'bearer' ? presented.token : null;
 }
 
 /** Every value the Cookie header carries for `name`, in order (a name can come more than once); undecodable ones are null. */

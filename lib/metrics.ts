@@ -75,6 +75,7 @@ export const rateLimitDecisions = new Counter({
 
 export type AuthenticationFailureReason =
   | 'missing_credential'
+  | 'malformed_credential'
   | 'invalid_api_key'
   | 'invalid_access_token'
   | 'session_revoked'

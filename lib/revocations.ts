@@ -17,7 +17,10 @@ export type Revocation = { kind: 'api_key'; secretHash: string } | { kind: 'sess
 export const REVOCATION_CHANNEL = 'linepack:revocations';
 const SESSION_KEY_PREFIX = 'linepack:revoked-session:';
 
-/** Publishes revocations; without Redis it does nothing (each gateway then relies on its cache TTL and token expiry). */
+/**
+ * Publishes revocations; without Redis it does nothing: gateways then pull the list of what was revoked from the auth
+ * service (gateway/src/revocation-pull.ts), which reads the revocations stored with the keys and sessions themselves.
+ */
 export class RevocationPublisher {
   constructor(
     private readonly redis: Redis | null,
@@ -118,6 +121,11 @@ export class RevocationListener {
       return;
     }
     this.synced();
+  }
+
+  /** Whether a revocation published now reaches this gateway (subscribed, connection up); else it pulls the list. */
+  get live(): boolean {
+    return this.subscriber.status === 'ready';
   }
 
   sessionRevoked(sessionId: string | undefined): boolean {

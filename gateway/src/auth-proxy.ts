@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { problem } from '@linepack/lib/errors';
-import { cookieValues, requestIdOf } from '@linepack/lib/http';
+import { cookieValues, parseAuthorization, requestIdOf } from '@linepack/lib/http';
+import { isJsonContentType, parseJsonBody } from '@linepack/lib/json-body';
 import type { Logger } from '@linepack/lib/logger';
 import { credentialFingerprint, type TieredRateLimiter } from './rate-limit';
 import { identityHeaderForAuth } from './auth-internal';
@@ -18,36 +19,36 @@ const forwardedResponseHeaders = ['content-type', 'cache-control', 'retry-after'
  */
 const CREDENTIAL_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/logout', '/auth/password/reset']);
 
+/**
+ * The throttled routes whose answer tells a valid credential from an invalid one (an oracle for guessing): from an
+ * address over its failure budget they are refused before the auth service looks anything up. Logout answers 204
+ * whatever it is sent, so it tells nothing and is not refused for its address: a user behind a guesser's NAT can
+ * still sign out.
+ */
+const ORACLE_ROUTES = new Set(['/auth/introspect', '/auth/refresh', '/auth/password/reset']);
+
+type JsonObject = Record<string, unknown>;
+
 /** The credential a throttled route is asked about: the bearer token, the refresh or reset token in the body, or the browser's refresh cookie. */
-function presentedCredential(pathname: string, authorization: string | undefined, body: unknown, cookies: string | undefined): string | null {
+function presentedCredential(pathname: string, authorization: string | undefined, body: JsonObject | null, cookies: string | undefined): string | null {
   if (pathname === '/auth/introspect') {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-    return match ? match[1]! : null;
+    // The parser the auth service reads the header with: what is throttled here is what it would look up.
+    const presented = parseAuthorization(authorization);
+    return presented.kind === 'bearer' ? presented.token : null;
   }
   const refreshCookie = cookieValues(cookies, 'lp_refresh')[0] ?? null;
-  if (!Buffer.isBuffer(body) || body.length === 0) return refreshCookie;
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as { refresh_token?: unknown; reset_token?: unknown };
-    const token = parsed.refresh_token ?? parsed.reset_token;
-    return typeof token === 'string' ? token : refreshCookie;
-  } catch {
-    return null;
-  }
+  const token = body?.['refresh_token'] ?? body?.['reset_token'];
+  return typeof token === 'string' ? token : refreshCookie;
 }
 
 /**
  * Whether a request acts on the web console's cookie session: a cookie-mode sign-in, or a refresh or logout that
- * names no refresh token in its body (so the cookie is the credential).
+ * names no refresh token in its body (so the cookie is the credential). `body` is what the auth service will read
+ * (the same parser); null when it is not a JSON object, which the auth service refuses.
  */
-function actsOnBrowserSession(pathname: string, body: unknown): boolean {
-  if (!['/auth/login', '/auth/refresh', '/auth/logout'].includes(pathname)) return false;
-  let parsed: { session?: unknown; refresh_token?: unknown } = {};
-  try {
-    if (Buffer.isBuffer(body) && body.length > 0) parsed = JSON.parse(body.toString('utf8')) as typeof parsed;
-  } catch {
-    return false;
-  }
-  return pathname === '/auth/login' ? parsed.session === 'cookie' : parsed.refresh_token === undefined;
+function actsOnBrowserSession(pathname: string, body: JsonObject | null): boolean {
+  if (!['/auth/login', '/auth/refresh', '/auth/logout'].includes(pathname) || !body) return false;
+  return pathname === '/auth/login' ? body['session'] === 'cookie' : body['refresh_token'] === undefined;
 }
 
 /** Did the auth service turn the credential down? (Introspection answers 200 {"active": false} for that.) */
@@ -88,8 +89,14 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
       const value = req.header(name);
       if (value) headers[name] = value;
     }
+    // Only the path and query of what the client asked for, on the configured auth service: an absolute-form target
+    // (`GET http://elsewhere/auth/login`) names a host, and it must never be the one fetched — that sent the client's
+    // password and an identity token minted for the auth service to whatever host the client named. (Host is not
+    // read at all: nothing here depends on what the client says it is talking to.)
+    const asked = new URL(req.originalUrl, 'http://gateway.invalid');
     // Normalise first: "/auth/../graphql" or "/auth/%2e%2e/" must not reach other routes of the auth service.
-    const target = new URL(req.originalUrl, authUrl);
+    // Appended, not resolved: a path that begins with "//" stays a path on the auth service.
+    const target = new URL(`${authUrl.replace(/\/$/, '')}${asked.pathname}${asked.search}`);
     if (!target.pathname.startsWith('/auth/') || decodedPath(target.pathname).includes('..')) {
       res
         .status(404)
@@ -98,11 +105,26 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
       return;
     }
     const hasBody = !['GET', 'HEAD'].includes(req.method) && Buffer.isBuffer(req.body) && req.body.length > 0;
+    // Decisions below read the body exactly as the auth service will: with its parser (lib/json-body.ts). A body it
+    // would refuse (a byte order mark, UTF-16, malformed) is refused here with the same answer, never forwarded.
+    let body: JsonObject | null = null;
+    if (!['GET', 'HEAD'].includes(req.method) && isJsonContentType(req.header('content-type')) && Buffer.isBuffer(req.body)) {
+      const verdict = parseJsonBody(req.body, req.header('content-type'));
+      if (!verdict.ok) {
+        const [code, title] = verdict.status === 415 ? ['UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type'] : ['MALFORMED_JSON', 'Malformed JSON body'];
+        res
+          .status(verdict.status)
+          .type('application/problem+json')
+          .json(problem(verdict.status, code, title, verdict.message));
+        return;
+      }
+      if (typeof verdict.value === 'object' && verdict.value !== null && !Array.isArray(verdict.value)) body = verdict.value as JsonObject;
+    }
     // The cookie session belongs to the console, which is same-origin. A browser says where a request comes from
     // (Sec-Fetch-Site): from another site or origin, signing in to, refreshing or ending that session is refused —
     // login CSRF and session swapping included — whatever CORS allows. Non-browser clients send no such header.
     const fetchSite = req.header('sec-fetch-site');
-    if (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none' && actsOnBrowserSession(target.pathname, req.body)) {
+    if (fetchSite && fetchSite !== 'same-origin' && fetchSite !== 'none' && actsOnBrowserSession(target.pathname, body)) {
       res
         .status(403)
         .type('application/problem+json')
@@ -110,9 +132,18 @@ export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, ra
       return;
     }
     const throttled = CREDENTIAL_ROUTES.has(target.pathname);
-    const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), req.body, req.header('cookie')) : null;
+    const credential = throttled ? presentedCredential(target.pathname, req.header('authorization'), body, req.header('cookie')) : null;
     const fingerprint = credential ? credentialFingerprint(credential) : null;
-    if (fingerprint) {
+    // Refused before the auth service looks the credential up: guessing costs the guesser.
+    if (ORACLE_ROUTES.has(target.pathname)) {
+      const blocked = await rateLimiter.failureBlock(req.ip ?? 'unknown', fingerprint);
+      if (blocked)
+        return void tooMany(
+          res,
+          blocked.seconds,
+          blocked.by === 'credential' ? 'this credential failed too often' : 'too many failed authentications from this address',
+        );
+    } else if (fingerprint) {
       const blocked = await rateLimiter.credentialFailureBlock(fingerprint);
       if (blocked !== null) return void tooMany(res, blocked, 'this credential failed too often');
     }

@@ -3,7 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { schemaDir, subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { ConfigError, ecPrivateKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from '@linepack/lib/config';
+import {
+  ConfigError,
+  ecPrivateKeySchema,
+  logLevelSchema,
+  maxAccessTokenAgeSchema,
+  metricsEnvSchema,
+  parseConfig,
+  portSchema,
+  redisUrlSchema,
+} from '@linepack/lib/config';
 
 /**
  * Set by the gateway's cluster primary on each worker it forks (gateway/src/cluster.ts) to the worker's slot, 1…N;
@@ -58,7 +67,19 @@ export const gatewayConfigSchema = z.object({
    * signature: a leaked signing key or a mis-set issuer cannot mint tokens that live for years. At least the auth
    * service's ACCESS_TOKEN_TTL_SECONDS (default 900).
    */
-  MAX_ACCESS_TOKEN_AGE_SECONDS: z.coerce.number().int().min(30).max(86_400).default(3_600),
+  MAX_ACCESS_TOKEN_AGE_SECONDS: maxAccessTokenAgeSchema,
+  /**
+   * How many gateway replicas (pods, containers, hosts) serve this deployment. Rate limits are shared through Redis;
+   * when Redis is away each gateway process counts in its own memory and gives at most its share of every limit:
+   * limit ÷ (GATEWAY_REPLICAS × its workers), so the replicas together never give more than the limit. Set it to the
+   * most replicas that run at once (an autoscaler's maximum): fewer would let an outage multiply limits again.
+   */
+  GATEWAY_REPLICAS: z
+    .string()
+    .trim()
+    .regex(/^[1-9]\d{0,3}$/, 'must be a whole number from 1 to 9999 (the gateway replicas serving this deployment)')
+    .transform(Number)
+    .default(1),
   LOG_LEVEL: logLevelSchema,
   /**
    * Origins (scheme://host[:port]) whose pages may call the API from a browser, comma-separated; none by default
@@ -118,6 +139,11 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** The built web console, served at /; null: none. */
   consoleDir: string | null;
+  /**
+   * Gateway processes that count rate limits in their own memory while Redis is away (GATEWAY_REPLICAS × workers):
+   * each then gives at most limit ÷ this. Optional (callers building a config by hand); undefined means 1.
+   */
+  inProcessLimitShares?: number;
   /**
    * Identical in-flight subgraph queries of one identity and tenant share one fetch (never mutations). Optional so
    * that callers building a config by hand (dev/stack.ts) need not name it; undefined means on, the default.
@@ -190,6 +216,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     corsOrigins: parsed.CORS_ORIGINS,
     consoleDir: parsed.CONSOLE_DIR,
     deduplicateInflightQueries: parsed.GATEWAY_DEDUPLICATE_QUERIES,
+    inProcessLimitShares: parsed.GATEWAY_REPLICAS * resolved.workers,
     metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST },
     workers: resolved.workers,
   };

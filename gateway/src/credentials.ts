@@ -14,7 +14,10 @@ export interface VerifiedCredential {
   tenantId: string;
   scopes: Scope[];
   tier: Tier;
-  /** What rate limits count against: one budget per credential. */
+  /**
+   * What rate limits count against: one budget per user, and per API key *lineage* — a rotated key keeps the
+   * budget its predecessor spent (rotating is not a way to multiply limits).
+   */
   rateLimitKey: string;
   /** A user's sign-in (the access token's sid), passed on so "change password" can keep this session. */
   sessionId?: string;
@@ -28,6 +31,8 @@ const introspectionSchema = z.union([
     scopes: z.array(z.string()),
     tier: z.enum(['free', 'pro', 'enterprise']),
     expires_at: z.string().nullable(),
+    /** The key's lineage (kept by rotation): what its rate limits count against. Absent from older auth services. */
+    lineage_id: z.string().min(1).max(100).optional(),
   }),
   z.object({ active: z.literal(false) }),
 ]);
@@ -41,6 +46,12 @@ export class CredentialServiceUnavailableError extends Error {}
  */
 export class ApiKeyVerifier {
   private readonly cache: LRUCache<string, { credential: VerifiedCredential | null }>;
+  /**
+   * Keys known to be revoked (by their hash), from the revocation list the gateway pulls while the Redis channel is
+   * away (revocation-pull.ts): refused without asking the auth service — a short negative cache, as long as a
+   * positive cache entry could have outlived the revocation.
+   */
+  private readonly revoked: LRUCache<string, true>;
 
   constructor(
     private readonly authUrl: string,
@@ -48,11 +59,18 @@ export class ApiKeyVerifier {
     private readonly logger: Logger,
   ) {
     this.cache = new LRUCache({ max: 10_000, ttl: Math.max(ttlSeconds, 0.001) * 1000 });
+    this.revoked = new LRUCache({ max: 100_000, ttl: Math.max(ttlSeconds, 1) * 1000 + 60_000 });
   }
 
   /** A revoked key (named by its hash, as the revocation channel sends it) is verified afresh next time. */
   forget(secretHash: string): void {
     this.cache.delete(secretHash);
+  }
+
+  /** A key the revocation list names: dropped from the cache and refused from memory. */
+  revoke(secretHash: string): void {
+    this.cache.delete(secretHash);
+    this.revoked.set(secretHash, true);
   }
 
   forgetAll(): void {
@@ -61,12 +79,16 @@ export class ApiKeyVerifier {
 
   /** Whether verify() would answer from the cache, without calling the auth service (by the key's hash). */
   answersLocally(secretHash: string): boolean {
-    return this.cache.has(secretHash);
+    return this.cache.has(secretHash) || this.revoked.has(secretHash);
   }
 
   /** `secretHash`: hashApiKeySecret(apiKey), when the caller has it already. */
   async verify(apiKey: string, requestId: string, secretHash: string = hashApiKeySecret(apiKey)): Promise<VerifiedCredential | null> {
     const cacheKey = secretHash;
+    if (this.revoked.has(cacheKey)) {
+      credentialCacheLookups.inc({ result: 'hit' });
+      return null;
+    }
     const cached = this.cache.get(cacheKey);
     credentialCacheLookups.inc({ result: cached ? 'hit' : 'miss' });
     if (cached) return cached.credential;
@@ -94,7 +116,7 @@ export class ApiKeyVerifier {
           tenantId: body.tenant_id,
           scopes: knownScopes(body.scopes),
           tier: body.tier,
-          rateLimitKey: `key:${body.sub}`,
+          rateLimitKey: `key:${body.lineage_id ?? body.sub}`,
         }
       : null;
     const expiresInMs = body.active && body.expires_at ? Date.parse(body.expires_at) - Date.now() : undefined;

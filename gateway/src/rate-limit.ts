@@ -100,15 +100,21 @@ interface CountedWindow {
   /** The Redis key prefix (rate-limiter-flexible's keyPrefix). */
   prefix: string;
   local: RateLimiterMemory;
+  /** The limit, counted in Redis for every gateway process at once. */
   points: number;
+  /** This process's share of it when counting in its own memory: points ÷ in-process shares (at least 1). */
+  localPoints: number;
   seconds: number;
 }
 type TierLimiters = Record<WindowName, CountedWindow>;
 
 /**
  * Failed authentications per client address per minute: past it, that address's *failing* requests are
- * answered 429 instead of 401. A valid credential is never refused for it: behind a load balancer (or a NAT)
- * one address is many clients, and one of them guessing must not lock the others out.
+ * answered 429 instead of 401, and so is every request from it whose credential the gateway could only verify by
+ * asking the auth service (an API key it has not cached, a token naming a key it does not know) — refused before that
+ * lookup, so guessing costs the guesser, not the auth service and its database. A credential the gateway verifies on
+ * its own (a cached key, an access token) is never refused for it: behind a load balancer (or a NAT) one address is
+ * many clients, and one of them guessing must not lock the others out.
  */
 export const FAILED_AUTH_PER_MINUTE = 60;
 /**
@@ -125,11 +131,18 @@ export function credentialFingerprint(token: string, sha256Hex: string = createH
   return sha256Hex.slice(0, 32);
 }
 
+/** Why a request was refused before its credential was verified: the address, or the credential, kept failing. */
+export interface FailureBlock {
+  seconds: number;
+  by: 'address' | 'credential';
+}
+
 /**
  * Two windows per credential, counted atomically in Redis so every gateway replica shares one
- * budget. When Redis fails or is slow, each replica falls back to its own in-memory counters with
- * the same limits (bounded, never unlimited), logs the change once, and returns to Redis as soon
- * as a Redis call succeeds again.
+ * budget. When Redis fails or is slow, each gateway process falls back to its own in-memory counters with
+ * its share of each limit (limit ÷ `inProcessShares`, GATEWAY_REPLICAS × workers: bounded, never unlimited, and the
+ * processes together never give more than the limit), logs the change once, and returns to Redis as soon as a Redis
+ * call succeeds again.
  */
 export class TieredRateLimiter {
   private readonly limiters: Record<Exclude<Tier, 'enterprise'>, TierLimiters>;
@@ -146,14 +159,17 @@ export class TieredRateLimiter {
     private readonly redis: Redis | null,
     windows: RateLimitWindows,
     private readonly logger: Logger,
+    inProcessShares = 1,
   ) {
     // Once a key has spent its window, this replica refuses it from memory until the window ends: a client that
     // keeps sending after its 429 costs no Redis round trips (it would otherwise slow everyone else down).
+    const shares = Math.max(1, Math.floor(inProcessShares));
     const counted = (points: number, seconds: number, keyPrefix: string, blockInMemory = true): CountedWindow => ({
       points,
+      localPoints: Math.max(1, Math.floor(points / shares)),
       seconds,
       prefix: keyPrefix,
-      local: new RateLimiterMemory({ points, duration: seconds, keyPrefix }),
+      local: new RateLimiterMemory({ points: Math.max(1, Math.floor(points / shares)), duration: seconds, keyPrefix }),
       shared: redis
         ? new RateLimiterRedis({
             storeClient: redis,
@@ -211,11 +227,14 @@ export class TieredRateLimiter {
     else this.logger.warn('rate limits: Redis is back, shared counting resumed');
   }
 
-  /** Runs a counter operation on Redis first, on this process's memory when Redis fails. */
-  private async counted<T>(window: CountedWindow, operation: (limiter: RateLimiterAbstract) => Promise<T>): Promise<T> {
+  /**
+   * Runs a counter operation on Redis first, on this process's memory when Redis fails; `points` is the limit of the
+   * counter that answers (the whole limit in Redis, this process's share in memory).
+   */
+  private async counted<T>(window: CountedWindow, operation: (limiter: RateLimiterAbstract, points: number) => Promise<T>): Promise<T> {
     if (window.shared) {
       try {
-        const result = await operation(window.shared);
+        const result = await operation(window.shared, window.points);
         this.setDegraded(false);
         return result;
       } catch (err) {
@@ -226,23 +245,52 @@ export class TieredRateLimiter {
         this.setDegraded(true, err);
       }
     }
-    return operation(window.local);
+    return operation(window.local, window.localPoints);
   }
 
-  private consumeOne(window: CountedWindow, key: string): Promise<RateLimiterRes> {
-    return this.counted(window, (limiter) => limiter.consume(key));
+  /** One point of `key`'s window: allowed or refused, with the limit of the counter that answered. */
+  private consumeOne(window: CountedWindow, key: string, cost = 1): Promise<{ allowed: boolean; res: RateLimiterRes; points: number }> {
+    return this.counted(window, async (limiter, points) => {
+      try {
+        return { allowed: true, res: await limiter.consume(key, cost), points };
+      } catch (res) {
+        if (res instanceof RateLimiterRes) return { allowed: false, res, points };
+        throw res;
+      }
+    });
   }
 
-  /** Seconds left in `key`'s window once more than `allowed` failures were counted in it, or null. */
-  private async blockOf(window: CountedWindow, key: string, allowed: number): Promise<number | null> {
-    const res = await this.counted(window, (limiter) => limiter.get(key));
-    return res && res.consumedPoints > allowed ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
+  /**
+   * Seconds left in `key`'s window once more than its limit + `slack` failures were counted in it, or null. Slack -1:
+   * blocked as soon as the limit is used up (asked before verifying); 0: once a failure went past it.
+   */
+  private async blockOf(window: CountedWindow, key: string, slack: 0 | -1): Promise<number | null> {
+    const res = await this.counted(window, async (limiter, points) => {
+      const counted = await limiter.get(key);
+      return counted && counted.consumedPoints > points + slack ? counted : null;
+    });
+    return res ? Math.max(1, Math.ceil(res.msBeforeNext / 1000)) : null;
   }
 
   /** Seconds before a credential that kept failing is verified again, or null. */
   credentialFailureBlock(fingerprint: string): Promise<number | null> {
     // Asked before verifying: once the credential has used up its failures, it is not verified again.
-    return this.blockOf(this.failedCredential, fingerprint, this.failedCredential.points - 1);
+    return this.blockOf(this.failedCredential, fingerprint, -1);
+  }
+
+  /**
+   * Asked before a credential is verified by a lookup (introspection, the auth service's routes): refused when the
+   * client address has used up its failure budget, or the credential its own. Both counters are read together (one
+   * socket write: the client auto-pipelines).
+   */
+  async failureBlock(address: string, fingerprint: string | null): Promise<FailureBlock | null> {
+    const [byAddress, byCredential] = await Promise.all([
+      this.blockOf(this.failedAuth, address, -1),
+      fingerprint ? this.credentialFailureBlock(fingerprint) : null,
+    ]);
+    if (byCredential !== null) return { seconds: byCredential, by: 'credential' };
+    if (byAddress !== null) return { seconds: byAddress, by: 'address' };
+    return null;
   }
 
   /**
@@ -255,27 +303,23 @@ export class TieredRateLimiter {
       fingerprint ? this.counted(this.failedCredential, (limiter) => limiter.penalty(fingerprint)) : null,
     ]);
     // Asked after counting this failure: the request that goes past the budget is the first one refused.
-    return this.blockOf(this.failedAuth, address, this.failedAuth.points);
+    return this.blockOf(this.failedAuth, address, 0);
   }
 
   /** Spends `cost` of the credential's per-minute cost budget; an operation costing more than is left is refused whole. */
   async consumeCost(key: string, tier: Tier, cost: number): Promise<CostDecision> {
     if (tier === 'enterprise' || cost <= 0) return { allowed: true, limit: null, remaining: null, retryAfterSeconds: 0 };
     const window = this.costBudgets[tier];
-    try {
-      const res = await this.counted(window, (limiter) => limiter.consume(key, cost));
-      return { allowed: true, limit: window.points, remaining: Math.max(0, res.remainingPoints), retryAfterSeconds: 0 };
-    } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res;
-      // A refused operation spent nothing: give back what consume() counted.
-      await this.counted(window, (limiter) => limiter.reward(key, cost)).catch(() => undefined);
-      return {
-        allowed: false,
-        limit: window.points,
-        remaining: Math.max(0, window.points - (res.consumedPoints - cost)),
-        retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
-      };
-    }
+    const { allowed, res, points } = await this.consumeOne(window, key, cost);
+    if (allowed) return { allowed: true, limit: points, remaining: Math.max(0, res.remainingPoints), retryAfterSeconds: 0 };
+    // A refused operation spent nothing: give back what consume() counted.
+    await this.counted(window, (limiter) => limiter.reward(key, cost)).catch(() => undefined);
+    return {
+      allowed: false,
+      limit: points,
+      remaining: Math.max(0, points - (res.consumedPoints - cost)),
+      retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    };
   }
 
   /**
@@ -381,51 +425,51 @@ export class TieredRateLimiter {
     return null;
   }
 
-  private policyOf(limiters: TierLimiters): string {
-    return `${limiters.minute.points};w=${limiters.minute.seconds}, ${limiters.day.points};w=${limiters.day.seconds}`;
+  /** The policy of the counters that answered: the whole limits in Redis, this process's shares in memory. */
+  private policyOf(limiters: TierLimiters, local: boolean): string {
+    const points = (window: CountedWindow) => (local ? window.localPoints : window.points);
+    return `${points(limiters.minute)};w=${limiters.minute.seconds}, ${points(limiters.day)};w=${limiters.day.seconds}`;
   }
 
-  private headersFor(limiters: TierLimiters, points: number, res: RateLimiterRes): Record<string, string> {
+  private headersFor(limiters: TierLimiters, points: number, res: RateLimiterRes, local: boolean): Record<string, string> {
     return {
-      'RateLimit-Policy': this.policyOf(limiters),
+      'RateLimit-Policy': this.policyOf(limiters, local),
       'RateLimit-Limit': String(points),
       'RateLimit-Remaining': String(Math.max(0, res.remainingPoints)),
       'RateLimit-Reset': String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))),
     };
   }
 
-  private refusal(limiters: TierLimiters, window: CountedWindow, res: RateLimiterRes): RateLimitDecision {
+  /** `points`: the limit of the counter that refused (window.points unless it was this process's share). */
+  private refusal(limiters: TierLimiters, window: CountedWindow, res: RateLimiterRes, points = window.points): RateLimitDecision {
     return {
       allowed: false,
-      headers: { ...this.headersFor(limiters, window.points, res), 'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))) },
+      headers: {
+        ...this.headersFor(limiters, points, res, points !== window.points),
+        'Retry-After': String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))),
+      },
     };
   }
 
   /** The window closest to refusing is reported. */
-  private allowance(limiters: TierLimiters, minute: RateLimiterRes, day: RateLimiterRes): RateLimitDecision {
-    const tighter = day.remainingPoints < minute.remainingPoints ? { points: limiters.day.points, res: day } : { points: limiters.minute.points, res: minute };
-    return { allowed: true, headers: this.headersFor(limiters, tighter.points, tighter.res) };
+  private allowance(
+    limiters: TierLimiters,
+    minute: RateLimiterRes,
+    day: RateLimiterRes,
+    points = { minute: limiters.minute.points, day: limiters.day.points },
+  ): RateLimitDecision {
+    const tighter = day.remainingPoints < minute.remainingPoints ? { points: points.day, res: day } : { points: points.minute, res: minute };
+    return { allowed: true, headers: this.headersFor(limiters, tighter.points, tighter.res, points.minute !== limiters.minute.points) };
   }
 
   async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
     if (tier === 'enterprise') return { allowed: true, headers: {} };
     const limiters = this.limiters[tier];
-    const refused = (window: CountedWindow, res: RateLimiterRes) => this.refusal(limiters, window, res);
     // The short window is checked first so a refused burst does not eat the daily budget.
-    let minute: RateLimiterRes;
-    try {
-      minute = await this.consumeOne(limiters.minute, key);
-    } catch (res) {
-      if (res instanceof RateLimiterRes) return refused(limiters.minute, res);
-      throw res;
-    }
-    let day: RateLimiterRes;
-    try {
-      day = await this.consumeOne(limiters.day, key);
-    } catch (res) {
-      if (res instanceof RateLimiterRes) return refused(limiters.day, res);
-      throw res;
-    }
-    return this.allowance(limiters, minute, day);
+    const minute = await this.consumeOne(limiters.minute, key);
+    if (!minute.allowed) return this.refusal(limiters, limiters.minute, minute.res, minute.points);
+    const day = await this.consumeOne(limiters.day, key);
+    if (!day.allowed) return this.refusal(limiters, limiters.day, day.res, day.points);
+    return this.allowance(limiters, minute.res, day.res, { minute: minute.points, day: day.points });
   }
 }

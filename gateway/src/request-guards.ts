@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
-import { graphqlErrorBody } from '@linepack/lib/errors';
+import { graphqlErrorBody, requestError } from '@linepack/lib/errors';
 
 /**
  * Bounds on the shape of a GraphQL request that hold before graphql-js ever sees it. Parsing, validation and
@@ -174,6 +175,45 @@ export function literalLimitsRule(context: ValidationContext): ASTVisitor {
       if (!Number.isFinite(Number(node.value))) {
         context.reportError(new GraphQLError(`Float cannot represent ${node.value.slice(0, 40)}: out of range`, { nodes: [node] }));
       }
+    },
+  };
+}
+
+/**
+ * Validation rule: an operation whose root type the schema lacks (`subscription { … }`: Linepack has no
+ * subscriptions) is the client's mistake, refused at validation as graphql-js 17's KnownOperationTypesRule does. It
+ * used to reach the query planner, whose INVALID_GRAPHQL answered 500.
+ */
+export function knownRootTypeRule(context: ValidationContext): ASTVisitor {
+  return {
+    OperationDefinition(node) {
+      if (!context.getSchema().getRootType(node.operation)) {
+        context.reportError(new GraphQLError(`the schema has no ${node.operation} root type: send a query or a mutation`, { nodes: [node] }));
+      }
+    },
+  };
+}
+
+/**
+ * Operation selection is the client's to get right: a document with several operations and no operationName, or an
+ * operationName it does not contain, is a 400 OPERATION_RESOLUTION_FAILURE (Apollo Server's code for it) before
+ * anything runs. @apollo/gateway would otherwise throw INVALID_GRAPHQL from its executor: a 500.
+ */
+export function operationSelectionPlugin<C extends object>(): ApolloServerPlugin<C> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, request }) {
+          if (operation) return;
+          const named = request.operationName;
+          throw requestError(
+            'OPERATION_RESOLUTION_FAILURE',
+            named
+              ? `Unknown operation named "${named}".`
+              : 'Must provide operation name if query contains multiple operations: send operationName with the request.',
+          );
+        },
+      };
     },
   };
 }

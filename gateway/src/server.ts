@@ -9,7 +9,9 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { LRUCache } from 'lru-cache';
 import type { SubgraphName } from '@linepack/schema/subgraphs';
 import { graphqlErrorBody, problem } from '@linepack/lib/errors';
-import { accessLogMiddleware, bearerToken, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
+import { accessLogMiddleware, closeServer, listen, parseAuthorization, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
+import { jsonBody, JsonBodyError } from '@linepack/lib/json-body';
+import { checkAccessToken } from '@linepack/lib/access-tokens';
 import { createLogger, type Logger } from '@linepack/lib/logger';
 import { formatErrorFor } from '@linepack/lib/errors';
 import { mountAuthProxy } from './auth-proxy';
@@ -28,12 +30,13 @@ import {
   type AuthenticationFailureReason,
 } from '@linepack/lib/metrics';
 import { RevocationListener } from '@linepack/lib/revocations';
+import { RevocationPuller } from './revocation-pull';
 import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
 import { IdentityTokenCache } from './identity-tokens';
-import { literalLimitsRule, requestShapeGuard } from './request-guards';
+import { knownRootTypeRule, literalLimitsRule, operationSelectionPlugin, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 import { scopeRequirementsDocument } from './schema-scopes';
@@ -117,7 +120,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   const httpServer = http.createServer(app);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
   const keyUsage = new KeyUsageReporter(config.authUrl, config.internalTokenPrivateKey, logger);
-  const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger, config.maxAccessTokenAgeSeconds);
+  const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.
   // Auto-pipelining: the commands of requests arriving together go out in one socket write (a write was a tenth of a
   // small request's CPU here); each request still waits for its own reply only.
@@ -131,7 +134,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
         logger,
       )
     : null;
-  const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger);
+  // Without the Redis channel (Redis down, or no REDIS_URL), the gateway pulls the revocation list instead.
+  const revocationList = new RevocationPuller(
+    config.authUrl,
+    config.internalTokenPrivateKey,
+    () => revocations?.live ?? false,
+    apiKeys,
+    (config.maxAccessTokenAgeSeconds + 60) * 1000,
+    logger,
+  );
+  await revocationList.pull();
+  const sessionRevoked = (sessionId: string) => (revocations?.sessionRevoked(sessionId) ?? false) || revocationList.sessionRevoked(sessionId);
+  const rateLimiter = new TieredRateLimiter(redis, config.rateLimitWindows, logger, config.inProcessLimitShares ?? 1);
   /** When each recently refused credential may send again (its Retry-After). */
   const refusedUntil = new LRUCache<string, number>({ max: 10_000 });
 
@@ -159,8 +173,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     // only, and they need the schema — the MCP companion, explorers, client code generators.
     introspection: true,
     parseOptions: { maxTokens: MAX_TOKENS },
-    validationRules: [...armor.validationRules, literalLimitsRule, oneCallPerMutationRule],
+    validationRules: [...armor.validationRules, knownRootTypeRule, literalLimitsRule, oneCallPerMutationRule],
     plugins: [
+      // First: with no operation resolved, no other plugin's didResolveOperation has anything to look at.
+      operationSelectionPlugin<GatewayContext>(),
       ...armor.plugins,
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
       scopeEnforcementPlugin<GatewayContext>(
@@ -199,7 +215,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
    * bound to its one tenant.
    */
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    const token = bearerToken(req);
+    // Strictly "Bearer <token>" (lib/http.ts), as the auth service reads it.
+    const presented = parseAuthorization(req.header('authorization'));
+    const token = presented.kind === 'bearer' ? presented.token : null;
     const requestId = requestIdOf(res);
     const requestedTenant = req.header('x-tenant-id') || undefined;
     const address = req.ip ?? 'unknown';
@@ -223,30 +241,40 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       authenticationFailures.inc({ reason: 'tenant_not_allowed' });
       res.status(403).json(graphqlErrorBody('FORBIDDEN', message));
     };
+    if (presented.kind === 'malformed') {
+      return refuse('malformed Authorization header: send exactly "Bearer <API key or access token>" (one space, nothing else)', 'malformed_credential');
+    }
     if (!token) return refuse('missing credential: send Authorization: Bearer <API key or access token>', 'missing_credential');
-    // A credential that kept failing is not verified again: checked first when verifying it would cost the auth
-    // service a call; otherwise (a cached key, a locally verified token) in the same Redis round trip as the rate
-    // limits (rateLimit below), or in refuse() when it fails.
-    const failuresChecked = token.startsWith(API_KEY_PREFIX) && !apiKeys.answersLocally(tokenHash!);
+    const isApiKey = token.startsWith(API_KEY_PREFIX);
+    // Abuse costs the abuser: a credential the gateway can only verify by asking the auth service (a key it has not
+    // cached, a token naming a key it does not know) is refused before that lookup when it kept failing, or when its
+    // address used up its failure budget — so guessing keys costs no introspection and no database read. A cached key
+    // or a token verified locally skips this (its failures are checked in the rate limits' round trip below, or in
+    // refuse() when it fails): behind a NAT, one guesser must not lock out the valid credentials beside it.
+    const failuresChecked = isApiKey ? !apiKeys.answersLocally(tokenHash!) : !userTokens.answersLocally(token);
     if (failuresChecked) {
-      const credentialBlocked = await rateLimiter.credentialFailureBlock(fingerprint!);
-      if (credentialBlocked !== null) return tooMany(credentialBlocked, 'this credential failed too often', 'credential_blocked');
+      const blocked = await rateLimiter.failureBlock(address, fingerprint);
+      if (blocked?.by === 'credential') return tooMany(blocked.seconds, 'this credential failed too often', 'credential_blocked');
+      if (blocked) return tooMany(blocked.seconds, 'too many failed authentications from this address', 'address_blocked');
     }
     res.locals['credentialFailuresChecked'] = failuresChecked;
     let credential: VerifiedCredential | null;
     try {
-      if (token.startsWith(API_KEY_PREFIX)) {
+      if (isApiKey) {
         credential = await apiKeys.verify(token, requestId, tokenHash!);
         if (credential && requestedTenant && requestedTenant !== credential.tenantId) {
           return forbid('an API key is bound to its own tenant and cannot select another with X-Tenant-ID');
         }
       } else {
-        const verdict = await userTokens.verify(token);
-        if (!verdict.ok) return refuse('invalid or expired access token', 'invalid_access_token');
-        if (revocations?.sessionRevoked(verdict.claims.sid)) return refuse('this session has been signed out', 'session_revoked');
-        const selection = userCredential(verdict.claims, requestedTenant);
-        if (!selection.ok) return forbid(selection.reason);
-        credential = selection.credential;
+        // The rules /auth/introspect applies too (lib/access-tokens.ts).
+        const verdict = await checkAccessToken(token, requestedTenant, {
+          maxTokenAgeSeconds: config.maxAccessTokenAgeSeconds,
+          keyFor: (kid) => userTokens.keyFor(kid),
+          sessionRevoked,
+        });
+        if (!verdict.ok && verdict.reason === 'tenant_not_allowed') return forbid(verdict.message);
+        if (!verdict.ok) return refuse(verdict.message, verdict.reason === 'session_revoked' ? 'session_revoked' : 'invalid_access_token');
+        credential = userCredential(verdict.claims, verdict.membership);
       }
     } catch (err) {
       if (!(err instanceof CredentialServiceUnavailableError)) throw err;
@@ -302,7 +330,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     authenticate,
     rateLimit,
     deadlineMiddleware(config.requestTimeoutMs),
-    express.json({ limit: GATEWAY_BODY_LIMIT }),
+    // The auth service's parser too (lib/json-body.ts): UTF-8 JSON only, no byte order mark.
+    ...jsonBody({ limit: GATEWAY_BODY_LIMIT }),
     requestShapeGuard,
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
@@ -329,10 +358,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       err.type === 'entity.too.large'
         ? ['PAYLOAD_TOO_LARGE', 'request body too large']
         : err.type === 'entity.parse.failed'
-          ? ['MALFORMED_JSON', 'malformed JSON body']
-          : status === 500
-            ? ['INTERNAL', 'Internal server error']
-            : ['BAD_REQUEST', 'malformed request'];
+          ? ['MALFORMED_JSON', err instanceof JsonBodyError ? err.message : 'malformed JSON body']
+          : err.type === 'charset.unsupported'
+            ? ['UNSUPPORTED_MEDIA_TYPE', err.message]
+            : status === 500
+              ? ['INTERNAL', 'Internal server error']
+              : ['BAD_REQUEST', 'malformed request'];
     if (req.path.startsWith('/graphql')) {
       res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message, { reason: code }));
     } else {
@@ -358,6 +389,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       rateLimiter.close();
       unwatchRedis();
       revocations?.close();
+      revocationList.stop();
       await keyUsage.stop();
     },
   };

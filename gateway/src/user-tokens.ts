@@ -1,7 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
 import { z } from 'zod';
-import { accessTokenClaims, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER, type AccessTokenClaims } from '@linepack/lib/identity';
+import type { Membership } from '@linepack/lib/access-tokens';
+import type { AccessTokenClaims } from '@linepack/lib/identity';
 import type { Logger } from '@linepack/lib/logger';
 import { scopesByRole } from '@linepack/lib/scopes';
 import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
@@ -11,16 +11,23 @@ const MIN_REFETCH_INTERVAL_MS = 5_000;
 /** Keys are re-read at least this often (the JWKS's max-age), so a key dropped from it stops being trusted. */
 const MAX_KEY_AGE_MS = 300_000;
 
-/** A token may say it was issued this far in the future (the auth service's clock a little ahead of ours). */
-export const CLOCK_SKEW_SECONDS = 30;
-
 const jwksSchema = z.object({ keys: z.array(z.object({ kid: z.string(), kty: z.string() }).passthrough()) });
 
-export type UserTokenVerdict = { ok: true; claims: AccessTokenClaims } | { ok: false };
+/** The kid in a JWT's header, reading the header only (the request's verification decodes the rest); null if none. */
+function kidOf(token: string): string | null {
+  const header = token.slice(0, token.indexOf('.'));
+  try {
+    const kid = (JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { kid?: unknown } | null)?.kid;
+    return typeof kid === 'string' && kid.length > 0 ? kid : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
- * Verifies user access tokens locally against the auth service's JWKS: cached, refetched when a
- * token names a key the cache does not know (key rotation without downtime).
+ * The auth service's token keys for verifying user access tokens locally (the rules themselves are
+ * lib/access-tokens.ts, shared with introspection): cached, refetched when a token names a key the cache does not
+ * know (key rotation without downtime).
  */
 export class UserTokenVerifier {
   private keys = new Map<string, KeyObject>();
@@ -30,7 +37,6 @@ export class UserTokenVerifier {
   constructor(
     private readonly jwksUrl: string,
     private readonly logger: Logger,
-    private readonly maxTokenAgeSeconds = 3_600,
   ) {}
 
   private async refresh(): Promise<void> {
@@ -53,7 +59,8 @@ export class UserTokenVerifier {
     return this.inflight;
   }
 
-  private async keyFor(kid: string): Promise<KeyObject | null> {
+  /** The key of `kid` (lib/access-tokens.ts asks), the JWKS fetched again when it is unknown or old. */
+  async keyFor(kid: string): Promise<KeyObject | null> {
     const age = Date.now() - this.lastFetch;
     const known = this.keys.get(kid);
     if (known && age < MAX_KEY_AGE_MS) return known;
@@ -61,51 +68,27 @@ export class UserTokenVerifier {
     return this.keys.get(kid) ?? null;
   }
 
-  async verify(token: string): Promise<UserTokenVerdict> {
-    const decoded = jwt.decode(token, { complete: true });
-    const kid = decoded?.header.kid;
-    if (!decoded || decoded.header.alg !== USER_TOKEN_ALGORITHM || !kid) return { ok: false };
-    const key = await this.keyFor(kid);
-    if (!key) return { ok: false };
-    try {
-      const payload = jwt.verify(token, key, {
-        algorithms: [USER_TOKEN_ALGORITHM],
-        issuer: USER_TOKEN_ISSUER,
-        audience: USER_TOKEN_AUDIENCE,
-        // No tolerance on exp: a token ends exactly when the auth service said; the skew allowance is for iat only.
-        maxAge: this.maxTokenAgeSeconds,
-      });
-      const claims = accessTokenClaims.safeParse(payload);
-      if (!claims.success) return { ok: false };
-      const now = Math.floor(Date.now() / 1000);
-      const { iat, exp } = claims.data;
-      // Issued in the future, or meant to live longer than any access token the auth service issues.
-      if (iat > now + CLOCK_SKEW_SECONDS || exp - iat > this.maxTokenAgeSeconds) return { ok: false };
-      return { ok: true, claims: claims.data };
-    } catch {
-      return { ok: false };
-    }
+  /**
+   * Whether tokens naming `kid` are verified without calling the auth service (the key is known and fresh); a token
+   * that is not a JWT with a kid is refused without a call too.
+   */
+  answersLocally(token: string): boolean {
+    const kid = kidOf(token);
+    const age = Date.now() - this.lastFetch;
+    // As keyFor() decides: a known, fresh key; or a refetch it would not make yet.
+    return kid === null || (this.keys.has(kid) && age < MAX_KEY_AGE_MS) || (this.lastFetch !== 0 && age < MIN_REFETCH_INTERVAL_MS);
   }
 }
 
-export type TenantSelection = { ok: true; credential: VerifiedCredential } | { ok: false; reason: string };
-
-/** Picks the tenant a user acts in: X-Tenant-ID when given (must be one of theirs), else their first. */
-export function userCredential(claims: AccessTokenClaims, requestedTenant: string | undefined): TenantSelection {
-  const membership = requestedTenant ? claims.tenants.find((t) => t.id === requestedTenant) : claims.tenants[0];
-  if (!membership) {
-    return { ok: false, reason: requestedTenant ? `not a member of tenant ${requestedTenant}` : 'the user belongs to no tenant' };
-  }
+/** The credential of a user whose access token passed checkAccessToken, acting in `membership`'s tenant. */
+export function userCredential(claims: AccessTokenClaims, membership: Membership): VerifiedCredential {
   return {
-    ok: true,
-    credential: {
-      subject: claims.sub,
-      kind: 'user',
-      tenantId: membership.id,
-      scopes: [...scopesByRole[membership.role]],
-      tier: membership.tier,
-      rateLimitKey: `user:${claims.sub}`,
-      ...(claims.sid ? { sessionId: claims.sid } : {}),
-    },
+    subject: claims.sub,
+    kind: 'user',
+    tenantId: membership.id,
+    scopes: [...scopesByRole[membership.role]],
+    tier: membership.tier,
+    rateLimitKey: `user:${claims.sub}`,
+    ...(claims.sid ? { sessionId: claims.sid } : {}),
   };
 }

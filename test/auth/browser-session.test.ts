@@ -170,6 +170,55 @@ it('refuses cookie-session requests a browser marks as coming from another site 
   expect(scripted.status).toBe(200);
 });
 
+it('reads a body as the auth service does: a byte order mark or another charset is refused on both sides, never a session', async () => {
+  const json = JSON.stringify({ email: 'admin@browser.test', password, session: 'cookie' });
+  const bodies: { name: string; contentType: string; body: Buffer; status: number; code: string }[] = [
+    {
+      name: 'UTF-8 BOM',
+      contentType: 'application/json',
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]),
+      status: 400,
+      code: 'MALFORMED_JSON',
+    },
+    {
+      name: 'UTF-16 with its charset',
+      contentType: 'application/json; charset=utf-16',
+      body: Buffer.from(`\ufeff${json}`, 'utf16le'),
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    },
+    { name: 'UTF-16LE as if UTF-8', contentType: 'application/json', body: Buffer.from(json, 'utf16le'), status: 400, code: 'MALFORMED_JSON' },
+    {
+      name: 'Latin-1 charset',
+      contentType: 'application/json; charset=ISO-8859-1',
+      body: Buffer.from(json, 'latin1'),
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    },
+  ];
+  for (const { name, contentType, body, status, code } of bodies) {
+    // Through the gateway, as a cross-site page would send it: refused, and no cookie is set.
+    for (const site of ['cross-site', 'same-origin']) {
+      const res = await fetch(`${stack.gatewayOrigin}/auth/login`, { method: 'POST', headers: { 'content-type': contentType, 'sec-fetch-site': site }, body });
+      expect({ name, site, status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ name, site, status, code });
+      expect(res.headers.getSetCookie()).toEqual([]);
+    }
+    // Straight to the auth service: the same answer (one parser, lib/json-body.ts).
+    const direct = await fetch(`${stack.authUrl}/auth/login`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    expect({ name, status: direct.status, code: ((await direct.json()) as { code: string }).code }).toEqual({ name, status, code });
+    expect(direct.headers.getSetCookie()).toEqual([]);
+  }
+  // Control: the plain body from another site is the 403 it always was; from the console's own origin it signs in.
+  const plain = (site: string) =>
+    fetch(`${stack.gatewayOrigin}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=UTF-8', 'sec-fetch-site': site },
+      body: json,
+    });
+  expect((await plain('cross-site')).status).toBe(403);
+  expect((await plain('same-origin')).status).toBe(200);
+});
+
 it('signs out with the cookie and its CSRF token: the session ends and the cookies are cleared', async () => {
   const { jar } = await signIn();
   expect((await cookiePost('/auth/logout', jar)).status).toBe(403);

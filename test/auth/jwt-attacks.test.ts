@@ -166,4 +166,41 @@ describe('tokens properly signed by the auth key but with the wrong claims', () 
   it('rejects a token without the access type', async () => {
     expect(await accepted(signWithAuthKey({}, { ...claims(), typ: 'refresh' }))).toBe(401);
   });
+
+  it('/auth/introspect answers every one of these exactly as the gateway does (one set of rules, lib/access-tokens.ts)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const tokens: Record<string, string> = {
+      'correct (control)': signWithAuthKey({}),
+      'as long-lived as allowed (control)': signWithAuthKey({ expiresIn: 3_600 }),
+      'iat a little ahead (control)': signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now + 10, exp: now + 610 }),
+      '100-year expiry': signWithAuthKey({ expiresIn: 100 * 365 * 86_400 }),
+      '2-hour lifetime': signWithAuthKey({ expiresIn: 7_200 }),
+      'iat a day in the future': signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now + 86_400, exp: now + 86_400 + 600 }),
+      'issued two hours ago': signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now - 7_200, exp: now + 600 }),
+      'no expiry': signWithAuthKey({ expiresIn: undefined }, { ...claims(), iat: now }),
+      expired: signWithAuthKey({ expiresIn: -10 }),
+      'wrong issuer': signWithAuthKey({ issuer: 'someone-else' }),
+      'not an access token': signWithAuthKey({}, { ...claims(), typ: 'refresh' }),
+    };
+    const verdicts: Record<string, { gateway: number; introspect: unknown }> = {};
+    for (const [name, token] of Object.entries(tokens)) {
+      const introspected = await fetch(`${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${token}` } });
+      verdicts[name] = { gateway: await accepted(token), introspect: ((await introspected.json()) as { active: unknown }).active };
+    }
+    const accept = { gateway: 200, introspect: true };
+    const refuse = { gateway: 401, introspect: false };
+    expect(verdicts).toEqual({
+      'correct (control)': accept,
+      'as long-lived as allowed (control)': accept,
+      'iat a little ahead (control)': accept,
+      '100-year expiry': refuse,
+      '2-hour lifetime': refuse,
+      'iat a day in the future': refuse,
+      'issued two hours ago': refuse,
+      'no expiry': refuse,
+      expired: refuse,
+      'wrong issuer': refuse,
+      'not an access token': refuse,
+    });
+  });
 });

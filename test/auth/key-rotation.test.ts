@@ -144,3 +144,52 @@ describe('the signing key ring: rotation on a schedule, with overlap, and retire
     }
   }, 30_000);
 });
+
+describe('rate limits belong to the key lineage: rotating a key does not give it a fresh budget', () => {
+  let limited: TestStack;
+  const introspect = async (key: string) =>
+    (await (await fetch(`${limited.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${key}` } })).json()) as Record<string, unknown>;
+  const typename = (key: string) => graphql(limited.gatewayUrl, '{ __typename }', { apiKey: key });
+  beforeAll(async () => {
+    // Counted in Redis as in production; a "minute" of an hour, so no window ends while the test runs.
+    limited = await startTestStack({ redisUrl: process.env['REDIS_URL'], rateLimitWindows: { minuteSeconds: 3_600, daySeconds: 86_400 } });
+  });
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  it('a rotated free key goes on from what its predecessor spent, rotation after rotation', async () => {
+    const { tenantId, apiKey: admin } = await limited.tenantWithKey({ scopes: ['admin:*'] });
+    const original = await limited.authStore.createApiKey({ tenantId, name: 'nightly export', scopes: ['assets:read'], tier: 'FREE' });
+    for (let i = 0; i < 55; i++) expect((await typename(original.secret)).status).toBe(200);
+
+    // Rotated by the tenant's admin through the API: the new key's first request sees the 5 requests left.
+    const rotated = await graphql<{ rotateApiKey: { secret: string; apiKey: { id: string } } }>(
+      limited.gatewayUrl,
+      `mutation { rotateApiKey(id: "${original.apiKey._id}") { secret apiKey { id } } }`,
+      { apiKey: admin },
+    );
+    expect(rotated.body.errors).toBeUndefined();
+    const second = rotated.body.data!.rotateApiKey;
+    expect(second.apiKey.id).not.toBe(original.apiKey._id);
+    const first = await typename(second.secret);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit-remaining')).toBe('4');
+    for (let i = 0; i < 4; i++) expect((await typename(second.secret)).status).toBe(200);
+    expect((await typename(second.secret)).status).toBe(429);
+
+    // Rotating again (the CLI's path) does not reset it either: the lineage is the original key's id.
+    const third = await limited.authStore.rotateApiKey(tenantId, second.apiKey.id);
+    expect((await typename(third.secret)).status).toBe(429);
+    expect(await introspect(third.secret)).toMatchObject({ active: true, sub: third.apiKey._id, lineage_id: original.apiKey._id });
+  });
+
+  it('a new key (not a rotation) has a budget of its own', async () => {
+    const { tenantId } = await limited.tenantWithKey();
+    const created = await limited.authStore.createApiKey({ tenantId, name: 'another script', scopes: ['assets:read'], tier: 'FREE' });
+    const res = await typename(created.secret);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-remaining')).toBe('59');
+    expect(await introspect(created.secret)).toMatchObject({ lineage_id: created.apiKey._id });
+  });
+});

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { startGatewayProcess } from '../support/gateway-process';
+import { eventually } from '@linepack/lib/testing/until';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -48,6 +49,9 @@ it('a key revoked by its tenant admin through the first gateway is refused by th
   expect(await msUntilRefused(replica.url, key.secret)).toBeLessThan(1_000);
 });
 
+const introspect = async (token: string) =>
+  (await (await fetch(`${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
+
 describe('signed-out sessions', () => {
   const password = 'a long enough password';
   async function login(email: string) {
@@ -74,6 +78,9 @@ describe('signed-out sessions', () => {
     expect((await typename(stack.gatewayUrl, session.access_token)).status).toBe(401);
     // The same user's other login is untouched.
     expect((await typename(replica.url, other.access_token)).status).toBe(200);
+    // Introspection says what the gateways do: the signed-out session's token is inactive, the other one active.
+    expect(await introspect(session.access_token)).toEqual({ active: false });
+    expect(await introspect(other.access_token)).toMatchObject({ active: true, role: 'VIEWER' });
 
     // A gateway that starts after the logout (a new replica, a restart) reads the revoked session back from Redis.
     const late = await startGatewayProcess(stack, redisServer.url);
@@ -81,4 +88,16 @@ describe('signed-out sessions', () => {
     expect((await typename(late.url, session.access_token)).status).toBe(401);
     expect((await typename(late.url, other.access_token)).status).toBe(200);
   }, 60_000);
+
+  it('a role change ends the member’s sessions at the gateways and at introspection alike', async () => {
+    const user = await stack.authStore.createUser({ tenantId, email: 'promoted@example.com', password, role: 'VIEWER' });
+    const session = await login('promoted@example.com');
+    expect(await introspect(session.access_token)).toMatchObject({ active: true, role: 'VIEWER' });
+    const changed = await graphql(stack.gatewayUrl, `mutation { changeUserRole(userId: "${user._id}", role: ENGINEER) { role } }`, { apiKey: adminKey });
+    expect(changed.body.errors).toBeUndefined();
+    // Refused at the other gateway (how fast is the logout test's business; this one is about agreeing).
+    expect(await eventually(async () => (await typename(replica.url, session.access_token)).status === 401, 10_000)).toBe(true);
+    // The token still says VIEWER and is properly signed; introspection no longer calls it active.
+    expect(await introspect(session.access_token)).toEqual({ active: false });
+  });
 });

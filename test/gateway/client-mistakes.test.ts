@@ -64,6 +64,16 @@ it.each([
     /hash/i,
   ],
   ['malformed JSON', '{"query": "{ __typename }"', 'BAD_USER_INPUT', /malformed JSON/],
+  ['a JSON body after a byte order mark', '\ufeff{"query": "{ __typename }"}', 'BAD_USER_INPUT', /byte order mark/],
+  ['several operations and no operationName', { query: 'query A { __typename } query B { __typename }' }, 'OPERATION_RESOLUTION_FAILURE', /operation name/],
+  [
+    'an operationName the document does not have',
+    { query: 'query A { __typename }', operationName: 'B' },
+    'OPERATION_RESOLUTION_FAILURE',
+    /Unknown operation named "B"/,
+  ],
+  ['a subscription (the schema has none)', { query: 'subscription { __typename }' }, 'GRAPHQL_VALIDATION_FAILED', /no subscription root type/],
+  ['an unsupported persisted-query version', { query: '{ __typename }', extensions: { persistedQuery: 7 } }, 'BAD_REQUEST', /persisted query version/],
 ])('%s answers 400 with a code and a message', async (_name, body, code, message) => {
   const res = await post(body);
   expect({ status: res.status, code: res.code }).toEqual({ status: 400, code });

@@ -99,3 +99,25 @@ describe('GATEWAY_DEDUPLICATE_QUERIES', () => {
     expect(read).toThrow('GATEWAY_DEDUPLICATE_QUERIES: must be true or false');
   });
 });
+
+describe('GATEWAY_REPLICAS: each gateway process’s share of the limits while Redis is away', () => {
+  const withRedis = { ...gatewayEnv, REDIS_URL: 'redis://127.0.0.1:6379' };
+
+  it('is one share by default, and replicas × workers when set', () => {
+    expect(gatewayConfigFromEnv(gatewayEnv).inProcessLimitShares).toBe(1);
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_REPLICAS: '3' }).inProcessLimitShares).toBe(3);
+    // Every worker counts in its own memory too: 3 replicas of 4 workers are 12 counters.
+    expect(gatewayConfigFromEnv({ ...withRedis, GATEWAY_REPLICAS: '3', GATEWAY_WORKERS: '4' }).inProcessLimitShares).toBe(12);
+  });
+
+  it.each(['0', '-2', '1.5', 'two', '', '10000'])('refuses GATEWAY_REPLICAS=%j, naming the setting and the rule', (setting) => {
+    const read = () => gatewayConfigFromEnv({ ...gatewayEnv, GATEWAY_REPLICAS: setting });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow('GATEWAY_REPLICAS: must be a whole number from 1 to 9999');
+  });
+});
+
+it('reads MAX_ACCESS_TOKEN_AGE_SECONDS with the auth service’s schema (lib/config.ts): the same bounds on both', () => {
+  expect(gatewayConfigFromEnv(gatewayEnv).maxAccessTokenAgeSeconds).toBe(3_600);
+  expect(() => gatewayConfigFromEnv({ ...gatewayEnv, MAX_ACCESS_TOKEN_AGE_SECONDS: '10' })).toThrow('MAX_ACCESS_TOKEN_AGE_SECONDS');
+});

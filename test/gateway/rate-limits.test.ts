@@ -4,6 +4,8 @@ import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '@linepack/lib/testing/until';
 import { startGatewayProcess } from '../support/gateway-process';
 import { requestFrom, typenameFrom } from '../support/from-address';
+import { credentialCacheLookups } from '@linepack/lib/metrics';
+import { FAILED_AUTH_PER_MINUTE, productionWindows } from '@linepack/gateway/rate-limit';
 
 const typename = (url: string, apiKey: string) => graphql(url, '{ __typename }', { apiKey });
 
@@ -153,12 +155,16 @@ describe('the daily window', () => {
 
 describe('failed authentications: aimed at the attacker, never at the valid credentials beside it', () => {
   let stack: TestStack;
+  let tenantId: string;
   let apiKey: string;
   let userToken: string;
   const attacker = '127.0.0.2';
   beforeAll(async () => {
-    stack = await startTestStack({ rateLimitWindows: { minuteSeconds: 2, daySeconds: 3_600 } });
+    // Real windows (no test here waits for one to end: each uses addresses of its own), and keys cached as in
+    // production, so "a key the gateway already knows" and "a key it would have to look up" both exist.
+    stack = await startTestStack({ rateLimitWindows: productionWindows, credentialCacheTtlSeconds: 300 });
     const tenant = await stack.tenantWithKey();
+    tenantId = tenant.tenantId;
     apiKey = tenant.apiKey;
     await stack.authStore.createUser({ tenantId: tenant.tenantId, email: 'beside-attacker@example.com', password: 'a long enough password', role: 'VIEWER' });
     const login = await requestFrom('127.0.0.3', `${stack.gatewayOrigin}/auth/login`, {
@@ -171,17 +177,44 @@ describe('failed authentications: aimed at the attacker, never at the valid cred
   });
 
   it('answers an address that keeps guessing with 429, while a valid key and token from that address still work', async () => {
+    // The valid key was used before (the gateway has it cached); the token is verified locally (the gateway holds the
+    // auth service's keys once it has verified one token).
+    expect((await typenameFrom('127.0.0.3', stack.gatewayUrl, apiKey)).status).toBe(200);
+    expect((await typenameFrom('127.0.0.3', stack.gatewayUrl, userToken)).status).toBe(200);
     const guesses = await Promise.all(Array.from({ length: 60 }, (_, i) => typenameFrom(attacker, stack.gatewayUrl, `lpk_${String(i).padStart(40, 'G')}`)));
     expect(guesses.every((r) => r.status === 401)).toBe(true);
     const blocked = await typenameFrom(attacker, stack.gatewayUrl, 'lpk_' + 'X'.repeat(40));
     expect(blocked.status).toBe(429);
     expect((blocked.body['errors'] as { extensions: { code: string } }[])[0]!.extensions.code).toBe('RATE_LIMITED');
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    // Behind a load balancer this address is everyone: the valid credentials beside the attacker go through.
+    // Behind a load balancer this address is everyone: the valid credentials beside the attacker that the gateway
+    // verifies without a lookup go through.
     expect((await typenameFrom(attacker, stack.gatewayUrl, apiKey)).status).toBe(200);
     expect((await typenameFrom(attacker, stack.gatewayUrl, userToken)).status).toBe(200);
-    // And other addresses never noticed.
+    // A key it would have to look up waits with the guesses (the lookup is what guessing must not get for free)…
+    const unseen = await stack.keyFor(tenantId, ['assets:read'], 'PRO');
+    expect((await typenameFrom(attacker, stack.gatewayUrl, unseen)).status).toBe(429);
+    // …and works from any other address, which never noticed.
+    expect((await typenameFrom('127.0.0.4', stack.gatewayUrl, unseen)).status).toBe(200);
     expect((await typenameFrom('127.0.0.4', stack.gatewayUrl, 'lpk_' + 'Y'.repeat(40))).status).toBe(401);
+  });
+
+  it('refuses guesses from a blocked address before any lookup: no introspection, no cache miss', async () => {
+    const guesser = '127.0.0.15';
+    const misses = async () => (await credentialCacheLookups.get()).values.find((v) => v.labels['result'] === 'miss')?.value ?? 0;
+    const guess = (i: number) => typenameFrom(guesser, stack.gatewayUrl, `lpk_${String(i).padStart(40, 'Z')}`);
+    const before = await misses();
+    const answers: number[] = [];
+    // One at a time: each guess is decided after the one before was counted.
+    for (let i = 0; i < 100; i++) answers.push((await guess(i)).status);
+    expect(answers.slice(0, FAILED_AUTH_PER_MINUTE).every((s) => s === 401)).toBe(true);
+    expect(answers.slice(FAILED_AUTH_PER_MINUTE).every((s) => s === 429)).toBe(true);
+    // Each of the first 60 cost a lookup; the 40 after the block cost none.
+    expect((await misses()) - before).toBe(FAILED_AUTH_PER_MINUTE);
+    // The same through the /auth proxy: introspection from the blocked address is refused before it is forwarded.
+    const introspected = await requestFrom(guesser, `${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer lpk_${'W'.repeat(40)}` } });
+    expect(introspected.status).toBe(429);
+    expect(introspected.body['code']).toBe('RATE_LIMITED');
   });
 
   it('refuses one credential that keeps failing from anywhere before verifying it again', async () => {
@@ -194,7 +227,7 @@ describe('failed authentications: aimed at the attacker, never at the valid cred
     expect(answers.slice(10)).toEqual([429, 429]);
   });
 
-  it('throttles guessing through /auth/introspect like /graphql, and answers a valid key there from the same address', async () => {
+  it('throttles guessing through /auth/introspect like /graphql: a blocked address is refused before the auth service looks anything up', async () => {
     const introspect = (from: string, token: string) =>
       requestFrom(from, `${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${token}` } });
     const guesser = '127.0.0.11';
@@ -202,7 +235,10 @@ describe('failed authentications: aimed at the attacker, never at the valid cred
     for (let i = 0; i < 70; i++) answers.push((await introspect(guesser, `lpk_${String(i).padStart(40, 'Q')}`)).status);
     expect(answers.slice(0, 60).every((s) => s === 200)).toBe(true); // {"active": false}
     expect(answers.slice(60).every((s) => s === 429)).toBe(true);
-    const valid = await introspect(guesser, apiKey);
+    // Introspection is an oracle (it tells a valid key from a guess): from the guesser's address it waits for the
+    // window, whatever it is sent; from any other address it answers.
+    expect((await introspect(guesser, apiKey)).status).toBe(429);
+    const valid = await introspect('127.0.0.16', apiKey);
     expect(valid.status).toBe(200);
     expect(valid.body['active']).toBe(true);
   });

@@ -133,6 +133,8 @@ it('points the gateway at the in-cluster services and mounts the supergraph', ()
   expect(env).toMatchObject({
     AUTH_URL: 'http://linepack-auth:4005',
     NODE_ENV: 'production',
+    // Each pod's share of a limit while Redis is away: the most pods the HPA runs.
+    GATEWAY_REPLICAS: '10',
     TRUST_PROXY: 'false',
     SUPERGRAPH_PATH: '/etc/linepack/supergraph/supergraph.graphql',
     INTERNAL_TOKEN_PRIVATE_KEY: { secretKeyRef: { name: 'linepack-gateway', key: 'INTERNAL_TOKEN_PRIVATE_KEY' } },

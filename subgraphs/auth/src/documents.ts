@@ -31,6 +31,12 @@ export interface ApiKeyDocument {
   revokedAt: Date | null;
   /** Who created it (a user or key id; null for the CLI and keys older than this field): removing a member revokes their keys. */
   createdBy?: string | null;
+  /**
+   * The key's lineage: its own id when created, copied by each rotation to the key that replaces it. Rate limits
+   * count per lineage (introspection reports it as lineage_id), so rotating a key keeps what its predecessor spent.
+   * Absent on keys older than this field: their id is their lineage.
+   */
+  lineageId?: string;
 }
 
 export interface Membership {

@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
-import { ConfigError, ecPrivateKeySchema, parseConfig } from '@linepack/lib/config';
+import { ConfigError, ecPrivateKeySchema, maxAccessTokenAgeSchema, parseConfig } from '@linepack/lib/config';
 import { startTracing } from '@linepack/lib/tracing';
 
 // First: the instrumentations patch express, mongodb, ioredis and http as the subgraph loads them.
@@ -24,6 +24,8 @@ const authEnvSchema = z.object({
   SIGNING_KEY_ROTATION_DAYS: z.coerce.number().min(0).max(3_650).default(DEFAULT_SIGNING_KEY_ROTATION_DAYS),
   /** How long audit events are kept. */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(DEFAULT_AUDIT_RETENTION_DAYS),
+  /** The gateways' limit on an access token's life (the same variable): introspection applies their rules. */
+  MAX_ACCESS_TOKEN_AGE_SECONDS: maxAccessTokenAgeSchema,
 });
 
 /** Every block must be an EC P-256 public key: a key that silently fails to load would log everyone out mid-rotation. */
@@ -46,6 +48,12 @@ function verifyOnlyKeys(raw: string | undefined): string[] {
 
 runSubgraphProcess(descriptor, (options) => {
   const env = parseConfig('auth subgraph', authEnvSchema, process.env);
+  // Its own tokens would be called inactive by introspection, and refused by gateways configured alike.
+  if (env.MAX_ACCESS_TOKEN_AGE_SECONDS < env.ACCESS_TOKEN_TTL_SECONDS) {
+    throw new ConfigError(
+      `auth subgraph: invalid configuration\n  MAX_ACCESS_TOKEN_AGE_SECONDS: must be at least ACCESS_TOKEN_TTL_SECONDS (${env.ACCESS_TOKEN_TTL_SECONDS})`,
+    );
+  }
   return startAuthSubgraph({
     ...options,
     auth: {
@@ -54,6 +62,7 @@ runSubgraphProcess(descriptor, (options) => {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
       refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS,
+      maxAccessTokenAgeSeconds: env.MAX_ACCESS_TOKEN_AGE_SECONDS,
       auditRetentionDays: env.AUDIT_RETENTION_DAYS,
       signingKeyRotationMs: env.SIGNING_KEY_ROTATION_DAYS * 86_400_000,
     },

@@ -4,7 +4,8 @@ import { scopesByRole } from '@linepack/lib/scopes';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { problem } from '@linepack/lib/errors';
-import { bearerToken, requestIdOf } from '@linepack/lib/http';
+import { parseAuthorization, requestIdOf } from '@linepack/lib/http';
+import { isJsonContentType, jsonBody } from '@linepack/lib/json-body';
 import type { AuditActor, AuditContext } from './audit';
 import { INTERNAL_IDENTITY_HEADER, verifyInternalToken, type Identity } from '@linepack/lib/identity';
 import { auditContextOf } from './audit-context';
@@ -34,7 +35,8 @@ const resetBody = z.object({ reset_token: z.string().min(1).max(200), new_passwo
 
 /** Parses a JSON body against a schema, answering 400/415 problems itself; null means "answered". */
 function body<S extends z.ZodType>(req: Request, res: Response, schema: S): z.output<S> | null {
-  if (!req.is('application/json')) {
+  // The gateway's test of "is this JSON" (lib/json-body.ts), so both read a body alike.
+  if (!isJsonContentType(req.header('content-type'))) {
     sendProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type', 'send the body as Content-Type: application/json');
     return null;
   }
@@ -56,6 +58,9 @@ const deniedBody = z
   .strict();
 const keyUseBody = z.object({ uses: z.array(z.object({ id: z.string().max(100), at: z.string().datetime() }).strict()).max(10_000) }).strict();
 
+/** At most this many keys and sessions per revocation-list answer; a gateway told it was cut forgets its whole key cache. */
+const REVOCATION_LIST_LIMIT = 10_000;
+
 /** The identity a gateway vouches for with its identity token (audience auth), or null when there is none or it is not genuine. */
 function vouchedIdentity(req: Request, internalTokenPublicKey: string): Identity | null {
   const token = req.header(INTERNAL_IDENTITY_HEADER);
@@ -75,7 +80,7 @@ function vouchedIdentity(req: Request, internalTokenPublicKey: string): Identity
  */
 export function auditRoutes(app: Express, deps: { store: AuthStore; internalTokenPublicKey: string; logger: Logger }): void {
   const internal = <S extends z.ZodType>(path: string, schema: S, limit: string, handle: (input: z.output<S>, identity: Identity) => Promise<void>) =>
-    app.post(path, express.json({ limit }), async (req, res) => {
+    app.post(path, ...jsonBody({ limit }), async (req, res) => {
       const identity = vouchedIdentity(req, deps.internalTokenPublicKey);
       if (!identity) return sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
       const input = schema.safeParse(req.body);
@@ -89,6 +94,26 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
     const now = Date.now();
     // A clock running ahead must not date a use in the future.
     await deps.store.recordKeyUse(uses.map((u) => ({ id: u.id, at: new Date(Math.min(Date.parse(u.at), now)) })));
+  });
+
+  /**
+   * What was revoked since `since` (epoch ms): gateways pull it while their Redis revocation channel is away
+   * (gateway/src/revocation-pull.ts), so a revoked key or a signed-out session is refused within a poll rather than
+   * when a cache entry or the token expires. `now` is this service's clock, for the gateway's next `since`.
+   */
+  app.get('/internal/revocations', async (req, res) => {
+    const identity = vouchedIdentity(req, deps.internalTokenPublicKey);
+    if (!identity) return sendProblem(res, 401, 'UNAUTHENTICATED', 'Invalid internal identity token');
+    const since = Number(req.query['since']);
+    if (!Number.isSafeInteger(since) || since < 0) return sendProblem(res, 400, 'BAD_REQUEST', 'since must be a time in epoch milliseconds');
+    const now = Date.now();
+    const revoked = await deps.store.revokedSince(new Date(since), REVOCATION_LIST_LIMIT);
+    res.json({
+      now,
+      apiKeys: revoked.apiKeys,
+      sessions: revoked.sessions,
+      truncated: revoked.apiKeys.length >= REVOCATION_LIST_LIMIT || revoked.sessions.length >= REVOCATION_LIST_LIMIT,
+    });
   });
 
   /** Gateways report operations they refused for a missing scope, vouching for the caller. */
@@ -126,7 +151,8 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   // Spending the same argon2 work on unknown emails keeps their timing like a wrong password's.
   const dummyHash = argon2Hash('linepack-timing-equaliser', ARGON2_OPTIONS);
 
-  router.use(express.json({ limit: '16kb' }));
+  // The gateway's parser (lib/json-body.ts): its /auth proxy decides on these bodies with the same function.
+  router.use(jsonBody({ limit: '16kb' }));
   // Whose request: the address the gateway vouches for in its signed identity token; without one (a call that
   // did not come through a gateway) the connection's own peer. X-Forwarded-For is never believed.
   router.use((req, res, next) => {
@@ -282,20 +308,28 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
    * (its scopes in the tenant X-Tenant-ID names, or in the user's first tenant, as the gateway picks it).
    */
   router.get('/introspect', async (req, res) => {
-    const credential = bearerToken(req);
-    if (!credential) {
+    const presented = parseAuthorization(req.header('authorization'));
+    if (presented.kind !== 'bearer') {
       res.setHeader('WWW-Authenticate', 'Bearer');
-      sendProblem(res, 401, 'UNAUTHENTICATED', 'Missing credential', 'send the API key or access token as Authorization: Bearer <token>');
+      sendProblem(
+        res,
+        401,
+        'UNAUTHENTICATED',
+        presented.kind === 'absent' ? 'Missing credential' : 'Malformed Authorization header',
+        'send the API key or access token as Authorization: Bearer <token> (one space, nothing else)',
+      );
       return;
     }
+    const credential = presented.token;
+    const requested = req.header('x-tenant-id') || undefined;
     if (!apiKeyPattern.test(credential)) {
-      const claims = tokens.verifyAccess(credential);
-      const requested = req.header('x-tenant-id');
-      const membership = claims && (requested ? claims.tenants.find((t) => t.id === requested) : claims.tenants[0]);
-      if (!claims || !membership) {
+      // The gateway's rules exactly (lib/access-tokens.ts): lifetime limits, iat, signed-out sessions, the tenant.
+      const verdict = await tokens.checkAccess(credential, requested, (familyId) => store.sessionRevoked(familyId));
+      if (!verdict.ok) {
         res.json({ active: false });
         return;
       }
+      const { claims, membership } = verdict;
       res.json({
         active: true,
         scopes: [...scopesByRole[membership.role]],
@@ -311,7 +345,8 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
     }
     const key = await store.findApiKeyBySecret(credential);
     const now = new Date();
-    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
+    // As the gateway: a key is bound to its tenant, and naming another with X-Tenant-ID is refused there (403).
+    if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now) || (requested !== undefined && requested !== key.tenantId)) {
       res.json({ active: false });
       return;
     }
@@ -324,6 +359,8 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       credential_kind: 'api_key',
       tier: key.tier.toLowerCase(),
       key_prefix: key.prefix,
+      // What the gateway counts rate limits against: the same through rotations.
+      lineage_id: key.lineageId ?? key._id,
     });
   });
 
@@ -332,7 +369,8 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   // Body-parser failures: malformed JSON and oversized bodies are the client's problem, never a 500.
   router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
     if (err.type === 'entity.too.large') return sendProblem(res, 413, 'PAYLOAD_TOO_LARGE', 'Request body too large', 'at most 16 KiB');
-    if (err.type === 'entity.parse.failed') return sendProblem(res, 400, 'MALFORMED_JSON', 'Malformed JSON body');
+    if (err.type === 'entity.parse.failed') return sendProblem(res, 400, 'MALFORMED_JSON', 'Malformed JSON body', err.message);
+    if (err.type === 'charset.unsupported') return sendProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type', err.message);
     logger.error({ err }, 'auth route failed');
     sendProblem(res, 500, 'INTERNAL', 'Internal server error');
   });

@@ -76,6 +76,8 @@ export class AuthStore {
     await this.apiKeys.createIndexes([
       { key: { secretHash: 1 }, name: 'secret_hash', unique: true },
       { key: { tenantId: 1, createdAt: 1 }, name: 'tenant_created' },
+      // Global like secret_hash: gateways ask what was revoked lately, across tenants (revokedSince).
+      { key: { revokedAt: 1 }, name: 'revoked_at' },
     ]);
     await this.users.createIndexes([{ key: { email: 1 }, name: 'email', unique: true }]);
     await this.audit.ensureIndexes();
@@ -105,6 +107,8 @@ export class AuthStore {
       expiresInDays?: number | null;
     },
     audit: AuditContext = cliAudit,
+    /** The lineage a rotation continues (rotateApiKey); a new key starts its own. */
+    lineageId?: string,
   ): Promise<{ apiKey: ApiKeyDocument; secret: string }> {
     const tenant = await this.findTenant(input.tenantId);
     if (!tenant) throw new AuthStoreError('NOT_FOUND', 'tenant', `no tenant ${input.tenantId}`);
@@ -136,8 +140,10 @@ export class AuthStore {
       );
     }
     const secret = generateApiKeySecret();
+    const id = randomUUID();
     const apiKey: ApiKeyDocument = {
-      _id: randomUUID(),
+      _id: id,
+      lineageId: lineageId ?? id,
       tenantId: tenant._id,
       name,
       prefix: displayPrefix(secret),
@@ -198,6 +204,24 @@ export class AuthStore {
     return tenant;
   }
 
+  /**
+   * What was revoked at or after `since` — API keys by their secret's hash, sessions by their refresh family — for
+   * gateways that pull the list while the Redis revocation channel is away (GET /internal/revocations). Read through
+   * the revoked_at indexes; at most `limit` of each, newest first.
+   */
+  async revokedSince(since: Date, limit: number): Promise<{ apiKeys: string[]; sessions: string[] }> {
+    const [keys, sessions] = await Promise.all([
+      this.apiKeys.find({ revokedAt: { $gte: since } }, { projection: { secretHash: 1 }, sort: { revokedAt: -1 }, limit }).toArray(),
+      this.sessions.find({ revokedAt: { $gte: since } }, { projection: { familyId: 1 }, sort: { revokedAt: -1 }, limit }).toArray(),
+    ]);
+    return { apiKeys: keys.map((k) => k.secretHash), sessions: [...new Set(sessions.map((s) => s.familyId))] };
+  }
+
+  /** Whether a sign-in (refresh family) has ended: logout, sign-out everywhere, a role change, reuse detected. */
+  async sessionRevoked(familyId: string): Promise<boolean> {
+    return (await this.sessions.findOne({ familyId, revokedAt: { $ne: null } }, { projection: { _id: 1 } })) !== null;
+  }
+
   listApiKeys(tenantId: string): Promise<ApiKeyDocument[]> {
     return this.apiKeys.find({ tenantId }, { sort: { createdAt: 1, _id: 1 } }).toArray();
   }
@@ -223,7 +247,8 @@ export class AuthStore {
       throw new AuthStoreError('BAD_USER_INPUT', 'id', 'the key is revoked or expired: create a new one instead');
     }
     // Made before the old one is revoked: a refusal (the tenant's key cap) leaves the old key working.
-    const created = await this.createApiKey({ tenantId, name: old.name, scopes: old.scopes, tier: old.tier }, audit);
+    // The same lineage: the new key's rate limits continue the old one's (a rotation is not a fresh budget).
+    const created = await this.createApiKey({ tenantId, name: old.name, scopes: old.scopes, tier: old.tier }, audit, old.lineageId ?? old._id);
     await this.revokeApiKey(tenantId, id, audit);
     await this.audit.record(
       [tenantId],

@@ -4,7 +4,8 @@ import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import type { Role } from '@linepack/lib/scopes';
 import type { TenantRecord, Tier, UserDocument } from './documents';
-import { accessTokenClaims, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER, type AccessTokenClaims } from '@linepack/lib/identity';
+import { checkAccessToken, DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS, type AccessTokenVerdict } from '@linepack/lib/access-tokens';
+import { USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER } from '@linepack/lib/identity';
 import type { TokenKeys } from './signing-key-ring';
 import type { RevocationPublisher } from '@linepack/lib/revocations';
 
@@ -53,6 +54,11 @@ export interface TokenLifetimes {
    * within seconds; without this that counts as theft and signs the user out everywhere.
    */
   refreshReuseGraceSeconds?: number;
+  /**
+   * The longest-lived access token introspection calls active (MAX_ACCESS_TOKEN_AGE_SECONDS, as the gateways have it;
+   * default DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS): introspection answers by the gateways' rules.
+   */
+  maxAccessTokenAgeSeconds?: number;
 }
 
 export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = 30;
@@ -82,7 +88,11 @@ export class TokenService {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.refreshTokens.createIndexes([{ key: { familyId: 1 }, name: 'family' }]);
+    await this.refreshTokens.createIndexes([
+      { key: { familyId: 1 }, name: 'family' },
+      // Sessions ended lately, for gateways that pull the revocation list (AuthStore.revokedSince).
+      { key: { revokedAt: 1 }, name: 'revoked_at' },
+    ]);
   }
 
   /** A new pair; `refreshId` names the refresh token (a rotation's successor, fixed when its predecessor was spent). */
@@ -131,18 +141,16 @@ export class TokenService {
     return { access_token, refresh_token, token_type: 'Bearer', expires_in: this.lifetimes.accessTokenTtlSeconds };
   }
 
-  /** An access token this service issued and that has not expired, or null (for introspection). */
-  verifyAccess(token: string): AccessTokenClaims | null {
-    const header = jwt.decode(token, { complete: true })?.header;
-    const key = this.keys.publicKeyFor(header?.kid);
-    if (!key) return null;
-    try {
-      const payload = jwt.verify(token, key, { algorithms: [USER_TOKEN_ALGORITHM], issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE });
-      const claims = accessTokenClaims.safeParse(payload);
-      return claims.success ? claims.data : null;
-    } catch {
-      return null;
-    }
+  /**
+   * An access token judged by the gateway's own rules (lib/access-tokens.ts), for introspection: this service's keys,
+   * the same lifetime limits, and the session looked up in its database (`sessionRevoked`).
+   */
+  checkAccess(token: string, requestedTenant: string | undefined, sessionRevoked: (familyId: string) => Promise<boolean>): Promise<AccessTokenVerdict> {
+    return checkAccessToken(token, requestedTenant, {
+      maxTokenAgeSeconds: this.lifetimes.maxAccessTokenAgeSeconds ?? DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS,
+      keyFor: (kid) => this.keys.publicKeyFor(kid),
+      sessionRevoked,
+    });
   }
 
   private verifyRefresh(token: string): z.output<typeof refreshClaims> | 'expired' | null {
