@@ -40,6 +40,12 @@ const STOP_TIMEOUT_MS = 15_000;
 const BUILD_LOCK_STALE_MS = 15 * 60_000;
 /** JVM flags for a small, quick-starting server. */
 const JVM_ARGS = ['-XX:+UseSerialGC', '-XX:-UsePerfData', '-Xss512k'];
+/**
+ * The file-backed server keeps its data in H2 pages on disk (a 16 MB page cache) and needs heap only for the commands
+ * in flight: capped, so its resident size stays bounded however large the file (the JVM's default would be a quarter
+ * of the machine's memory). The in-memory server (tests) holds its data on the heap and is left uncapped.
+ */
+const H2_JVM_ARGS = ['-Xmx512m'];
 
 const toolDir = path.join(repoRoot, 'tools', 'mongo');
 const targetDir = path.join(toolDir, 'target');
@@ -232,6 +238,7 @@ export async function startEmbeddedMongo(
   const java = await findJava();
   const args = [
     ...JVM_ARGS,
+    ...(opts.dataFile ? H2_JVM_ARGS : []),
     '-cp',
     `${classesDir}${path.delimiter}${path.join(libDir, '*')}`,
     MAIN_CLASS,
