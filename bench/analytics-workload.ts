@@ -8,7 +8,7 @@ import type Redis from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
 import { DEAD_LETTERS_COLLECTION, StreamConsumer } from '@linepack/lib/events/consumer';
 import { ASSET_UPSERTED, MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
-import { eventStream, type StreamEvent } from '@linepack/lib/events/outbox';
+import { eventStream, streamRegistry, tenantStream, type StreamEvent } from '@linepack/lib/events/outbox';
 import { createLogger } from '@linepack/lib/logger';
 import { databaseName } from '@linepack/lib/mongo';
 import { ANALYTICS_CONSUMER_GROUP } from '@linepack/subgraph-analytics';
@@ -120,9 +120,12 @@ export function workload(n: number): Workload {
   return { segments, anomalies };
 }
 
-async function xaddAll(redis: Redis, stream: string, tenantId: string, type: string, bodies: readonly Record<string, unknown>[]): Promise<void> {
+export async function xaddAll(redis: Redis, base: string, tenantId: string, type: string, bodies: readonly Record<string, unknown>[]): Promise<void> {
+  // The tenant's stream, registered first, as the outbox relay writes it.
+  const stream = tenantStream(base, tenantId);
   for (let i = 0; i < bodies.length; i += XADD_BATCH) {
     const pipeline = redis.pipeline();
+    pipeline.sadd(streamRegistry(base), stream);
     for (const data of bodies.slice(i, i + XADD_BATCH)) {
       const event: StreamEvent = { id: randomUUID(), type, tenantId, occurredAt: new Date().toISOString(), data: JSON.stringify(data) };
       pipeline.xadd(stream, 'MAXLEN', '~', STREAM_MAX_LEN, '*', ...Object.entries(event).flat());
@@ -159,7 +162,7 @@ export async function assessFromEvents(
   const db = mongo.db(databaseName(prefix, 'analytics'));
   const [assetsStream, measurementsStream] = [eventStream(prefix, 'assets'), eventStream(prefix, 'measurements')];
   created.dbs.push(db);
-  created.streams.push(assetsStream, measurementsStream);
+  created.streams.push(...[assetsStream, measurementsStream].flatMap((base) => [base, tenantStream(base, tenantId), streamRegistry(base)]));
   await ensureAnalyticsIndexes(db);
   const consumer = new StreamConsumer({
     redis: consumerRedis,

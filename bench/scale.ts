@@ -34,7 +34,7 @@ import { parseArgs } from 'node:util';
 import type Redis from 'ioredis';
 import type { Collection, Db, MongoClient } from 'mongodb';
 import { DEAD_LETTERS_COLLECTION, StreamConsumer, type DeadLetter, type EventBatchHandler } from '@linepack/lib/events/consumer';
-import { eventStream, OutboxRelay, outboxEntry, type OutboxEntry } from '@linepack/lib/events/outbox';
+import { eventStream, OutboxRelay, outboxEntry, streamRegistry, tenantStream, type OutboxEntry } from '@linepack/lib/events/outbox';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { createLogger } from '@linepack/lib/logger';
@@ -500,6 +500,8 @@ async function runReads(servers: Servers, size: number, scratch: Scratch, proble
   for (const consumer of consumers) await consumer.ensureGroups();
 
   const tenantId = randomUUID();
+  // The relay writes the tenant's streams and registers them: they go with the run's scratch too.
+  scratch.streams.push(...streams.flatMap((base) => [tenantStream(base, tenantId), streamRegistry(base)]));
   const assets = portfolio(count, tenantId);
   const readings = portfolioReadings(assets.map((a) => a.doc));
   if (size >= 10_000) log(`  seeding ${int(count)} assets and ${int(readings.length)} measurements`);

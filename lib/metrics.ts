@@ -4,6 +4,7 @@ import type Redis from 'ioredis';
 import type { MongoClient } from 'mongodb';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { closeServer, listen } from './http';
+import { producerStreams } from './events/outbox';
 
 /**
  * Prometheus metrics of one process. Every service records into this registry; the process entry
@@ -154,19 +155,36 @@ const onOutboxPending = scrapedGauge(
 // Across the gateway's workers (gateway/src/cluster.ts) a client is up only when every worker's is: a sum would read 2.
 const onRedisUp = scrapedGauge('linepack_redis_up', '1 when this Redis client is connected and ready, else 0', ['client'], 'min');
 
-/** Consumer-group lag and pending entries of the streams a consumer reads. */
+/**
+ * Consumer-group lag and pending entries of the streams a consumer reads. `streams` are producers' base streams
+ * (lib/events/outbox.ts): each is reported under its own name, summed over it and its tenant streams.
+ */
 export function watchConsumerGroup(redis: Redis, streams: readonly string[], group: string): () => void {
   const read = async () => {
     const out: { stream: string; lag: number | null; pending: number }[] = [];
     for (const stream of streams) {
-      const groups = (await redis.xinfo('GROUPS', stream).catch(() => [])) as unknown[][];
-      for (const fields of groups) {
-        const info: Record<string, unknown> = {};
-        for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
-        if (info['name'] !== group) continue;
-        // lag is nil when Redis cannot tell (entries deleted mid-stream); pending is always known.
-        out.push({ stream, lag: typeof info['lag'] === 'number' ? info['lag'] : null, pending: Number(info['pending'] ?? 0) });
+      // One pipelined XINFO per tenant stream: one round trip however many tenants there are.
+      const members = await producerStreams(redis, stream).catch(() => [stream]);
+      const replies = ((await members
+        .reduce((p, member) => p.xinfo('GROUPS', member), redis.pipeline())
+        .exec()
+        .catch(() => null)) ?? []) as [Error | null, unknown][];
+      let lag: number | null = null;
+      let pending = 0;
+      let found = false;
+      for (const [err, groups] of replies) {
+        if (err) continue;
+        for (const fields of groups as unknown[][]) {
+          const info: Record<string, unknown> = {};
+          for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
+          if (info['name'] !== group) continue;
+          found = true;
+          // lag is nil when Redis cannot tell (entries deleted mid-stream): the sum is of the streams that know it.
+          if (typeof info['lag'] === 'number') lag = (lag ?? 0) + info['lag'];
+          pending += Number(info['pending'] ?? 0);
+        }
       }
+      if (found) out.push({ stream, lag, pending });
     }
     return out;
   };

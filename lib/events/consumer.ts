@@ -3,13 +3,17 @@ import type Redis from 'ioredis';
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger';
 import { redisReady } from '../redis';
-import type { StreamEvent } from './outbox';
+import { producerStreams, streamRegistry, type StreamEvent } from './outbox';
 
 /**
  * The consuming side of domain events: a Redis Streams consumer group per subgraph, at-least-once
  * delivery (an entry is acknowledged only after its handler finished), recovery of entries a dead
  * consumer left pending (XAUTOCLAIM), a dead-letter record for events that cannot be applied, and
  * a replay of everything a stream still holds for rebuilding projections.
+ *
+ * Fairness between tenants: every tenant has its own stream (lib/events/outbox.ts), and each read takes at most
+ * batchSize entries of each stream, handled as one batch per stream, several at a time. So a tenant's backlog delays
+ * another tenant's event by at most one batch of each tenant with work, never by the whole backlog.
  *
  * Handlers must be idempotent: the same event can arrive twice (a crash between the handler and the
  * XACK, a replay), and events of different streams arrive in no particular order.
@@ -44,6 +48,11 @@ export const DEAD_LETTERS_COLLECTION = 'dead_letters';
 
 export interface StreamConsumerOptions {
   redis: Redis;
+  /**
+   * The producers' streams, as eventStream(prefix, producer) names them: the consumer reads each of them (events
+   * published before per-tenant streams still drain) and every tenant stream its registry (streamRegistry) lists,
+   * including tenants that appear while it runs.
+   */
   streams: readonly string[];
   /** The consumer group: one per consuming subgraph, so each subgraph sees every event once. */
   group: string;
@@ -51,7 +60,15 @@ export interface StreamConsumerOptions {
   /** Where events that cannot be applied are recorded (the consumer's own database). */
   db: Db;
   logger: Logger;
+  /**
+   * Entries read from each stream per read (XREADGROUP's COUNT applies per stream), and so the fairness bound:
+   * another tenant's event waits for at most one batch of this many events of each tenant with work.
+   */
   batchSize?: number;
+  /** Streams named in one XREADGROUP; more tenants than this are read chunk by chunk, starting at another chunk each round. */
+  streamsPerRead?: number;
+  /** Batches (each one stream's entries) handled at once, so a slow batch holds neither the other tenants nor the loop. */
+  concurrency?: number;
   blockMs?: number;
   /** Entries another consumer has held unacknowledged this long are taken over (it probably died). */
   claimIdleMs?: number;
@@ -85,52 +102,179 @@ function fieldsOf(flat: readonly string[]): Record<string, string> {
  * must finish in a few seconds); an idle consumer costs Redis a few cheap commands a second.
  */
 const DEFAULT_BLOCK_MS = 250;
+/** Per stream, per read: the fairness bound (see StreamConsumerOptions.batchSize). */
+const DEFAULT_BATCH_SIZE = 100;
+const DEFAULT_STREAMS_PER_READ = 200;
+const DEFAULT_CONCURRENCY = 4;
+/** XAUTOCLAIM costs one command per stream: sweeping once a second (not every poll) keeps thousands of tenants cheap. */
+const CLAIM_SWEEP_MS = 1_000;
+/** While batches run and nothing else was read, how soon to look again (a blocking read would hold the loop). */
+const BUSY_POLL_MS = 50;
+
+/** What handling one stream's batch came to; never a rejection, because the loop does not await every batch. */
+interface BatchResult {
+  handled: number;
+  error?: unknown;
+}
+
+type PipelineResults = [Error | null, unknown][];
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
 
 export class StreamConsumer {
   private running = false;
+  private stopping = false;
   private loop: Promise<void> | null = null;
   private readonly consumer = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   private readonly deadLetters: Collection<DeadLetter>;
   private failing = false;
+  /** Every stream read, base streams first, then tenant streams in registry order. */
+  private streamList: string[] = [];
+  /** Streams whose group this consumer has made sure of. */
+  private readonly grouped = new Set<string>();
+  /** Registry sizes at the last SMEMBERS: tenant streams are only ever added, so an unchanged size means nothing new. */
+  private readonly registrySizes = new Map<string, number>();
+  private rotation = 0;
+  private lastClaimSweep = 0;
+  /** A stream's batch being handled (or waiting for a slot): its stream is not read again until it is acknowledged. */
+  private readonly inFlight = new Map<string, Promise<BatchResult>>();
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly options: StreamConsumerOptions) {
     this.deadLetters = options.db.collection<DeadLetter>(DEAD_LETTERS_COLLECTION);
   }
 
+  /** Creates the group on every stream known now; later tenant streams get theirs when a poll finds them. */
   async ensureGroups(): Promise<void> {
-    for (const stream of this.options.streams) {
-      try {
-        // From the start of the stream: a new consumer group first catches up on everything kept.
-        await this.options.redis.xgroup('CREATE', stream, this.options.group, '0', 'MKSTREAM');
-      } catch (err) {
-        if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+    await this.refreshStreams(true);
+  }
+
+  /** The streams this consumer reads, as of its last poll. */
+  get streams(): readonly string[] {
+    return this.streamList;
+  }
+
+  private async refreshStreams(force = false): Promise<void> {
+    const { redis, streams, group } = this.options;
+    const registries = streams.map(streamRegistry);
+    // SCARD is O(1); SMEMBERS (which grows with the tenants) only when a registry grew.
+    const sizes = await this.exec(registries.reduce((p, registry) => p.scard(registry), redis.pipeline()));
+    const grew = registries.some((registry, i) => this.registrySizes.get(registry) !== sizes[i]);
+    if (force || grew || this.streamList.length === 0) {
+      const members = await this.exec(registries.reduce((p, registry) => p.smembers(registry), redis.pipeline()));
+      const tenantStreams = (members as string[][]).flatMap((m) => [...m].sort());
+      this.streamList = [...new Set([...streams, ...tenantStreams])];
+      registries.forEach((registry, i) => this.registrySizes.set(registry, sizes[i] as number));
+    }
+    const missing = this.streamList.filter((stream) => !this.grouped.has(stream));
+    if (missing.length === 0) return;
+    // From the start of the stream: a new group (or a tenant's first stream) first catches up on everything kept.
+    const created = (await missing.reduce((p, stream) => p.xgroup('CREATE', stream, group, '0', 'MKSTREAM'), redis.pipeline()).exec()) ?? [];
+    for (const [i, [err]] of created.entries()) {
+      if (err && !String(err.message).includes('BUSYGROUP')) throw err;
+      this.grouped.add(missing[i]!);
+    }
+  }
+
+  private async exec(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+    const results = ((await pipeline.exec()) ?? []) as PipelineResults;
+    const failed = results.find(([err]) => err);
+    if (failed) throw failed[0];
+    return results.map(([, value]) => value);
+  }
+
+  /**
+   * Reads what there is and starts handling it, one batch per stream, without waiting for the batches: takes over
+   * abandoned entries (at most once a second), then reads up to batchSize entries of every stream not already being
+   * handled. Blocks for new entries only when nothing was found and nothing is being handled.
+   */
+  private async dispatch(blockMs: number): Promise<Promise<BatchResult>[]> {
+    const { redis, group, batchSize = DEFAULT_BATCH_SIZE, claimIdleMs = 30_000, streamsPerRead = DEFAULT_STREAMS_PER_READ } = this.options;
+    await this.refreshStreams();
+    const launched: Promise<BatchResult>[] = [];
+    if (Date.now() - this.lastClaimSweep >= Math.min(claimIdleMs, CLAIM_SWEEP_MS)) {
+      this.lastClaimSweep = Date.now();
+      // Not the streams being handled here: their entries are ours, and may well be idle longer than claimIdleMs.
+      const sweep = this.streamList.filter((stream) => !this.inFlight.has(stream));
+      const claimed = await this.exec(
+        sweep.reduce((p, stream) => p.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize), redis.pipeline()),
+      );
+      for (const [i, result] of claimed.entries()) {
+        const entries = ((result as [string, RawEntry[]])[1] ?? []).filter((e): e is RawEntry => Array.isArray(e) && Array.isArray(e[1]));
+        if (entries.length > 0) launched.push(this.launch(sweep[i]!, entries));
       }
     }
+    const idle = this.streamList.filter((stream) => !this.inFlight.has(stream));
+    const parts = chunks(idle, streamsPerRead);
+    // A different chunk first each round, so with more tenants than one read names none is always read last.
+    const first = parts.length > 0 ? this.rotation++ % parts.length : 0;
+    // Every idle stream is read each round, so a tenant's new event is queued behind at most one batch of each other
+    // tenant. Memory stays bounded all the same: a stream with a batch in hand is not read again until it is acknowledged.
+    for (let n = 0; n < parts.length; n++) {
+      const part = parts[(first + n) % parts.length]!;
+      const block = n === parts.length - 1 && launched.length === 0 && this.inFlight.size === 0 ? ['BLOCK', blockMs] : [];
+      const read = (await redis.xreadgroup(
+        'GROUP',
+        group,
+        this.consumer,
+        'COUNT',
+        batchSize,
+        ...(block as ['BLOCK', number]),
+        'STREAMS',
+        ...part,
+        ...part.map(() => '>'),
+      )) as [string, RawEntry[]][] | null;
+      for (const [stream, entries] of read ?? []) if (entries.length > 0) launched.push(this.launch(stream, entries));
+    }
+    return launched;
+  }
+
+  /** Handles one stream's batch when a slot is free; its stream stays out of reads until the batch is acknowledged. */
+  private launch(stream: string, entries: readonly RawEntry[]): Promise<BatchResult> {
+    const task = (async (): Promise<BatchResult> => {
+      await this.acquire();
+      try {
+        // Stopping: a batch not started yet stays pending (XAUTOCLAIM hands it on), so shutdown waits only for the
+        // batches being handled, not for one queued batch per tenant.
+        if (this.stopping) return { handled: 0 };
+        return { handled: await this.apply(stream, entries) };
+      } catch (error) {
+        return { handled: 0, error };
+      } finally {
+        this.release();
+        this.inFlight.delete(stream);
+      }
+    })();
+    this.inFlight.set(stream, task);
+    return task;
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.active < (this.options.concurrency ?? DEFAULT_CONCURRENCY)) {
+      this.active++;
+      return;
+    }
+    // First come, first served: a tenant's batch waits for at most the batches queued before it.
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.active--;
   }
 
   /** One round: take over abandoned entries, read new ones, apply, acknowledge. Returns entries handled. */
   async pollOnce(blockMs = this.options.blockMs ?? DEFAULT_BLOCK_MS): Promise<number> {
-    const { redis, streams, group, batchSize = 500, claimIdleMs = 30_000 } = this.options;
-    let handled = 0;
-    for (const stream of streams) {
-      const claimed = (await redis.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize)) as [string, RawEntry[], string[]?];
-      const entries = (claimed[1] ?? []).filter((e): e is RawEntry => Array.isArray(e) && Array.isArray(e[1]));
-      if (entries.length > 0) handled += await this.apply(stream, entries);
-    }
-    const read = (await redis.xreadgroup(
-      'GROUP',
-      group,
-      this.consumer,
-      'COUNT',
-      batchSize,
-      'BLOCK',
-      blockMs,
-      'STREAMS',
-      ...streams,
-      ...streams.map(() => '>'),
-    )) as [string, RawEntry[]][] | null;
-    for (const [stream, entries] of read ?? []) handled += await this.apply(stream, entries);
-    return handled;
+    const results = await Promise.all(await this.dispatch(blockMs));
+    const failed = results.find((r) => r.error !== undefined);
+    if (failed) throw failed.error;
+    return results.reduce((sum, r) => sum + r.handled, 0);
   }
 
   private async apply(stream: string, entries: readonly RawEntry[]): Promise<number> {
@@ -190,45 +334,64 @@ export class StreamConsumer {
     );
   }
 
-  /** Starts the loop; it creates the groups once Redis answers, and retries whatever fails. */
+  private noteFailure(err: unknown): void {
+    const { logger, group } = this.options;
+    const message = err instanceof Error ? err.message : String(err);
+    if (!this.failing) logger.error({ err: message, group }, 'event consumer failing; retrying');
+    this.failing = true;
+    // A group deleted under us (e.g. a stream deleted) is created again on the next round.
+    if (message.includes('NOGROUP')) this.grouped.clear();
+  }
+
+  /**
+   * Starts the loop; it creates the groups once Redis answers, and retries whatever fails. Batches run beside the
+   * loop, so a slow one (a tenant's large recomputation) does not stop the other tenants' streams being read and
+   * handled; a batch that fails before its XACK stays pending and is taken over after claimIdleMs.
+   */
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    const { logger, group } = this.options;
-    let grouped = false;
+    this.stopping = false;
+    const { logger, group, blockMs = DEFAULT_BLOCK_MS } = this.options;
     this.loop = (async () => {
       while (this.running) {
         try {
           // The client fails fast while disconnected; wait for it rather than log a failure at start-up.
           await redisReady(this.options.redis);
-          if (!grouped) {
-            await this.ensureGroups();
-            grouped = true;
+          const launched = await this.dispatch(blockMs);
+          for (const task of launched) void task.then(({ error }) => error !== undefined && this.running && this.noteFailure(error));
+          if (this.inFlight.size > 0 && launched.length === 0) {
+            // Wake when a batch is done (its stream may hold more) or soon anyway (another tenant may have an event).
+            let timer: NodeJS.Timeout | undefined;
+            await Promise.race([...this.inFlight.values(), new Promise<void>((resolve) => (timer = setTimeout(resolve, BUSY_POLL_MS)))]);
+            clearTimeout(timer);
           }
-          await this.pollOnce();
           if (this.failing) logger.warn({ group }, 'event consumer recovered');
           this.failing = false;
         } catch (err) {
           if (!this.running) break;
-          if (!this.failing) logger.error({ err: (err as Error).message, group }, 'event consumer failing; retrying');
-          this.failing = true;
-          // A group deleted under us (e.g. a stream trimmed away) is created again on the next round.
-          if (String((err as Error).message).includes('NOGROUP')) grouped = false;
+          this.noteFailure(err);
           await new Promise((r) => setTimeout(r, 500));
         }
       }
+      // Stopping lets the batches being handled finish and be acknowledged; queued ones return at once (see launch).
+      await Promise.all(this.inFlight.values());
     })();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = this.loop !== null;
     await this.loop;
+    this.stopping = false;
   }
 }
 
 /**
- * Everything the streams still hold, in stream order, through `handle` — for a rebuild. Reads with
- * XRANGE, so no consumer group's position moves. `tenantId` limits the replay to one tenant.
+ * Everything the producers' streams still hold, stream by stream in stream order, through `handle` — for a rebuild.
+ * Reads with XRANGE, so no consumer group's position moves. `streams` are base streams (eventStream(prefix, producer)):
+ * each is replayed with its tenant streams. `tenantId` limits the replay to that tenant's stream (and its events in the
+ * pre-upgrade shared stream); without it every registered tenant stream is replayed.
  */
 export async function replayStreams(
   redis: Redis,
@@ -239,7 +402,9 @@ export async function replayStreams(
   const pageSize = options.pageSize ?? 1_000;
   let events = 0;
   let skipped = 0;
-  for (const stream of streams) {
+  const expanded: string[] = [];
+  for (const base of streams) expanded.push(...(await producerStreams(redis, base, options.tenantId)));
+  for (const stream of expanded) {
     let start = '-';
     for (;;) {
       const page = (await redis.xrange(stream, start, '+', 'COUNT', pageSize)) as RawEntry[];

@@ -34,14 +34,41 @@ export function outboxEntry(type: string, data?: Record<string, unknown>): Outbo
 }
 
 /**
- * One Redis stream per producing subgraph, named under the deployment's database prefix
- * (`linepack:events:assets` by default) so stacks sharing one Redis — parallel developers, tests —
- * never read each other's events. Consumer groups read them and can replay what the stream still
- * holds for a rebuild; streams are capped (maxLen, about a million entries each) so Redis memory stays
- * bounded, which means a consumer must not fall further behind than that.
+ * Streams are per (producer, tenant): `<prefix>:events:<producer>:<tenantId>` (e.g. `linepack:events:measurements:<tenant>`),
+ * named under the deployment's database prefix so stacks sharing one Redis — parallel developers, tests — never read
+ * each other's events. A consumer group reads every tenant's stream with one XREADGROUP and a per-stream COUNT, so a
+ * tenant with a backlog of 100,000 events gets at most COUNT of them handled before another tenant's next event: with
+ * one shared stream the group's position is one line for everybody, and one tenant's backlog delays every tenant.
+ *
+ * Without `tenantId` this is the producer's stream from before per-tenant streams (`<prefix>:events:<producer>`):
+ * nothing writes it any more, consumers keep reading it so what it held at the upgrade still drains, and it is the
+ * base the tenant streams and the registry are named after (and the `stream` label of the metrics).
+ *
+ * Each stream is capped (maxLen, about a million entries) so Redis memory stays bounded, which means a consumer must
+ * not fall further behind than that on any one tenant.
  */
-export function eventStream(prefix: string, producer: string): string {
-  return `${prefix}:events:${producer}`;
+export function eventStream(prefix: string, producer: string, tenantId?: string): string {
+  const base = `${prefix}:events:${producer}`;
+  return tenantId === undefined ? base : tenantStream(base, tenantId);
+}
+
+/** A tenant's stream of a producer whose (pre-upgrade, shared) stream is `base`. */
+export function tenantStream(base: string, tenantId: string): string {
+  return `${base}:${tenantId}`;
+}
+
+/**
+ * The Redis SET naming every tenant stream of the producer whose shared stream is `base`: consumers discover tenants
+ * from it (SCAN over the keyspace would be slow and cross-prefix). A `#` cannot clash with a tenant stream's `:<id>`.
+ */
+export function streamRegistry(base: string): string {
+  return `${base}#streams`;
+}
+
+/** The streams a producer's events are on: the pre-upgrade shared stream first (its events are older), then every registered tenant stream. */
+export async function producerStreams(redis: Redis, base: string, tenantId?: string): Promise<string[]> {
+  if (tenantId !== undefined) return [base, tenantStream(base, tenantId)];
+  return [base, ...(await redis.smembers(streamRegistry(base))).sort()];
 }
 
 /** Redis stream entry fields; `data` is JSON. */
@@ -64,20 +91,21 @@ export async function ensureOutboxIndex<D extends OutboxDocument>(collection: Co
 export interface OutboxRelayOptions<D extends OutboxDocument> {
   collection: Collection<D>;
   redis: Redis;
+  /** The producer's base stream (eventStream(prefix, producer)); each tenant's events go to tenantStream(stream, tenantId). */
   stream: string;
   logger: Logger;
   /** The event body for an entry: its own `data`, or something derived from the document. */
   dataOf(doc: D, entry: OutboxEntry): Record<string, unknown>;
   batchSize?: number;
   idleMs?: number;
-  /** Approximate cap on the stream's length, so Redis memory stays bounded. */
+  /** Approximate cap on each tenant stream's length, so Redis memory stays bounded. */
   maxLen?: number;
 }
 
 /** Reads that serve clients leave pending events out: they can be large and are not the client's business. */
 export const withoutOutbox = { projection: { outbox: 0 } } as const;
 
-/** Moves outbox entries to a Redis stream: XADD first, then remove them from their documents. */
+/** Moves outbox entries to their tenant's Redis stream: XADD first, then remove them from their documents. */
 export class OutboxRelay<D extends OutboxDocument> {
   private running = false;
   private loop: Promise<void> | null = null;
@@ -95,6 +123,11 @@ export class OutboxRelay<D extends OutboxDocument> {
       .toArray()) as unknown as D[];
     if (pending.length === 0) return 0;
     const pipeline = redis.pipeline();
+    // Registered before the XADD in the same pipeline (Redis runs one connection's commands in order), so no tenant
+    // stream can exist without consumers finding it. A failed SADD fails the round: the entries stay in the outbox and
+    // are published (and registered) again.
+    const registry = streamRegistry(stream);
+    for (const tenantId of new Set(pending.map((doc) => doc.tenantId))) pipeline.sadd(registry, tenantStream(stream, tenantId));
     let count = 0;
     for (const doc of pending) {
       for (const entry of doc.outbox!) {
@@ -105,7 +138,7 @@ export class OutboxRelay<D extends OutboxDocument> {
           occurredAt: entry.occurredAt.toISOString(),
           data: JSON.stringify(this.options.dataOf(doc, entry)),
         };
-        pipeline.xadd(stream, 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
+        pipeline.xadd(tenantStream(stream, doc.tenantId), 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
         count++;
       }
     }

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { eventStream } from '@linepack/lib/events/outbox';
+import { eventStream, streamRegistry } from '@linepack/lib/events/outbox';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
@@ -55,7 +55,7 @@ describe('with the relay running', () => {
     const asset = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Evented line', maopKpa: 7_000 });
     await graphql(stack.gatewayUrl, `mutation { updateAsset(id: "${asset.id}", version: 1, input: { status: ACTIVE }) { version } }`, { apiKey });
     const events = await until(
-      () => eventsOf(eventStream(stack.dbPrefix, 'assets'), tenantId),
+      () => eventsOf(eventStream(stack.dbPrefix, 'assets', tenantId), tenantId),
       (e) => e.length >= 2,
     );
     expect(events.map((e) => [e.type, e.data['id'], e.data['version'], e.data['status']])).toEqual([
@@ -64,6 +64,10 @@ describe('with the relay running', () => {
     ]);
     expect(events[0]!.data['maopKpa']).toBe(7_000);
     expect(new Set(events.map((e) => e.id)).size).toBe(2);
+    // On the tenant's own stream, registered for consumers to find; nothing on the pre-upgrade shared stream.
+    const base = eventStream(stack.dbPrefix, 'assets');
+    expect(await redis.sismember(streamRegistry(base), eventStream(stack.dbPrefix, 'assets', tenantId))).toBe(1);
+    expect(await eventsOf(base, tenantId)).toEqual([]);
     // Published events leave the outbox.
     const stored = await stack.mongo
       .db(`${stack.dbPrefix}_assets`)
@@ -91,11 +95,11 @@ describe('with the relay running', () => {
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: batch } });
     const events = await until(
-      () => eventsOf(eventStream(stack.dbPrefix, 'measurements'), tenantId),
+      () => eventsOf(eventStream(stack.dbPrefix, 'measurements', tenantId), tenantId),
       (e) => e.length >= 3,
     );
     await new Promise((r) => setTimeout(r, 500)); // give a wrongly published duplicate time to show up
-    const after = await eventsOf(eventStream(stack.dbPrefix, 'measurements'), tenantId);
+    const after = await eventsOf(eventStream(stack.dbPrefix, 'measurements', tenantId), tenantId);
     expect(after).toHaveLength(3);
     expect(events.map((e) => e.data['value']).sort()).toEqual([6_000, 6_001, 6_002]);
     expect(events.every((e) => e.type === 'measurement.recorded' && e.data['assetId'] === asset.id)).toBe(true);
@@ -108,7 +112,7 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   const { tenantId, apiKey } = await first.tenantWithKey();
   const asset = await createAsset(first.gatewayUrl, apiKey, { type: 'SYSTEM', name: 'Written before the crash' });
   await new Promise((r) => setTimeout(r, 500));
-  expect(await eventsOf(eventStream(first.dbPrefix, 'assets'), tenantId)).toEqual([]);
+  expect(await eventsOf(eventStream(first.dbPrefix, 'assets', tenantId), tenantId)).toEqual([]);
   const pending = await first.mongo
     .db(`${first.dbPrefix}_assets`)
     .collection('assets')
@@ -120,7 +124,7 @@ it('delivers an event written while no relay ran, once a relay runs again (the p
   const second = await startTestStack({ redisUrl: process.env['REDIS_URL'], dbPrefix: first.dbPrefix });
   try {
     const events = await until(
-      () => eventsOf(eventStream(first.dbPrefix, 'assets'), tenantId),
+      () => eventsOf(eventStream(first.dbPrefix, 'assets', tenantId), tenantId),
       (e) => e.length > 0,
     );
     expect(events).toHaveLength(1);

@@ -132,7 +132,7 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
       (pending) => pending === 0,
       30_000,
     );
-    const entries = await redis.xrange(eventStream(stack.dbPrefix, 'measurements'), '-', '+');
+    const entries = await redis.xrange(eventStream(stack.dbPrefix, 'measurements', tenantId), '-', '+');
     const eventIds = entries.map(([, fields]) => JSON.parse(fields[fields.indexOf('data') + 1]!) as { id: string }).map((data) => data.id);
     const existing = new Set((await measurements.find({ _id: { $in: eventIds as never[] } }, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)));
     const phantoms = eventIds.filter((id) => !existing.has(id));

@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { streamRegistry } from '@linepack/lib/events/outbox';
 import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
 import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
@@ -120,12 +121,19 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
   expect(metricValue(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
   expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'available' })).toBeGreaterThan(0);
   expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'in_use' })).toBe(0);
-  // A group that has read nothing lags by the whole stream.
+  // A group that has read nothing lags by the whole of the producer's streams: the tenants' streams summed.
   const redis = new Redis(process.env['REDIS_URL']!);
   try {
-    await redis.xgroup('CREATE', stream, 'behind', '0');
+    const streams = [stream, ...(await redis.smembers(streamRegistry(stream)))];
+    expect(streams.length).toBeGreaterThan(1);
+    let total = 0;
+    for (const s of streams) {
+      await redis.xgroup('CREATE', s, 'behind', '0');
+      total += await redis.xlen(s);
+    }
+    expect(total).toBeGreaterThan(0);
     const unwatch = watchConsumerGroup(redis, [stream], 'behind');
-    expect(metricValue(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(await redis.xlen(stream));
+    expect(metricValue(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(total);
     unwatch();
   } finally {
     redis.disconnect();
