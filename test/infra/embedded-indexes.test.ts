@@ -126,6 +126,19 @@ function queries(random: () => number): Query[] {
     out.push({ kind: 'find', collection: 'measurements', filter: { 'outbox.id': { $exists: true } }, sort: { _id: 1 }, limit: pick([3, 50]) });
     out.push({ kind: 'count', collection: 'measurements', filter: { tenantId, assetId, observedAt: { $lte: date() } } });
     out.push({ kind: 'count', collection: 'measurements', filter: { tenantId, type } });
+    // Counted from the index alone when it answers the filter exactly: equalities, $in, a range with both ends.
+    out.push({ kind: 'count', collection: 'measurements', filter: { tenantId, assetId, observedAt: { $gte: date(), $lt: date() } } });
+    out.push({ kind: 'count', collection: 'measurements', filter: { tenantId, assetId: { $in: [assetId, pick(ASSETS)] } } });
+    out.push({ kind: 'count', collection: 'measurements', filter: { $and: [{ tenantId }, { assetId }] } });
+    // Several $in prefixes, each in the sort's order: merged, stopped at the limit.
+    out.push({ kind: 'find', collection: 'measurements', filter: { tenantId, type: { $in: [type, pick(TYPES)] } }, sort: { observedAt: -1, _id: 1 }, limit });
+    out.push({
+      kind: 'find',
+      collection: 'measurements',
+      filter: { tenantId, assetId: { $in: [assetId, pick(ASSETS), pick(ASSETS)] } },
+      sort: { observedAt: -1, _id: -1 },
+      limit,
+    });
     out.push({
       kind: 'aggregate',
       collection: 'measurements',
@@ -286,6 +299,22 @@ describe.each([
     expect(await plan({ _id: 'm-1', tenantId: 't-1' })).toContain('"indexName":"_id_"');
     // An exact unique key stays with mongo-java-server's unique index.
     expect(await plan({ tenantId: 't-1', idempotencyKey: 'k-1' })).toContain('"indexName":"tenant_idempotency_key"');
+    // $in values of one key, each read in the sort's order, merged: no sort stage.
+    const merged = await plan({ tenantId: 't-1', type: { $in: ['PRESSURE', 'CP_PIPE_TO_SOIL'] } }, { observedAt: -1 }, 10);
+    expect(merged).toContain('tenant_type_time');
+    expect(merged).not.toContain('SORT');
+    // countDocuments' shape, answered from the index without reading a document when it matches the filter exactly.
+    const countPlan = async (filter: Filter<Doc>) =>
+      JSON.stringify(await measurements.aggregate([{ $match: filter }, { $group: { _id: 1, n: { $sum: 1 } } }]).explain());
+    expect(await countPlan({ tenantId: 't-1', assetId: 'asset-0' })).toContain('COUNT_SCAN');
+    expect(await countPlan({ tenantId: 't-1', assetId: 'asset-0', observedAt: { $gte: new Date(T0), $lt: new Date(T0 + DAY) } })).toContain('COUNT_SCAN');
+    // A condition the index does not answer (value), or a range open at one end: the documents are read.
+    expect(await countPlan({ tenantId: 't-1', assetId: 'asset-0', value: { $gt: 1 } })).not.toContain('COUNT_SCAN');
+    expect(await countPlan({ tenantId: 't-1', assetId: 'asset-0', observedAt: { $gte: new Date(T0) } })).not.toContain('COUNT_SCAN');
+    // A range holding most of the collection, read whole: in the H2 file a scan in page order beats a lookup per
+    // document (the range is counted from the index first); in memory a lookup costs little and the index stays.
+    const wide = await plan({ tenantId: { $in: TENANTS } });
+    expect(wide).toContain(fileBacked ? 'COLLSCAN' : 'IXSCAN');
     // The outbox relay's query reads the sparse index only.
     expect(await plan({ 'outbox.id': { $exists: true } }, undefined, 500)).toContain('outbox_pending');
     // No usable index: a scan, said plainly.
@@ -312,7 +341,9 @@ describe.each([
     expect(statusPlan).toContain('"indexName":"tenant_due"');
     expect(statusPlan).toContain('"linepackRange":true');
     expect(statusPlan).not.toContain('SORT');
-    const aggregatePlan = JSON.stringify(await risks.aggregate([{ $match: { tenantId: 't-1' } }, { $group: { _id: '$band', n: { $sum: 1 } } }]).explain());
+    const aggregatePlan = JSON.stringify(
+      await risks.aggregate([{ $match: { tenantId: 't-1', score: { $gte: 20 } } }, { $group: { _id: '$band', n: { $sum: 1 } } }]).explain(),
+    );
     expect(aggregatePlan).toContain('tenant_score');
   });
 

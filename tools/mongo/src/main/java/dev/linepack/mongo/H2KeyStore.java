@@ -93,6 +93,17 @@ final class H2KeyStore implements KeyStore<Object> {
     }
 
     @Override
+    public long countRange(String from, String to) {
+        return from.compareTo(to) >= 0 ? 0 : rank(to) - rank(from);
+    }
+
+    /** How many keys are below {@code key}: MVMap counts them from its page counts, without reading the entries. */
+    private long rank(String key) {
+        long index = entries.getKeyIndex(key);
+        return index >= 0 ? index : -(index + 1);
+    }
+
+    @Override
     public boolean isMultikey() {
         return flags.containsKey(MULTIKEY);
     }

@@ -61,6 +61,10 @@ final class IndexedCommands {
         if (!(collection instanceof IndexedCollection indexed)) {
             return null;
         }
+        Document counted = countDocuments(indexed, pipeline, database.getDatabaseName() + "." + collectionName);
+        if (counted != null) {
+            return counted;
+        }
         List<Document> candidates = indexed.candidates(match);
         if (candidates == null) {
             return null;
@@ -74,6 +78,48 @@ final class IndexedCommands {
         } catch (RuntimeException e) {
             return null;
         }
+    }
+
+    /**
+     * The driver's countDocuments, {@code [{$match}, {$group: {_id: <constant>, n: {$sum: 1}}}]}, answered from an index
+     * that matches the filter exactly, without reading a document; null when it is not that shape or no index does.
+     */
+    private static Document countDocuments(IndexedCollection collection, List<Document> pipeline, String namespace) {
+        String name = pipeline.size() == 2 ? countGroup(pipeline.get(1)) : null;
+        if (name == null) {
+            return null;
+        }
+        Long count = collection.exactCount(firstMatch(pipeline));
+        if (count == null) {
+            return null;
+        }
+        Object id = ((Document) pipeline.get(1).get("$group")).get("_id");
+        // No document in: no group out, as $group answers an empty input.
+        List<Document> result = count == 0 ? List.of()
+            : List.of(new Document("_id", id).append(name, count <= Integer.MAX_VALUE ? (Object) count.intValue() : count));
+        return LinepackBridge.firstBatchCursorResponse(namespace, result);
+    }
+
+    /** Whether an aggregate command is the driver's countDocuments shape (see countDocuments). */
+    private static boolean countsOnly(Document aggregate) {
+        if (!(aggregate.get("pipeline") instanceof List<?>)) {
+            return false;
+        }
+        List<Document> pipeline = Aggregation.parse(aggregate.get("pipeline"));
+        return pipeline.size() == 2 && firstMatch(pipeline) != null && countGroup(pipeline.get(1)) != null;
+    }
+
+    /** The accumulator name of {@code {$group: {_id: <constant>, <name>: {$sum: 1}}}}; null for any other stage. */
+    private static String countGroup(Document stage) {
+        if (!(stage.get("$group") instanceof Document group) || stage.size() != 1 || group.size() != 2 || !group.containsKey("_id")
+            || group.get("_id") instanceof String || group.get("_id") instanceof Document) {
+            return null;
+        }
+        String name = group.keySet().stream().filter(k -> !k.equals("_id")).findFirst().orElseThrow();
+        if (!(group.get(name) instanceof Document sum) || sum.size() != 1 || !(sum.get("$sum") instanceof Number one) || one.doubleValue() != 1) {
+            return null;
+        }
+        return name;
     }
 
     private static Document firstMatch(List<Document> pipeline) {
@@ -109,8 +155,9 @@ final class IndexedCommands {
         }
         String namespace = database.getDatabaseName() + "." + collectionName;
         MongoCollection<?> collection = database.resolveCollection(collectionName, false);
-        Document winningPlan = collection instanceof IndexedCollection indexed ? indexed.explain(filter, sort, limit)
-            : new Document("stage", collection == null ? "EOF" : "COLLSCAN");
+        boolean counting = verb.equalsIgnoreCase("count") || verb.equalsIgnoreCase("aggregate") && countsOnly(inner);
+        Document winningPlan = !(collection instanceof IndexedCollection indexed) ? new Document("stage", collection == null ? "EOF" : "COLLSCAN")
+            : counting ? indexed.explainCount(filter) : indexed.explain(filter, sort, limit);
         Document planner = new Document("namespace", namespace).append("indexFilterSet", false).append("parsedQuery", filter)
             .append("winningPlan", winningPlan).append("rejectedPlans", List.of());
         return new Document("queryPlanner", planner).append("ok", 1.0);

@@ -26,6 +26,11 @@ final class IndexedH2Collection extends H2Collection implements IndexedCollectio
         public Document document(Object position) {
             return getDocument(position);
         }
+
+        @Override
+        public long size() {
+            return count();
+        }
     };
 
     IndexedH2Collection(MongoDatabase database, String collectionName, CollectionOptions options, MVMap<Object, Document> dataMap,
@@ -36,7 +41,7 @@ final class IndexedH2Collection extends H2Collection implements IndexedCollectio
     @Override
     protected synchronized QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                                       Document fieldSelector) {
-        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, query, orderBy);
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, query, orderBy, limit);
         if (candidates == null) {
             return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
         }
@@ -47,8 +52,26 @@ final class IndexedH2Collection extends H2Collection implements IndexedCollectio
 
     @Override
     public synchronized List<Document> candidates(Document match) {
-        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, match, null);
+        QueryPlanner.Candidates candidates = QueryPlanner.plan(host, match, null, 0);
         return candidates == null ? null : candidates.documents().collect(Collectors.toList());
+    }
+
+    @Override
+    public synchronized Long exactCount(Document filter) {
+        return QueryPlanner.exactCount(host, filter);
+    }
+
+    @Override
+    public synchronized Document explainCount(Document filter) {
+        Document exact = QueryPlanner.explainCount(host, filter);
+        return exact != null ? exact : QueryPlanner.explain(host, filter, null, 0);
+    }
+
+    /** The count command: from the index alone when it answers the filter exactly. */
+    @Override
+    public synchronized int count(Document query, int skip, int limit) {
+        Long exact = exactCount(query);
+        return exact == null ? super.count(query, skip, limit) : QueryPlanner.window(exact, skip, limit);
     }
 
     @Override

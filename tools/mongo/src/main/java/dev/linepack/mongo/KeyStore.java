@@ -20,6 +20,12 @@ interface KeyStore<P> {
     /** Entries with {@code from <= key < to}, ascending or descending. */
     Iterator<Map.Entry<String, P>> range(String from, String to, boolean descending);
 
+    /**
+     * How many entries lie in {@code from <= key < to}, or -1 when this store cannot tell without reading them (then
+     * the planner does not weigh a range against a scan).
+     */
+    long countRange(String from, String to);
+
     /** Some document had several keys (an array value): positions can repeat and the key order is no sort order. */
     boolean isMultikey();
 

@@ -46,14 +46,22 @@ final class QueryPlanner {
 
         /** The stored document at a position; null when it was removed meanwhile. */
         Document document(P position);
+
+        /** Documents in the collection. */
+        long size();
     }
 
     /** The documents a plan reads (a superset of the matches) and whether they come in the requested order. */
     record Candidates(Stream<Document> documents, boolean ordered, Document explain) {
     }
 
-    private record Choice<P>(OrderedIndex<P> index, List<String[]> ranges, boolean ordered, boolean descending,
-                             int equalities, boolean ranged) {
+    /**
+     * @param ranges   {from, to} per equality prefix ($in values multiply them), in key order of their prefixes
+     * @param prefixes the equality prefix of each range (its keys continue with the next index keys)
+     * @param ordered  reading yields the sort: one range in index order, or several merged by what follows the prefix
+     */
+    private record Choice<P>(OrderedIndex<P> index, List<String[]> ranges, List<String> prefixes, boolean ordered,
+                             boolean descending, int equalities, boolean ranged, boolean exact) {
 
         int score(boolean sorted) {
             return equalities * 4 + (ranged ? 2 : 0) + (sorted && ordered ? 3 : 0);
@@ -63,8 +71,12 @@ final class QueryPlanner {
     private QueryPlanner() {
     }
 
-    /** Null when the query is left to mongo-java-server's own path (no filter, a natural-order sort, its indexes, or none usable). */
-    static <P> Candidates plan(Host<P> host, Document query, Document orderBy) {
+    /**
+     * Null when the query is left to mongo-java-server's own path (no filter, a natural-order sort, its indexes, none
+     * usable, or an index range holding so much of the collection that reading the documents in key order would cost
+     * more than scanning them in file order).
+     */
+    static <P> Candidates plan(Host<P> host, Document query, Document orderBy, int limit) {
         if (query == null || query.isEmpty() || (orderBy != null && orderBy.containsKey("$natural"))) {
             return null;
         }
@@ -79,6 +91,19 @@ final class QueryPlanner {
             }
         }
         boolean sorted = orderBy != null && !orderBy.isEmpty();
+        Choice<P> best = best(host, conditions, orderBy, sorted);
+        if (best == null) {
+            return null;
+        }
+        // An ordered read stopped at a limit touches only what it returns; any other read touches the whole range.
+        boolean stopsEarly = best.ordered() && limit > 0;
+        if (!stopsEarly && scanIsCheaper(host, best)) {
+            return null;
+        }
+        return new Candidates(read(host, best), best.ordered(), explainIndex(best, sorted));
+    }
+
+    private static <P> Choice<P> best(Host<P> host, Map<String, List<Object>> conditions, Document orderBy, boolean sorted) {
         Choice<P> best = null;
         for (Index<P> index : host.indexes()) {
             if (index instanceof OrderedIndex<P> ordered && ordered.isUsable()) {
@@ -88,16 +113,114 @@ final class QueryPlanner {
                 }
             }
         }
-        if (best == null) {
+        return best;
+    }
+
+    /**
+     * A document read through an index is a lookup by key in the file (a B-tree descent, a page decoded for one
+     * document); a scan reads the pages in order, every document of a page at once. Past a third of the collection
+     * the scan is cheaper. Only the H2 store counts a range without reading it; in memory a lookup costs little.
+     */
+    private static <P> boolean scanIsCheaper(Host<P> host, Choice<P> choice) {
+        long inRange = 0;
+        for (String[] range : choice.ranges()) {
+            long n = choice.index().store().countRange(range[0], range[1]);
+            if (n < 0) {
+                return false;
+            }
+            inRange += n;
+        }
+        return inRange * 3 > host.size();
+    }
+
+    /**
+     * The number of documents matching {@code query} when an index answers it exactly (every condition is an equality
+     * on the index's leading keys or a range with both ends on the next one, and no document has an array there): the
+     * entries in its ranges, counted without reading a document. Null otherwise.
+     */
+    static <P> Long exactCount(Host<P> host, Document query) {
+        Choice<P> exact = exactChoice(host, query);
+        if (exact == null) {
             return null;
         }
-        return new Candidates(read(host, best), best.ordered(), explainIndex(best, sorted));
+        long count = 0;
+        for (String[] range : exact.ranges()) {
+            long n = exact.index().store().countRange(range[0], range[1]);
+            if (n < 0) {
+                Iterator<Map.Entry<String, P>> entries = exact.index().store().range(range[0], range[1], false);
+                for (n = 0; entries.hasNext(); n++) {
+                    entries.next();
+                }
+            }
+            count += n;
+        }
+        return count;
+    }
+
+    /** The plan of a count as MongoDB explains one it answers from an index alone (COUNT_SCAN); null otherwise. */
+    static <P> Document explainCount(Host<P> host, Document query) {
+        Choice<P> exact = exactChoice(host, query);
+        if (exact == null) {
+            return null;
+        }
+        Document scan = ixscan(exact.index(), "forward").append("stage", "COUNT_SCAN");
+        return new Document("stage", "COUNT").append("inputStage", scan);
+    }
+
+    private static <P> Choice<P> exactChoice(Host<P> host, Document query) {
+        if (query == null || query.isEmpty() || !onlyFieldConditions(query)) {
+            return null;
+        }
+        Map<String, List<Object>> conditions = conditions(query);
+        if (conditions.containsKey("_id")) {
+            return null;
+        }
+        for (Index<P> index : host.indexes()) {
+            if (!(index instanceof OrderedIndex) && index.canHandle(query)) {
+                return null;
+            }
+        }
+        Choice<P> best = null;
+        for (Index<P> index : host.indexes()) {
+            if (index instanceof OrderedIndex<P> ordered && ordered.isUsable() && !ordered.isMultikey()) {
+                Choice<P> choice = choose(ordered, conditions, null);
+                if (choice != null && choice.exact() && (best == null || choice.score(false) > best.score(false))) {
+                    best = choice;
+                }
+            }
+        }
+        return best;
+    }
+
+    /** A count after skip and limit (0: none), as the count command applies them. */
+    static int window(long count, int skip, int limit) {
+        long n = Math.max(0, count - Math.max(0, skip));
+        return (int) Math.min(limit > 0 ? Math.min(n, limit) : n, Integer.MAX_VALUE);
+    }
+
+    /** A filter of field conditions only, at its top level and in $and conjuncts ($or, $nor, $expr and the like need documents). */
+    private static boolean onlyFieldConditions(Document query) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            if (entry.getKey().equals("$and")) {
+                if (!(entry.getValue() instanceof Collection<?> conjuncts)) {
+                    return false;
+                }
+                for (Object conjunct : conjuncts) {
+                    if (!(conjunct instanceof Document d) || !onlyFieldConditions(d)) {
+                        return false;
+                    }
+                }
+            } else if (entry.getKey().startsWith("$")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Describes the plan of a find as MongoDB's explain does (winningPlan), for this server's tests and users. */
     static <P> Document explain(Host<P> host, Document query, Document orderBy, int limit) {
         boolean sorted = orderBy != null && !orderBy.isEmpty();
-        Candidates candidates = plan(host, query, orderBy);
+        Candidates candidates = plan(host, query, orderBy, limit);
         Document plan;
         boolean ordered;
         if (candidates != null) {
@@ -234,9 +357,55 @@ final class QueryPlanner {
             String to = bounds != null && bounds[1] != null ? prefix + bounds[1] : prefix + KeyEncoding.AFTER;
             ranges.add(new String[] {from, to});
         }
-        int direction = prefixes.size() == 1 && !index.isMultikey() ? direction(index, equalities, fixed, orderBy) : 0;
-        return new Choice<>(index, ranges, direction != 0, direction < 0, equalities, bounds != null);
+        // Several prefixes ($in) each read in the sort order are merged by what follows their prefix.
+        int direction = index.isMultikey() ? 0 : direction(index, equalities, fixed, orderBy);
+        boolean exact = isExact(keys, equalities, bounds, conditions);
+        return new Choice<>(index, ranges, prefixes, direction != 0, direction < 0, equalities, bounds != null, exact);
     }
+
+    /**
+     * Whether the ranges hold exactly the documents the conditions admit: every field with a condition is one of the
+     * equality keys (one equality or $in condition) or the next key with a range bounded on both ends by values of
+     * one type (so MongoDB's type bracketing and the key order agree).
+     */
+    private static boolean isExact(List<IndexKey> keys, int equalities, String[] bounds, Map<String, List<Object>> conditions) {
+        for (Map.Entry<String, List<Object>> field : conditions.entrySet()) {
+            int position = -1;
+            for (int i = 0; i < keys.size(); i++) {
+                if (keys.get(i).getKey().equals(field.getKey())) {
+                    position = i;
+                }
+            }
+            if (position < 0 || position > equalities || field.getValue().size() != 1 && position < equalities) {
+                return false;
+            }
+            if (position < equalities) {
+                continue;
+            }
+            if (bounds == null || bounds[0] == null || bounds[1] == null) {
+                return false;
+            }
+            Class<?> type = null;
+            for (Object condition : field.getValue()) {
+                if (!(condition instanceof Document d)) {
+                    return false;
+                }
+                for (Map.Entry<String, Object> op : d.entrySet()) {
+                    if (!RANGE_OPERATORS.contains(op.getKey()) || op.getValue() == null || KeyEncoding.encode(op.getValue(), true) == null) {
+                        return false;
+                    }
+                    Class<?> here = op.getValue() instanceof Number ? Number.class : op.getValue().getClass();
+                    if (type != null && type != here) {
+                        return false;
+                    }
+                    type = here;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static final Set<String> RANGE_OPERATORS = Set.of("$gt", "$gte", "$lt", "$lte");
 
     /**
      * +1 when reading the index forward yields the sort, -1 when reading it backward does, 0 when it cannot: the sort's
@@ -360,31 +529,69 @@ final class QueryPlanner {
     }
 
     private static <P> Stream<Document> read(Host<P> host, Choice<P> choice) {
-        Iterator<String[]> ranges = choice.ranges().iterator();
         KeyStore<P> store = choice.index().store();
-        Iterator<P> positions = new Iterator<>() {
-            private Iterator<Map.Entry<String, P>> current = java.util.Collections.emptyIterator();
+        Iterator<P> positions;
+        if (choice.ordered() && choice.ranges().size() > 1) {
+            positions = merged(store, choice);
+        } else {
+            Iterator<String[]> ranges = choice.ranges().iterator();
+            positions = new Iterator<>() {
+                private Iterator<Map.Entry<String, P>> current = java.util.Collections.emptyIterator();
 
+                @Override
+                public boolean hasNext() {
+                    while (!current.hasNext() && ranges.hasNext()) {
+                        String[] range = ranges.next();
+                        current = store.range(range[0], range[1], choice.descending());
+                    }
+                    return current.hasNext();
+                }
+
+                @Override
+                public P next() {
+                    hasNext();
+                    return current.next().getValue();
+                }
+            };
+        }
+        Stream<P> stream = StreamSupport.stream(Spliterators.spliteratorUnknownSize(positions, Spliterator.ORDERED), false);
+        if (choice.index().isMultikey() || (!choice.ordered() && choice.ranges().size() > 1)) {
+            stream = stream.distinct();
+        }
+        return stream.map(host::document).filter(Objects::nonNull);
+    }
+
+    /** The entries of several ranges, each in key order, merged by the key after each range's prefix (a k-way merge). */
+    private static <P> Iterator<P> merged(KeyStore<P> store, Choice<P> choice) {
+        record Head<P>(String rest, P position, Iterator<Map.Entry<String, P>> entries, int prefixLength) {
+        }
+        java.util.Comparator<Head<P>> byRest = java.util.Comparator.comparing(Head::rest);
+        java.util.PriorityQueue<Head<P>> heads = new java.util.PriorityQueue<>(choice.descending() ? byRest.reversed() : byRest);
+        for (int i = 0; i < choice.ranges().size(); i++) {
+            String[] range = choice.ranges().get(i);
+            Iterator<Map.Entry<String, P>> entries = store.range(range[0], range[1], choice.descending());
+            int prefixLength = choice.prefixes().get(i).length();
+            if (entries.hasNext()) {
+                Map.Entry<String, P> first = entries.next();
+                heads.add(new Head<>(first.getKey().substring(prefixLength), first.getValue(), entries, prefixLength));
+            }
+        }
+        return new Iterator<>() {
             @Override
             public boolean hasNext() {
-                while (!current.hasNext() && ranges.hasNext()) {
-                    String[] range = ranges.next();
-                    current = store.range(range[0], range[1], choice.descending());
-                }
-                return current.hasNext();
+                return !heads.isEmpty();
             }
 
             @Override
             public P next() {
-                hasNext();
-                return current.next().getValue();
+                Head<P> head = heads.remove();
+                if (head.entries().hasNext()) {
+                    Map.Entry<String, P> following = head.entries().next();
+                    heads.add(new Head<>(following.getKey().substring(head.prefixLength()), following.getValue(), head.entries(), head.prefixLength()));
+                }
+                return head.position();
             }
         };
-        Stream<P> stream = StreamSupport.stream(Spliterators.spliteratorUnknownSize(positions, Spliterator.ORDERED), false);
-        if (choice.index().isMultikey() || choice.ranges().size() > 1) {
-            stream = stream.distinct();
-        }
-        return stream.map(host::document).filter(Objects::nonNull);
     }
 
     private static Document explainIndex(Choice<?> choice, boolean sorted) {
