@@ -45,6 +45,8 @@ final class DurableH2Backend extends H2Backend {
     private static final int TARGET_FILL_RATE = 40;
     /** Bytes of live pages one compaction rewrites at most (it runs while writes wait). */
     private static final int COMPACTION_WRITE_BYTES = 16 * 1024 * 1024;
+    /** The page cache, within the launcher's 512 MB heap (lib/infra/embedded-mongo.ts). */
+    private static final int CACHE_MB = 128;
     /** How long a dead chunk's space stays untouched (see open). */
     private static final int RETENTION_MS = 0;
     /** A fill-rate check every few commits: it walks the chunk list. */
@@ -74,6 +76,9 @@ final class DurableH2Backend extends H2Backend {
             .fileName(file.toString())
             .autoCommitDisabled() // no background commits
             .autoCommitBufferSize(0) // and none triggered by memory use in the middle of a write
+            // Decoded pages kept on the heap (MVStore's default is 16 MB): documents are keyed by random ids, so reading
+            // one asset's documents in index order touches a page per document once the collection outgrows the cache.
+            .cacheSize(CACHE_MB)
             .open();
         // Every commit is fsynced before its answer (handleCommand), so a chunk no version references any more is needed
         // by no state a crash could fall back to (the newest synced one, or the one before a torn commit): its space can
