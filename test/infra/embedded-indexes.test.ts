@@ -44,6 +44,11 @@ async function createIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, type: 1, observedAt: -1 }, name: 'tenant_type_time' },
   ]);
   await db.collection('risks').createIndexes([{ key: { tenantId: 1, score: -1, _id: 1 }, name: 'tenant_score' }]);
+  // Arrays (a multikey index) and fields some documents lack (a sparse index): where an index holds less than a scan sees.
+  await db.collection('tags').createIndexes([
+    { key: { v: 1 }, name: 'v' },
+    { key: { s: 1 }, name: 's', sparse: true },
+  ]);
   await db.collection('status').createIndexes([
     { key: { tenantId: 1, dueAt: 1, _id: 1 }, name: 'tenant_due' },
     { key: { tenantId: 1, assetId: 1 }, name: 'tenant_asset' },
@@ -81,7 +86,13 @@ function seedDocuments(random: () => number) {
     assetId: pick(ASSETS),
     dueAt: random() < 0.2 ? null : new Date(T0 + Math.floor(random() * 400) * DAY),
   }));
-  return { measurements, risks, status };
+  const tags = Array.from({ length: 200 }, (_, i) => {
+    const doc: Doc = { _id: `tag-${i}`, v: i % 3 === 0 ? [i % 10, 10 + (i % 7)] : i % 12 };
+    if (i % 4 === 1) doc['s'] = null;
+    else if (i % 4 === 2) doc['s'] = i % 5;
+    return doc;
+  });
+  return { measurements, risks, status, tags };
 }
 
 type Query =
@@ -170,6 +181,13 @@ function queries(random: () => number): Query[] {
       limit,
     });
     out.push({ kind: 'count', collection: 'status', filter: { tenantId, dueAt: { $gt: date() } } });
+    // {v: [1, 10]} is in v >= 2 and in v <= 8 (each by another element); {s: null} includes documents without s.
+    const low = Math.floor(random() * 9);
+    out.push({ kind: 'find', collection: 'tags', filter: { $and: [{ v: { $gte: low } }, { v: { $lte: low + 3 } }] }, sort: { _id: 1 } });
+    out.push({ kind: 'find', collection: 'tags', filter: { v: { $gt: low, $lt: low + 2 } }, sort: { _id: 1 } });
+    out.push({ kind: 'count', collection: 'tags', filter: { v: { $gte: low, $lte: low + 1 } } });
+    out.push({ kind: 'find', collection: 'tags', filter: { s: null }, sort: { _id: 1 } });
+    out.push({ kind: 'count', collection: 'tags', filter: { s: { $in: [null, low % 5] } } });
   }
   return out;
 }
@@ -345,6 +363,28 @@ describe.each([
       await risks.aggregate([{ $match: { tenantId: 't-1', score: { $gte: 20 } } }, { $group: { _id: '$band', n: { $sum: 1 } } }]).explain(),
     );
     expect(aggregatePlan).toContain('tenant_score');
+  });
+
+  (fileBacked ? it : it.skip)('rebuilds its indexes when the file was written by a server without them', async () => {
+    await indexedClient.close();
+    await indexed.stop();
+    // Written without indexes: documents the file's index maps never saw.
+    const past = await startEmbeddedMongo({ dataFile: dataFile(), plain: true });
+    const pastClient = await MongoClient.connect(past.uri);
+    const extra = { _id: 'written-plain', tenantId: 't-1', assetId: 'asset-0', observedAt: new Date(T0), idempotencyKey: 'plain-1', outbox: [] };
+    await pastClient.db('linepack').collection<Doc>('measurements').insertOne(extra);
+    await plainClient.db('linepack').collection<Doc>('measurements').insertOne(extra);
+    await pastClient.close();
+    await past.stop();
+    indexed = await startEmbeddedMongo({ dataFile: dataFile() });
+    indexedClient = await MongoClient.connect(indexed.uri);
+    const found = await indexedClient
+      .db('linepack')
+      .collection<Doc>('measurements')
+      .find({ tenantId: 't-1', assetId: 'asset-0', observedAt: new Date(T0) })
+      .toArray();
+    expect(found.map((d) => d._id)).toContain('written-plain');
+    await expectSameAnswers(14);
   });
 
   (fileBacked ? it : it.skip)('keeps its indexes in the H2 file: the same answers after a restart', async () => {

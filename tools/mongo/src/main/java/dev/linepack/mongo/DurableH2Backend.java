@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
+import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoDatabase;
@@ -47,6 +48,8 @@ final class DurableH2Backend extends H2Backend {
     private static final int COMPACTION_WRITE_BYTES = 16 * 1024 * 1024;
     /** The page cache, within the launcher's 512 MB heap (lib/infra/embedded-mongo.ts). */
     private static final int CACHE_MB = 128;
+    private static final String MODE_MAP = "linepack.mode";
+    private static final String WRITTEN_PLAIN = "writtenWithoutSecondaryIndexes";
     /** How long a dead chunk's space stays untouched (see open). */
     private static final int RETENTION_MS = 0;
     /** A fill-rate check every few commits: it walks the chunk list. */
@@ -85,6 +88,7 @@ final class DurableH2Backend extends H2Backend {
         // be reused at once. MVStore's default of 45 s assumes unsynced writes, and kept every chunk compaction emptied
         // in the file for that long — most of the file, with writes arriving faster than that.
         store.setRetentionTime(RETENTION_MS);
+        forgetIndexesWrittenPast(store);
         return new DurableH2Backend(store);
     }
 
@@ -95,6 +99,26 @@ final class DurableH2Backend extends H2Backend {
             return super.openOrCreateDatabase(databaseName);
         }
         return IndexedH2Database.open(databaseName, getMvStore(), getCursorRegistry());
+    }
+
+    /**
+     * A file written by a --plain server has documents its secondary indexes (OrderedIndex, H2KeyStore) never saw.
+     * The next server with indexes drops them, so they are built again from the documents when their collections open.
+     */
+    private static void forgetIndexesWrittenPast(MVStore store) {
+        MVMap<String, Object> mode = store.openMap(MODE_MAP);
+        if (!EmbeddedMongo.secondaryIndexes) {
+            mode.put(WRITTEN_PLAIN, Boolean.TRUE);
+        } else if (mode.containsKey(WRITTEN_PLAIN)) {
+            for (String name : store.getMapNames()) {
+                if (store.hasMap(name + H2KeyStore.FLAGS_SUFFIX)) {
+                    store.removeMap(name);
+                    store.removeMap(name + H2KeyStore.FLAGS_SUFFIX);
+                }
+            }
+            mode.remove(WRITTEN_PLAIN);
+        }
+        store.commit();
     }
 
     @Override
@@ -169,9 +193,15 @@ final class DurableH2Backend extends H2Backend {
         if (store.getFileStore().getChunksFillRate() >= TARGET_FILL_RATE) {
             return;
         }
-        if (store.compact(TARGET_FILL_RATE, COMPACTION_WRITE_BYTES)) {
-            store.commit();
-            store.sync();
+        try {
+            if (store.compact(TARGET_FILL_RATE, COMPACTION_WRITE_BYTES)) {
+                store.commit();
+                store.sync();
+            }
+        } catch (RuntimeException e) {
+            // The command's own write is committed and synced: a failed compaction must not turn its answer into an
+            // error (the client would retry a write that is stored). The file stays larger until the next one.
+            System.err.println("DurableH2Backend: compaction failed: " + e);
         }
     }
 

@@ -17,6 +17,8 @@ import org.h2.mvstore.type.StringDataType;
  */
 final class H2KeyStore implements KeyStore<Object> {
 
+    /** The name of an index's flags map after its entries map's: how its maps are recognised (DurableH2Backend). */
+    static final String FLAGS_SUFFIX = ".flags";
     private static final String MULTIKEY = "multikey";
     private static final String DEGRADED = "degraded";
 
@@ -29,7 +31,7 @@ final class H2KeyStore implements KeyStore<Object> {
     H2KeyStore(MVStore store, String mapName) {
         this.store = store;
         this.entriesName = mapName;
-        this.flagsName = mapName + ".flags";
+        this.flagsName = mapName + FLAGS_SUFFIX;
         open();
     }
 

@@ -112,7 +112,7 @@ final class IndexedCommands {
     /** The accumulator name of {@code {$group: {_id: <constant>, <name>: {$sum: 1}}}}; null for any other stage. */
     private static String countGroup(Document stage) {
         if (!(stage.get("$group") instanceof Document group) || stage.size() != 1 || group.size() != 2 || !group.containsKey("_id")
-            || group.get("_id") instanceof String || group.get("_id") instanceof Document) {
+            || group.get("_id") instanceof String || group.get("_id") instanceof Document || group.get("_id") instanceof java.util.Collection<?>) {
             return null;
         }
         String name = group.keySet().stream().filter(k -> !k.equals("_id")).findFirst().orElseThrow();

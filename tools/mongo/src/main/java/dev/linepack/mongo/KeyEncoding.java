@@ -26,6 +26,9 @@ final class KeyEncoding {
     /** Greater than the first character of any encoded value (type tags are below {@code \uFFF0} and above {@code \u000F}). */
     static final char AFTER = '\uFFFF';
 
+    /** Integers beyond 2^53 have no exact double. */
+    private static final long MAX_EXACT_DOUBLE = 1L << 53;
+
     private static final char MIN_KEY = 0x10;
     private static final char NULL = 0x11;
     private static final char NUMBER = 0x12;
@@ -61,6 +64,9 @@ final class KeyEncoding {
             sb.append(MIN_KEY);
         } else if (value instanceof MaxKey) {
             sb.append(MAX_KEY);
+        } else if (value instanceof Long l && Math.abs(l) > MAX_EXACT_DOUBLE) {
+            // Encoded through a double it would tie with its neighbours: not orderable here (a query on it scans).
+            return false;
         } else if (value instanceof Integer || value instanceof Long || value instanceof Double || value instanceof Float
             || value instanceof Short || value instanceof Byte) {
             sb.append(NUMBER);

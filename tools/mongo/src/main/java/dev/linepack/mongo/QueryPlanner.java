@@ -17,6 +17,7 @@ import java.util.stream.StreamSupport;
 
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.Missing;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 
@@ -182,7 +183,7 @@ final class QueryPlanner {
         }
         Choice<P> best = null;
         for (Index<P> index : host.indexes()) {
-            if (index instanceof OrderedIndex<P> ordered && ordered.isUsable() && !ordered.isMultikey()) {
+            if (index instanceof OrderedIndex<P> ordered && ordered.isUsable() && !ordered.isMultikey() && !ordered.isDeclaredSparse()) {
                 Choice<P> choice = choose(ordered, conditions, null);
                 if (choice != null && choice.exact() && (best == null || choice.score(false) > best.score(false))) {
                     best = choice;
@@ -312,6 +313,10 @@ final class QueryPlanner {
             if (values == null || values.isEmpty() || prefixes.size() * values.size() > MAX_PREFIXES) {
                 break;
             }
+            if (index.isDeclaredSparse() && values.stream().anyMatch(v -> v == null || v instanceof Missing)) {
+                // {a: null} also matches documents without a, which a sparse index leaves out.
+                break;
+            }
             List<String> parts = new ArrayList<>(values.size());
             for (Object value : values) {
                 String part = KeyEncoding.encode(value, index.isAscending(i));
@@ -342,7 +347,7 @@ final class QueryPlanner {
         if (equalities < keys.size()) {
             String next = keys.get(equalities).getKey();
             List<Object> onNext = conditions.getOrDefault(next, List.of());
-            bounds = bounds(onNext, index.isAscending(equalities));
+            bounds = bounds(onNext, index.isAscending(equalities), index.isMultikey());
             if (equalities == 0 && bounds == null && index.isDeclaredSparse() && onNext.stream().anyMatch(QueryPlanner::existsOnly)) {
                 // {field: {$exists: true}} on a sparse index's first key: every entry is a candidate (the outbox relay's query).
                 bounds = new String[] {null, null};
@@ -480,10 +485,15 @@ final class QueryPlanner {
     }
 
     /** {from, to} suffixes (either may be null: unbounded) for the range operators on one key, the tightest of all; null when there are none. */
-    private static String[] bounds(List<Object> conditions, boolean ascending) {
+    private static String[] bounds(List<Object> conditions, boolean ascending, boolean multikey) {
         String from = null;
         String to = null;
         for (Object condition : conditions) {
+            if (multikey && (from != null || to != null)) {
+                // An array matches each range operator with any of its elements, maybe a different one for each
+                // ({v: [1, 10]} is in v >= 2 and in v <= 8): on a multikey index only one bound narrows, as in MongoDB.
+                break;
+            }
             if (!(condition instanceof Document d)) {
                 continue;
             }
