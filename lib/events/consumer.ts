@@ -105,6 +105,8 @@ const DEFAULT_BLOCK_MS = 250;
 /** Per stream, per read: the fairness bound (see StreamConsumerOptions.batchSize). */
 const DEFAULT_BATCH_SIZE = 100;
 const DEFAULT_STREAMS_PER_READ = 200;
+/** Batches read ahead per handling slot (see dispatch). */
+const QUEUED_BATCHES_PER_SLOT = 4;
 const DEFAULT_CONCURRENCY = 4;
 /** XAUTOCLAIM costs one command per stream: sweeping once a second (not every poll) keeps thousands of tenants cheap. */
 const CLAIM_SWEEP_MS = 1_000;
@@ -210,13 +212,17 @@ export class StreamConsumer {
       }
     }
     const idle = this.streamList.filter((stream) => !this.inFlight.has(stream));
-    const parts = chunks(idle, streamsPerRead);
-    // A different chunk first each round, so with more tenants than one read names none is always read last.
-    const first = parts.length > 0 ? this.rotation++ % parts.length : 0;
-    // Every idle stream is read each round, so a tenant's new event is queued behind at most one batch of each other
-    // tenant. Memory stays bounded all the same: a stream with a batch in hand is not read again until it is acknowledged.
+    // Only as many streams as there is room for batches: a batch read is pending (delivered) at once, and one that waited
+    // here past claimIdleMs would be taken over and handled again by another replica. The streams read take turns (the
+    // rotation), so every tenant with work still gets a batch per cycle and a new event waits behind at most one batch
+    // of each other busy tenant.
+    const room = Math.max(0, (this.options.concurrency ?? DEFAULT_CONCURRENCY) * QUEUED_BATCHES_PER_SLOT - this.inFlight.size);
+    const start = idle.length > 0 ? this.rotation % idle.length : 0;
+    const chosen = [...idle.slice(start), ...idle.slice(0, start)].slice(0, room);
+    this.rotation = idle.length > 0 ? start + chosen.length : 0;
+    const parts = chunks(chosen, streamsPerRead);
     for (let n = 0; n < parts.length; n++) {
-      const part = parts[(first + n) % parts.length]!;
+      const part = parts[n]!;
       const block = n === parts.length - 1 && launched.length === 0 && this.inFlight.size === 0 ? ['BLOCK', blockMs] : [];
       const read = (await redis.xreadgroup(
         'GROUP',
