@@ -105,8 +105,13 @@ final class DurableH2Backend extends H2Backend {
      * A file written by a --plain server has documents its secondary indexes (OrderedIndex, H2KeyStore) never saw.
      * The next server with indexes drops them, so they are built again from the documents when their collections open.
      */
-    private static void forgetIndexesWrittenPast(MVStore store) {
+    private static void forgetIndexesWrittenPast(MVStore store) throws IOException {
         MVMap<String, Object> mode = store.openMap(MODE_MAP);
+        if (!EmbeddedMongo.secondaryIndexes && store.getMapNames().stream().anyMatch(name -> name.endsWith(IndexedH2Database.BSON_SUFFIX))) {
+            // mongo-java-server's own backend reads Java-serialized documents only: it would see these collections empty.
+            store.close();
+            throw new IOException("the file holds documents written with Linepack's indexes (BSON); --plain needs a file of its own");
+        }
         if (!EmbeddedMongo.secondaryIndexes) {
             mode.put(WRITTEN_PLAIN, Boolean.TRUE);
         } else if (mode.containsKey(WRITTEN_PLAIN)) {

@@ -6,6 +6,7 @@ import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.DatabaseResolver;
@@ -17,11 +18,16 @@ import de.bwaldvogel.mongo.oplog.Oplog;
 import io.netty.channel.Channel;
 
 /**
- * The H2 database with secondary indexes stored as MVStore maps beside the documents, and planned queries. Map names
- * follow H2Database's own ({@code databases.<ns>}, {@code meta.<ns>}, {@code <ns>._index_<name>}), so its drops remove
- * them and files written before keep opening; an index found empty (a file from before) is built from the documents.
+ * The H2 database with documents stored as BSON ({@code databases.<ns>#bson}), secondary indexes stored as MVStore maps
+ * beside them, and planned queries. Other map names follow H2Database's own ({@code meta.<ns>},
+ * {@code <ns>._index_<name>}), so its drops remove them; a file written before opens as it is: its Java-serialized
+ * documents are moved over once, and an index found empty is built from the documents.
  */
 final class IndexedH2Database extends H2Database {
+
+    /** H2Database's name for a collection's documents (its H2Backend finds the databases of a file by this prefix). */
+    private static final String JAVA_SERIALIZED_PREFIX = "databases.";
+    static final String BSON_SUFFIX = "#bson";
 
     /** H2Database's constructor opens the existing collections and indexes, before a field of this class is set. */
     private static final ThreadLocal<MVStore> OPENING = new ThreadLocal<>();
@@ -49,9 +55,48 @@ final class IndexedH2Database extends H2Database {
     @Override
     protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
         String namespace = getFullCollectionNamespace(collectionName);
-        MVMap<Object, Document> dataMap = store().openMap("databases." + namespace);
+        MVMap<Object, Document> dataMap = openDocuments(store(), namespace);
         MVMap<String, Object> metaMap = store().openMap("meta." + namespace);
         return new IndexedH2Collection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+    }
+
+    /** The documents of a collection, stored as BSON (BsonDocumentType), under a name of their own. */
+    static String documentsMapName(String namespace) {
+        return JAVA_SERIALIZED_PREFIX + namespace + BSON_SUFFIX;
+    }
+
+    /**
+     * Opens a collection's BSON documents map. A file written before (or by a --plain server) holds them Java-serialized
+     * under H2Database's own name: they are moved over once, and that map removed, in one commit.
+     */
+    private static MVMap<Object, Document> openDocuments(MVStore store, String namespace) {
+        MVMap<Object, Document> documents = store.openMap(documentsMapName(namespace), new MVMap.Builder<Object, Document>().valueType(BsonDocumentType.INSTANCE));
+        String serializedName = JAVA_SERIALIZED_PREFIX + namespace;
+        if (store.hasMap(serializedName)) {
+            MVMap<Object, Object> serialized = store.openMap(serializedName);
+            for (var entry : serialized.entrySet()) {
+                documents.putIfAbsent(entry.getKey(), (Document) entry.getValue());
+            }
+            store.removeMap(serializedName);
+            store.commit();
+        }
+        return documents;
+    }
+
+    @Override
+    public void dropCollection(String collectionName, Oplog oplog) {
+        super.dropCollection(collectionName, oplog);
+        store().removeMap(documentsMapName(getFullCollectionNamespace(collectionName)));
+    }
+
+    @Override
+    public void moveCollection(MongoDatabase oldDatabase, MongoCollection<?> collection, String newCollectionName) {
+        String from = documentsMapName(collection.getFullName());
+        super.moveCollection(oldDatabase, collection, newCollectionName);
+        if (store().hasMap(from)) {
+            store().renameMap(store().openMap(from, new MVMap.Builder<Object, Document>().valueType(BsonDocumentType.INSTANCE)),
+                documentsMapName(getFullCollectionNamespace(newCollectionName)));
+        }
     }
 
     @Override

@@ -5,12 +5,17 @@ import java.util.List;
 import de.bwaldvogel.mongo.bson.Document;
 
 /**
- * Linepack's access to a package-private helper of mongo-java-server's backend package (same package on the
- * class path), so an aggregation planned by Linepack answers exactly as the library's own code path does.
+ * Linepack's access to package-private helpers of mongo-java-server's backend package (same package on the
+ * class path), so what Linepack adds answers and counts exactly as the library's own code paths do.
  */
 public final class LinepackBridge {
 
     private LinepackBridge() {
+    }
+
+    /** A document's BSON size, as the library computes it for its statistics. */
+    public static int calculateSize(Document document) {
+        return Utils.calculateSize(document);
     }
 
     /** The reply of a find/aggregate command whose results all fit in the first batch. */
