@@ -1,12 +1,36 @@
-"""Hosted session limits without a stack: the settings, and the decisions of the session table (who may open a
-session, whose session is closed to make room, which are idle) on a clock the test moves."""
+"""Hosted session limits without a stack: the settings, the decisions of the session table (who may open a
+session, whose session is closed to make room, which are idle) on a clock the test moves, and the server's HTTP app
+in-process in front of a stand-in gateway (what a credential the gateway could not verify may open)."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
 import pytest
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from conftest import run_cli
-from linepack_mcp.sessions import PER_CREDENTIAL, PER_TENANT, TOTAL, SessionLimits, SessionTable, _OncePerPeriod
+from linepack_mcp import client as linepack_client
+from linepack_mcp import server as linepack_server
+from linepack_mcp.cli import transport_security
+from linepack_mcp.server import GatewayTokenVerifier, build_http_app
+from linepack_mcp.sessions import (
+    PER_CREDENTIAL,
+    PER_TENANT,
+    TOTAL,
+    UNVERIFIED_RETRY_AFTER_S,
+    SessionGate,
+    SessionLimits,
+    SessionTable,
+    Unverified,
+    _OncePerPeriod,
+)
 from linepack_mcp.settings import ConfigError, load_settings
 
 URL = {"LINEPACK_API_URL": "http://localhost:4000/graphql"}
@@ -213,3 +237,171 @@ def test_log_lines_of_a_flood_are_held_back_and_counted():
     for i in range(10):  # many credentials at once: the memory of who was logged stays bounded
         once(f"closed:{i}", 62.0)
         assert len(once._seen) <= 4
+
+
+# -- credentials the gateway could not verify ---------------------------------------------------------------------
+#
+# The server's own HTTP app (the SDK's streamable HTTP app behind the session gate), in-process, talking to a
+# stand-in gateway: what the finding's flood needs is a gateway that answers an unknown bearer 429, as the real one
+# does for every uncached key from an address that failed too often.
+
+GOOD_KEY = "lpk_unit_tenant_a_0123456789"
+REVOKED_KEY = "lpk_unit_revoked_0123456789"
+HOSTED = URL | {"LINEPACK_MCP_MAX_SESSIONS_PER_CREDENTIAL": "3", "LINEPACK_MCP_MAX_SESSIONS_PER_TENANT": "5",
+                "LINEPACK_MCP_MAX_SESSIONS": "8"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+class Gateway:
+    """A stand-in for the gateway's `{ me }`: GOOD_KEY is tenant A's, REVOKED_KEY is refused with 401, and every other
+    bearer gets what `unknown` says (by default the 429 of an address that failed too often)."""
+
+    def __init__(self) -> None:
+        self.unknown: Callable[[], httpx.Response] = lambda: httpx.Response(
+            429, headers={"Retry-After": "7"},
+            json={"errors": [{"message": "too many failed authentications from this address; retry in 7 s",
+                              "extensions": {"code": "RATE_LIMITED", "retryAfterSeconds": 7}}]})
+        self.checks = 0
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.checks += 1
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if bearer == GOOD_KEY:
+            return httpx.Response(200, json={"data": {"me": {"id": "key-a", "tenantId": "A",
+                                                             "scopes": ["assets:read"]}}})
+        if bearer == REVOKED_KEY:
+            return httpx.Response(401, json={"errors": [{"message": "invalid, expired or revoked credential",
+                                                         "extensions": {"code": "UNAUTHENTICATED"}}]})
+        return self.unknown()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def own_task(app: ASGIApp) -> ASGIApp:
+    """Each request in a task of its own, as uvicorn serves them: what the credential check remembers for a request
+    (a context variable) must not reach the next one, as it would in the one task of ASGITransport."""
+
+    async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+        await asyncio.create_task(app(scope, receive, send))
+
+    return serve
+
+
+@asynccontextmanager
+async def hosted(gateway: Gateway,
+                 monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[httpx.AsyncClient, SessionGate]]:
+    """The HTTP app as `serve --transport streamable-http` builds it, run as uvicorn runs it: its lifespan (the SDK's
+    session manager, the idle sweeper) around the requests."""
+    real_pool = linepack_client.new_http_pool
+    monkeypatch.setattr(linepack_server, "new_http_pool",
+                        lambda settings: real_pool(settings, transport=httpx.MockTransport(gateway)))
+    gate = build_http_app(load_settings(HOSTED, per_request_credentials=True), host="127.0.0.1",
+                          transport_security=transport_security("127.0.0.1", 8765, [], []))
+    to_app, app_receives = anyio.create_memory_object_stream[dict[str, Any]](2)
+    app_sends, from_app = anyio.create_memory_object_stream[dict[str, Any]](2)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(gate, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, app_receives.receive,
+                      app_sends.send)
+        await to_app.send({"type": "lifespan.startup"})
+        assert (await from_app.receive())["type"] == "lifespan.startup.complete"
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=own_task(gate)),
+                                         base_url="http://127.0.0.1:8765") as http:
+                yield http, gate
+        finally:
+            await to_app.send({"type": "lifespan.shutdown"})
+            await from_app.receive()
+            tg.cancel_scope.cancel()
+
+
+async def initialize(http: httpx.AsyncClient, bearer: str) -> httpx.Response:
+    return await http.post("/mcp", json=INITIALIZE, headers=ACCEPT | {"authorization": f"Bearer {bearer}"})
+
+
+def assert_counts_nothing(gate: SessionGate) -> None:
+    health = gate.health()
+    assert (health["open"], health["tracked"], health["opening"], health["refused"]) == (0, 0, 0, 0), health
+    assert not gate.table._per_credential and not gate.table._per_tenant
+
+
+@pytest.mark.anyio
+async def test_made_up_bearers_the_gateway_answers_429_open_no_session_and_count_nothing(monkeypatch):
+    gateway = Gateway()
+    async with hosted(gateway, monkeypatch) as (http, gate):
+        flood = 3 * 8  # three times the server-wide cap: as their own tenants they would have filled it
+        for _ in range(flood):
+            refused = await initialize(http, "lpk_" + secrets.token_hex(16))
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["retry-after"] == "7"  # the gateway's own
+            message = refused.json()["error"]["message"]
+            assert "could not be verified right now" in message and "no MCP session was opened" in message
+            assert "localhost:4000" not in message  # the gateway's address is for the log, not for a stranger
+        assert_counts_nothing(gate)
+        assert gate.health()["refusedUnverified"] == flood
+        assert gateway.checks == flood  # one check each: the SDK's authentication reuses the gate's answer
+
+        # Another tenant still gets in, and a credential the gateway rejects still gets the SDK's 401.
+        opened = await initialize(http, GOOD_KEY)
+        assert opened.status_code == 200 and opened.headers.get("mcp-session-id"), opened.text
+        assert gate.health()["open"] == 1 and gate.health()["tracked"] == 1
+        rejected = await initialize(http, REVOKED_KEY)
+        assert rejected.status_code == 401 and "bearer" in rejected.headers["www-authenticate"].lower()
+
+
+@pytest.mark.parametrize("unknown", [
+    lambda: httpx.Response(503, json={"errors": [{"message": "credential verification is unavailable"}]}),
+    lambda: httpx.Response(429, json={"errors": [{"message": "slow down", "extensions": {"code": "RATE_LIMITED"}}]}),
+    lambda: (_ for _ in ()).throw(httpx.ConnectError("connection refused")),
+    lambda: httpx.Response(200, json={"data": {"me": {"id": "k", "tenantId": None, "scopes": []}}}),
+], ids=["5xx", "429 without Retry-After", "unreachable", "no tenant"])
+@pytest.mark.anyio
+async def test_without_a_wait_from_the_gateway_an_unverified_credential_is_told_to_retry_in_a_few_seconds(
+        monkeypatch, unknown):
+    gateway = Gateway()
+    gateway.unknown = unknown
+    async with hosted(gateway, monkeypatch) as (http, gate):
+        refused = await initialize(http, "lpk_" + secrets.token_hex(16))
+        assert refused.status_code == 503 and refused.headers["retry-after"] == str(UNVERIFIED_RETRY_AFTER_S)
+        assert_counts_nothing(gate)
+
+
+@pytest.mark.anyio
+async def test_an_open_session_goes_on_while_its_credential_cannot_be_checked(monkeypatch):
+    gateway = Gateway()
+    async with hosted(gateway, monkeypatch) as (http, gate):
+        opened = await initialize(http, GOOD_KEY)
+        assert opened.status_code == 200
+        in_session = ACCEPT | {"authorization": f"Bearer {GOOD_KEY}", "mcp-protocol-version": "2025-11-25",
+                               "mcp-session-id": opened.headers["mcp-session-id"]}
+        assert (await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                headers=in_session)).status_code == 202
+        # The gateway goes away and the remembered answer expires: as before, the request is the gateway's to judge
+        # (a tool call then says what is wrong), not refused by the server.
+        gateway.unknown = lambda: httpx.Response(503)
+        gate._identify.__self__._known.clear()  # type: ignore[attr-defined]
+        checks = gateway.checks
+        listed = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=in_session)
+        assert gateway.checks == checks + 1  # it was checked, inconclusively
+        assert listed.status_code == 200 and "whoami" in listed.text
+        assert gate.health()["open"] == 1 and gate.health()["refusedUnverified"] == 0
+
+
+@pytest.mark.anyio
+async def test_the_credential_check_tells_rejected_from_inconclusive(monkeypatch):
+    gateway = Gateway()
+    settings = load_settings(URL, per_request_credentials=True)
+    async with linepack_client.new_http_pool(settings, transport=httpx.MockTransport(gateway)) as pool:
+        verifier = GatewayTokenVerifier(settings, lambda: pool)
+        assert await verifier.check(REVOKED_KEY) is None
+        unknown = await verifier.check("lpk_" + secrets.token_hex(16))
+        assert isinstance(unknown, Unverified) and unknown.retry_after_s == 7
+        good = await verifier.check(GOOD_KEY)
+        assert good is not None and not isinstance(good, Unverified) and good.claims == {"tenant_id": "A"}
+        # What the SDK's authentication sees of an inconclusive check is unchanged: a pass, without scopes.
+        passed = await verifier.verify_token("lpk_" + secrets.token_hex(16))
+        assert passed is not None and passed.client_id == "unverified" and passed.scopes == []

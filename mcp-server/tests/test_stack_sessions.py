@@ -1,6 +1,7 @@
 """Hosted MCP session limits against the real stack, with the SDK's own client: one tenant's flood of sessions stays
 within its caps and never keeps another tenant out; at a cap the session unused the longest is closed (its next
-request gets the spec's 404); sessions all busy are refused with 429; unused sessions close after the idle timeout.
+request gets the spec's 404); sessions all busy are refused with 429; unused sessions close after the idle timeout;
+made-up bearers the gateway cannot vouch for (it answers 429) open no session at all.
 
 The clients use the handshake protocol (`mode="legacy"`, `initialize`), as deployed MCP clients do: that is what
 holds a session on the server. (The SDK client's default, the 2026-07-28 protocol, holds none.) Every server here
@@ -10,8 +11,11 @@ listens on loopback only, and every flood is a bounded loop.
 from __future__ import annotations
 
 import json
+import secrets
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import Stack, http_server
+from conftest import Stack, free_port, http_server
 from linepack_mcp.client import new_http_pool
 from linepack_mcp.server import GatewayTokenVerifier
 from linepack_mcp.settings import Settings
@@ -251,3 +255,78 @@ async def test_the_credential_check_remembers_a_digest_not_the_credential(stack:
             "keys": list(verifier._known)})
     finally:
         await pool.aclose()
+
+
+@contextmanager
+def gateway_locked_out(stack: Stack, known: set[str], retry_after_s: int) -> Iterator[tuple[str, list[int]]]:
+    """The gateway as the MCP server sees it once the address they share has failed authentication too often: every
+    bearer it has not cached is refused with 429 before it is looked up; the `known` (cached) ones are served. A proxy
+    in front of the real gateway, so the real lockout (a minute, for every test of the run) is never set off. Yields
+    the proxy's GraphQL URL and a list that grows by one per refusal."""
+    refused: list[int] = []
+    upstream = httpx.Client(timeout=30)
+
+    class Proxy(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            bearer = (self.headers.get("authorization") or "").removeprefix("Bearer ")
+            if bearer not in known:
+                refused.append(1)
+                body = json.dumps({"errors": [{"message": "too many failed authentications from this address; retry "
+                                                          f"in {retry_after_s} s", "extensions": {
+                    "code": "RATE_LIMITED", "retryAfterSeconds": retry_after_s}}]}).encode()
+                self._send(429, body, {"content-type": "application/json", "retry-after": str(retry_after_s)})
+                return
+            length = int(self.headers.get("content-length") or 0)
+            forwarded = {k: v for k, v in self.headers.items()
+                         if k.lower() in ("authorization", "content-type", "accept", "x-tenant-id", "user-agent")}
+            answer = upstream.request(self.command, stack.gateway_url.rsplit("/graphql", 1)[0] + self.path,
+                                      headers=forwarded, content=self.rfile.read(length) if length else None)
+            kept = ("content-type", "retry-after", "x-request-id")
+            self._send(answer.status_code, answer.content,
+                       {k: v for k, v in answer.headers.items() if k.lower() in kept})
+
+        def _send(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", free_port()), Proxy)
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{proxy.server_address[1]}/graphql", refused
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        upstream.close()
+
+
+async def test_made_up_bearers_while_the_gateway_answers_429_open_no_session_and_keep_no_tenant_out(
+        stack: Stack, tenant_b: dict[str, Any], tmp_path: Path):
+    flood = 3 * TOTAL  # as tenants of their own they filled the server: TOTAL / PER_CREDENTIAL bearers sufficed
+    with gateway_locked_out(stack, {stack.api_key, tenant_b["apiKey"]}, retry_after_s=7) as (gateway_url, refused), \
+            server(stack, tmp_path, LINEPACK_API_URL=gateway_url, **CAPS) as base:
+        async with httpx.AsyncClient(timeout=30) as http:
+            for _ in range(flood):
+                answer = await http.post(f"{base}/mcp", json=initialize_request(), headers={
+                    "Authorization": f"Bearer lpk_{secrets.token_hex(24)}",
+                    "accept": "application/json, text/event-stream"})
+                assert answer.status_code == 503, answer.text
+                assert answer.headers["retry-after"] == "7"  # the gateway's own wait
+                assert "could not be verified right now" in answer.json()["error"]["message"]
+        assert len(refused) == flood  # each was checked once, and the gateway refused each
+        after = sessions(base)
+        assert (after["open"], after["tracked"], after["opening"], after["refused"]) == (0, 0, 0, 0), after
+        assert after["refusedUnverified"] == flood
+
+        async with session(base, tenant_b["apiKey"]) as b:  # a tenant the gateway knows is not held up
+            assert (await b.whoami())["me"]["tenantId"] == tenant_b["tenantId"]
+            assert sessions(base)["open"] == 1

@@ -34,6 +34,7 @@ from .client import (
     LinepackError,
     LinepackForbidden,
     LinepackGraphQLError,
+    LinepackRateLimited,
     LinepackUnauthenticated,
     format_graphql_error,
     new_http_pool,
@@ -97,7 +98,15 @@ from .schema import (
     schema_sdl,
     validate_document,
 )
-from .sessions import SdkSessions, SessionGate, SessionLimits, SessionTable, credential_digest
+from .sessions import (
+    SdkSessions,
+    SessionGate,
+    SessionLimits,
+    SessionTable,
+    Unverified,
+    _OncePerPeriod,
+    credential_digest,
+)
 from .settings import Settings, validate_tenant_id, ConfigError
 
 log = logging.getLogger("linepack_mcp.server")
@@ -240,7 +249,8 @@ def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
 _request_credential: ContextVar[Credential | None] = ContextVar("linepack_request_credential", default=None)
 # The credential check's answer for the HTTP request being handled: (digest of the bearer, answer). Every HTTP
 # request runs in a task of its own, with a context of its own, so an answer never reaches another request.
-_verified_in_request: ContextVar[tuple[str, AccessToken | None] | None] = ContextVar("linepack_verified", default=None)
+_verified_in_request: ContextVar[tuple[str, AccessToken | Unverified | None] | None] = ContextVar(
+    "linepack_verified", default=None)
 
 
 def credential_from_headers(headers: Any) -> Credential | None:
@@ -278,8 +288,9 @@ class GatewayTokenVerifier:
 
     The gateway stays the only judge: every tool call sends the caller's credential again, so a key
     revoked after this check is refused there. A positive answer is remembered for `ttl_s` (one
-    `{ me }` request of the caller's budget per period); a gateway that cannot be reached does not
-    turn into a 401 (the tools then say what is wrong).
+    `{ me }` request of the caller's budget per period). An inconclusive check (gateway unreachable,
+    5xx, 429) is no 401: it opens no session (the session limits answer 503, see `check`), and in a
+    session already open the tools then say what is wrong.
     """
 
     def __init__(self, settings: Settings, pool: Callable[[], Any], ttl_s: float = 30.0, size: int = 1024) -> None:
@@ -288,8 +299,11 @@ class GatewayTokenVerifier:
         self.ttl_s = ttl_s
         self.size = size
         self._known: OrderedDict[str, tuple[float, AccessToken]] = OrderedDict()
+        self._log_once = _OncePerPeriod()
 
-    async def verify_token(self, token: str) -> AccessToken | None:
+    async def check(self, token: str) -> AccessToken | Unverified | None:
+        """The session limits' question: the credential's tenant, None if the gateway rejects it, or `Unverified`
+        if it gave no definitive answer."""
         digest = credential_digest(token)
         # The session limits ask first (they need the tenant), then the SDK's authentication: one answer per request,
         # so a rejected or unverifiable credential costs the gateway one check, not two.
@@ -300,7 +314,16 @@ class GatewayTokenVerifier:
         _verified_in_request.set((digest, access))
         return access
 
-    async def _verify(self, token: str, digest: str) -> AccessToken | None:
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The SDK's question. An inconclusive check passes here, as an access without scopes: a request that opens
+        a session has been refused by the session limits already, and one in an open session goes on to the
+        gateway, which checks the credential with every call."""
+        access = await self.check(token)
+        if isinstance(access, Unverified):
+            return AccessToken(token=credential_digest(token), client_id="unverified", scopes=[])
+        return access
+
+    async def _verify(self, token: str, digest: str) -> AccessToken | Unverified | None:
         now = time.monotonic()
         hit = self._known.get(digest)
         if hit and hit[0] > now:
@@ -310,16 +333,22 @@ class GatewayTokenVerifier:
         # (every tool call reads it from its own request's header).
         try:
             data = await client.query_data(operations()["LinepackVerify"])
-            me = data.get("me") or {}
-            access = AccessToken(token=digest, client_id=str(me.get("id") or "linepack"),
-                                 scopes=[str(s) for s in me.get("scopes") or []],
-                                 claims={"tenant_id": me.get("tenantId")})
         except LinepackUnauthenticated:
             return None
         except LinepackError as exc:
-            log.info("credential check at the gateway inconclusive (%s); letting the gateway decide per call",
-                     exc.message)
-            return AccessToken(token=digest, client_id="unverified", scopes=[])
+            # Not remembered: the next request asks again, so the gateway's recovery is seen at once.
+            held = self._log_once("inconclusive", now)  # a flood of made-up bearers: one line a minute
+            if held is not None:
+                log.info("credential check at the gateway inconclusive (%s); no new session for it, calls in an open "
+                         "session left to the gateway%s", exc.message,
+                         f" ({held} more like it in the last minute)" if held else "")
+            return Unverified(exc.message, exc.retry_after_s if isinstance(exc, LinepackRateLimited) else None)
+        me = data.get("me") or {}
+        if not me.get("tenantId"):  # the schema makes it non-null: a gateway answering otherwise has not vouched
+            return Unverified("the gateway's answer to { me } named no tenant")
+        access = AccessToken(token=digest, client_id=str(me.get("id") or "linepack"),
+                             scopes=[str(s) for s in me.get("scopes") or []],
+                             claims={"tenant_id": me.get("tenantId")})
         self._known[digest] = (now + self.ttl_s, access)
         self._known.move_to_end(digest)
         while len(self._known) > self.size:
@@ -417,7 +446,7 @@ def build_http_app(settings: Settings, *, host: str, transport_security: Any) ->
     )
     assert state.verifier is not None
     gate = SessionGate(app, SessionTable(SessionLimits.from_settings(settings)), SdkSessions(server.session_manager),
-                       state.verifier.verify_token)
+                       state.verifier.check)
     state.session_health = gate.health
     return gate
 

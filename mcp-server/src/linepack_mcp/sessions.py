@@ -15,6 +15,10 @@ a flood costs only the tenant that sends it:
 - A session that has not had a request for the idle timeout is closed, listening stream or not.
 - The server-wide cap stays as the last resort (503). Settings refuse one that is not larger than a tenant's cap,
   so no single tenant can reach it alone.
+- A credential the gateway gave no definitive answer on (unreachable, 5xx, 429) opens no session: it is answered 503
+  with Retry-After. Counted as a tenant of its own, every made-up bearer would have been one more tenant with a
+  full budget (the gateway answers 429 to every unknown key from an address that failed too often, so a flood of
+  random bearers is exactly what turns inconclusive), and some sixty of them filled the server for everyone.
 
 Clients of the 2026-07-28 protocol hold no session (every request stands alone) and pass through untouched.
 """
@@ -49,11 +53,25 @@ PER_TENANT = "LINEPACK_MCP_MAX_SESSIONS_PER_TENANT"
 TOTAL = "LINEPACK_MCP_MAX_SESSIONS"
 # When every session of a credential or tenant is serving a request: those are tool calls, over in seconds.
 BUSY_RETRY_AFTER_S = 5
+# When the credential check was inconclusive and the gateway named no wait of its own: a restart or a blip.
+UNVERIFIED_RETRY_AFTER_S = 5
 
 
 def credential_digest(token: str) -> str:
     """What the server keeps of a bearer: enough to tell credentials apart, useless to replay."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """The gateway gave no definitive answer on a credential (unreachable, 5xx, 429, an answer naming no tenant):
+    neither valid nor invalid. Such a credential may not open a session, since nothing says whose budget it would
+    be charged to; the requests of a session already open go on, and the gateway decides each of them."""
+
+    #: For the log only (it may name the gateway's address): what the check ran into.
+    reason: str
+    #: The gateway's Retry-After, when it gave one.
+    retry_after_s: int | None = None
 
 
 @dataclass(frozen=True)
@@ -304,28 +322,29 @@ def _held_back(count: int) -> str:
 
 def _who(tenant: str, credential: str) -> str:
     """For logs: the tenant, and a prefix of the credential's digest (never the credential)."""
-    named = "tenant unknown" if tenant.startswith("credential:") else f"tenant {tenant}"
-    return f"{named}, credential {credential[:8]}"
+    return f"tenant {tenant}, credential {credential[:8]}"
 
 
 class SessionGate:
     """ASGI middleware in front of the SDK's streamable HTTP app that holds its sessions to a `SessionTable`.
 
     `identify` is the server's own credential check (remembered per credential), which tells the tenant; a
-    request it rejects passes through for the SDK to answer 401.
+    request it rejects passes through for the SDK to answer 401, one it could not decide on (`Unverified`) is
+    answered 503 here and opens no session.
     """
 
     def __init__(self, app: ASGIApp, table: SessionTable, sessions: SdkSessions,
-                 identify: Callable[[str], Awaitable[AccessToken | None]], path: str = "/mcp") -> None:
+                 identify: Callable[[str], Awaitable[AccessToken | Unverified | None]], path: str = "/mcp") -> None:
         self.app = app
         self.table = table
         self.sessions = sessions
         self._identify = identify
         self.path = path
         self._log_once = _OncePerPeriod()
+        self.refused_unverified = 0
 
     def health(self) -> dict[str, Any]:
-        return {"open": self.sessions.count(), **self.table.snapshot()}
+        return {"open": self.sessions.count(), **self.table.snapshot(), "refusedUnverified": self.refused_unverified}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -364,10 +383,15 @@ class SessionGate:
             await self.app(scope, receive, send)  # the SDK answers 401
             return
         credential = credential_digest(token)
-        tenant_id = (access.claims or {}).get("tenant_id")
-        # A credential the gateway could not vouch for (gateway unreachable) is its own tenant: it must not eat
-        # into the budget of a tenant it may not belong to.
-        tenant = str(tenant_id) if tenant_id else f"credential:{credential}"
+        tenant_id = access.claims.get("tenant_id") if isinstance(access, AccessToken) and access.claims else None
+        if not tenant_id:
+            # Nothing is counted for it: neither a tenant of its own (made-up bearers are free, and each would come
+            # with a whole budget) nor a tenant it may not belong to.
+            await self._refuse_unverified(
+                access if isinstance(access, Unverified) else Unverified("the credential check named no tenant"),
+                credential, scope, receive, send)
+            return
+        tenant = str(tenant_id)
         admission = self.table.admit(credential, tenant)
         if admission.refusal is not None:
             await self._refuse(admission, scope, receive, send)
@@ -408,6 +432,23 @@ class SessionGate:
         body = {"jsonrpc": "2.0", "id": None, "error": {
             "code": INTERNAL_ERROR if refusal.status >= 500 else INVALID_REQUEST, "message": refusal.message}}
         response = JSONResponse(body, status_code=refusal.status, headers={"Retry-After": str(refusal.retry_after_s)})
+        await response(scope, receive, send)
+
+    async def _refuse_unverified(self, unverified: Unverified, credential: str, scope: Scope, receive: Receive,
+                                 send: Send) -> None:
+        self.refused_unverified += 1
+        wait = max(1, unverified.retry_after_s) if unverified.retry_after_s is not None else UNVERIFIED_RETRY_AFTER_S
+        # One key for all: a flood of made-up bearers is one line a minute saying how many, not one per bearer.
+        held = self._log_once("unverified", self.table.now())
+        if held is not None:
+            log.warning("refused a new MCP session (credential %s): the gateway could not verify the credential "
+                        "(%s)%s", credential[:8], unverified.reason, _held_back(held))
+        # The reason stays in the log: it can name the gateway's address, which is no business of an unknown caller.
+        message = (f"This credential could not be verified right now: the Linepack gateway gave no definitive answer "
+                   f"(it may be unreachable, failing or limiting credential checks), so no MCP session was opened. "
+                   f"Retry after {wait} s.")
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": message}}
+        response = JSONResponse(body, status_code=503, headers={"Retry-After": str(wait)})
         await response(scope, receive, send)
 
     async def reap(self) -> None:
