@@ -1,4 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { databaseName } from '@linepack/lib/mongo';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { waitFor } from '@linepack/lib/testing/until';
 import { startGatewayProcess } from '../support/gateway-process';
@@ -97,3 +99,90 @@ it('a session signed out while Redis is down is refused by every gateway, and in
   const introspected = await fetch(`${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${session.access_token}` } });
   expect(await introspected.json()).toEqual({ active: false });
 }, 60_000);
+
+/** A sign-in through the gateway, and the session (refresh family) its access token names as `sid`. */
+async function signIn(): Promise<{ accessToken: string; familyId: string }> {
+  const login = await fetch(`${stack.gatewayOrigin}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'outage@example.com', password }),
+  });
+  expect(login.status).toBe(200);
+  const { access_token: accessToken } = (await login.json()) as { access_token: string };
+  const claims = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { sid: string };
+  return { accessToken, familyId: claims.sid };
+}
+
+/** The auth service's refresh tokens, written directly: thousands of rotations or sessions in a moment. */
+const refreshTokens = () =>
+  stack.mongo
+    .db(databaseName(stack.dbPrefix, 'auth'))
+    .collection<{ _id: string; familyId: string; userId: string; createdAt: Date; expiresAt: Date; rotatedAt: Date | null; revokedAt: Date | null }>(
+      'refreshTokens',
+    );
+
+/** Ends a session in the database only (as when the auth service cannot publish), dated `at`. */
+const endSession = (familyId: string, at: number) => refreshTokens().updateMany({ familyId }, { $set: { revokedAt: new Date(at) } });
+
+const expectRefusedEverywhere = async (sessions: readonly { accessToken: string }[]) => {
+  for (const url of [stack.gatewayUrl, replica.url]) {
+    for (const [i, { accessToken }] of sessions.entries()) {
+      await waitFor(async () => (await typename(url, accessToken)).status === 401, 20_000, `${url} to refuse signed-out session ${i}`);
+    }
+  }
+};
+
+/** More than one revocation-list answer (10,000) of refresh-token documents or of sessions. */
+const MORE_THAN_ONE_ANSWER = 10_001;
+
+it('sessions with thousands of rotated refresh tokens each, signed out while Redis is down, are all refused', async () => {
+  // The list used to take the newest 10,000 token documents and then count sessions in them: one long session's
+  // rotations filled it, the other session was never listed, and nothing said the list was cut.
+  const [short, long] = [await signIn(), await signIn()];
+  const { userId } = (await refreshTokens().findOne({ familyId: long.familyId }))!;
+  const now = Date.now();
+  await refreshTokens().insertMany(
+    Array.from({ length: MORE_THAN_ONE_ANSWER }, () => ({
+      _id: randomUUID(),
+      familyId: long.familyId,
+      userId,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + 86_400_000),
+      rotatedAt: new Date(now),
+      revokedAt: null,
+    })),
+  );
+  for (const url of [stack.gatewayUrl, replica.url]) {
+    for (const { accessToken } of [short, long]) expect((await typename(url, accessToken)).status).toBe(200);
+  }
+  // The long session ends last; the short one is written afterwards (dated a second earlier), so no pull can see it
+  // alone before the long one.
+  await endSession(long.familyId, now);
+  await endSession(short.familyId, now - 1_000);
+  await expectRefusedEverywhere([short, long]);
+}, 90_000);
+
+it('more sessions signed out while Redis is down than one answer holds are all refused: the list is read in pages', async () => {
+  const [oldest, newest] = [await signIn(), await signIn()];
+  const { userId } = (await refreshTokens().findOne({ familyId: oldest.familyId }))!;
+  for (const url of [stack.gatewayUrl, replica.url]) {
+    for (const { accessToken } of [oldest, newest]) expect((await typename(url, accessToken)).status).toBe(200);
+  }
+  // Newest first in writing, oldest last, so every pull sees the oldest with all the others. Between them, more
+  // sessions than one answer holds, all ended in the same millisecond (one user's "sign out everywhere").
+  const now = Date.now();
+  await endSession(newest.familyId, now);
+  await refreshTokens().insertMany(
+    Array.from({ length: MORE_THAN_ONE_ANSWER }, () => ({
+      _id: randomUUID(),
+      familyId: randomUUID(),
+      userId,
+      createdAt: new Date(now - 2_000),
+      expiresAt: new Date(now + 86_400_000),
+      rotatedAt: null,
+      revokedAt: new Date(now - 500),
+    })),
+  );
+  await endSession(oldest.familyId, now - 1_000);
+  await expectRefusedEverywhere([oldest, newest]);
+}, 90_000);

@@ -58,7 +58,10 @@ const deniedBody = z
   .strict();
 const keyUseBody = z.object({ uses: z.array(z.object({ id: z.string().max(100), at: z.string().datetime() }).strict()).max(10_000) }).strict();
 
-/** At most this many keys and sessions per revocation-list answer; a gateway told it was cut forgets its whole key cache. */
+/**
+ * About this many keys and this many sessions (refresh families, not their tokens) per revocation-list answer; a
+ * longer list is answered in pages (`next`), so a gateway learns every revocation however many there are.
+ */
 const REVOCATION_LIST_LIMIT = 10_000;
 
 /** The identity a gateway vouches for with its identity token (audience auth), or null when there is none or it is not genuine. */
@@ -99,7 +102,10 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
   /**
    * What was revoked since `since` (epoch ms): gateways pull it while their Redis revocation channel is away
    * (gateway/src/revocation-pull.ts), so a revoked key or a signed-out session is refused within a poll rather than
-   * when a cache entry or the token expires. `now` is this service's clock, for the gateway's next `since`.
+   * when a cache entry or the token expires. `now` is this service's clock, for the gateway's next `since`. When the
+   * list was longer than one answer, `truncated` is true and `next` (epoch ms) is where the gateway asks again: the
+   * answer is complete for everything revoked before it. Truncation is decided on what was cut (keys, or families),
+   * never on a count that merely reached the limit.
    */
   app.get('/internal/revocations', async (req, res) => {
     const identity = vouchedIdentity(req, deps.internalTokenPublicKey);
@@ -112,7 +118,8 @@ export function auditRoutes(app: Express, deps: { store: AuthStore; internalToke
       now,
       apiKeys: revoked.apiKeys,
       sessions: revoked.sessions,
-      truncated: revoked.apiKeys.length >= REVOCATION_LIST_LIMIT || revoked.sessions.length >= REVOCATION_LIST_LIMIT,
+      truncated: revoked.next !== null,
+      next: revoked.next?.getTime() ?? null,
     });
   });
 

@@ -49,6 +49,24 @@ export const userTarget = (user: UserDocument): AuditEventDocument['target'] => 
 /** An API key as an audit event names it: its id and display prefix. */
 export const keyTarget = (key: ApiKeyDocument): AuditEventDocument['target'] => ({ kind: 'API_KEY', id: key._id, label: `${key.prefix}…` });
 
+/**
+ * The first page of a revocation list read oldest first with `limit + 1` rows: complete for every time before the
+ * returned `next` (null: the rows were the whole list). The row past the limit shows where the list was cut; rows of
+ * that same millisecond are left for the next page, which starts there. If every row is of that one millisecond,
+ * the whole millisecond is read (`allAt`) and the next page starts just after it.
+ */
+async function firstPage(
+  rows: readonly { id: string; at: Date }[],
+  limit: number,
+  allAt: (at: Date) => Promise<string[]>,
+): Promise<{ ids: string[]; next: Date | null }> {
+  if (rows.length <= limit) return { ids: rows.map((r) => r.id), next: null };
+  const cut = rows[limit]!.at;
+  const before = rows.filter((r) => r.at.getTime() < cut.getTime());
+  if (before.length > 0) return { ids: before.map((r) => r.id), next: cut };
+  return { ids: await allAt(cut), next: new Date(cut.getTime() + 1) };
+}
+
 export class AuthStore {
   readonly tenants: Collection<TenantRecord>;
   readonly apiKeys: Collection<ApiKeyDocument>;
@@ -207,14 +225,55 @@ export class AuthStore {
   /**
    * What was revoked at or after `since` — API keys by their secret's hash, sessions by their refresh family — for
    * gateways that pull the list while the Redis revocation channel is away (GET /internal/revocations). Read through
-   * the revoked_at indexes; at most `limit` of each, newest first.
+   * the revoked_at indexes, oldest first, at most about `limit` keys and `limit` sessions.
+   *
+   * Sessions are counted as families, in the database: a session's refresh token rotates at every refresh and signing
+   * it out revokes every token it ever had, so one long session can be thousands of documents. Capping documents and
+   * de-duplicating afterwards let a few such sessions fill the answer while the other sessions ended in the same
+   * window were silently left out (and the answer did not even say it was cut).
+   *
+   * `next` is null when both lists are complete. Otherwise the answer is complete for revocations before `next` and
+   * the caller asks again from `next`: a list is cut at a whole millisecond, so nothing revoked in the same
+   * millisecond as the cut is lost between two pages. When more than `limit` share the first millisecond, that whole
+   * millisecond is answered (one revocation's worth of writes: a user's "sign out everywhere"), so paging always
+   * moves on.
    */
-  async revokedSince(since: Date, limit: number): Promise<{ apiKeys: string[]; sessions: string[] }> {
-    const [keys, sessions] = await Promise.all([
-      this.apiKeys.find({ revokedAt: { $gte: since } }, { projection: { secretHash: 1 }, sort: { revokedAt: -1 }, limit }).toArray(),
-      this.sessions.find({ revokedAt: { $gte: since } }, { projection: { familyId: 1 }, sort: { revokedAt: -1 }, limit }).toArray(),
-    ]);
-    return { apiKeys: keys.map((k) => k.secretHash), sessions: [...new Set(sessions.map((s) => s.familyId))] };
+  async revokedSince(since: Date, limit: number): Promise<{ apiKeys: string[]; sessions: string[]; next: Date | null }> {
+    const [keys, sessions] = await Promise.all([this.revokedKeysSince(since, limit), this.revokedFamiliesSince(since, limit)]);
+    const cuts = [keys.next, sessions.next].filter((cut): cut is Date => cut !== null);
+    // One cursor for both lists: the earlier cut (the other list then repeats a little on the next page, harmlessly).
+    const next = cuts.length === 0 ? null : new Date(Math.min(...cuts.map((cut) => cut.getTime())));
+    return { apiKeys: keys.ids, sessions: sessions.ids, next };
+  }
+
+  private async revokedKeysSince(since: Date, limit: number): Promise<{ ids: string[]; next: Date | null }> {
+    const rows = await this.apiKeys
+      .find({ revokedAt: { $gte: since } }, { projection: { secretHash: 1, revokedAt: 1 }, sort: { revokedAt: 1 }, limit: limit + 1 })
+      .toArray();
+    return firstPage(
+      rows.map((k) => ({ id: k.secretHash, at: k.revokedAt! })),
+      limit,
+      async (at) => (await this.apiKeys.find({ revokedAt: at }, { projection: { secretHash: 1 } }).toArray()).map((k) => k.secretHash),
+    );
+  }
+
+  /** Grouped by family in the database, so the limit counts sessions however many rotated tokens each one had. */
+  private async revokedFamiliesSince(since: Date, limit: number): Promise<{ ids: string[]; next: Date | null }> {
+    const rows = await this.sessions
+      .aggregate<{ _id: string; at: Date }>([
+        { $match: { revokedAt: { $gte: since } } },
+        // A family's time is when its first token in the window was revoked (normally all at once: one updateMany).
+        { $group: { _id: '$familyId', at: { $min: '$revokedAt' } } },
+        { $sort: { at: 1 } },
+        { $limit: limit + 1 },
+      ])
+      .toArray();
+    return firstPage(
+      rows.map((f) => ({ id: f._id, at: f.at })),
+      limit,
+      // Every family with a token revoked in that millisecond: a superset of those whose first one was, never fewer.
+      (at) => this.sessions.distinct('familyId', { revokedAt: at }),
+    );
   }
 
   /** Whether a sign-in (refresh family) has ended: logout, sign-out everywhere, a role change, reuse detected. */
