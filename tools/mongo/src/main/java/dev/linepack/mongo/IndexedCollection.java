@@ -7,15 +7,25 @@ import de.bwaldvogel.mongo.bson.Document;
 /** What {@link IndexedCommands} asks of a collection that plans its queries with {@link QueryPlanner}. */
 interface IndexedCollection {
 
+    PlannedCollection<?> planned();
+
     /** The documents a {@code $match} filter can match (a superset), read through an index; null: read the collection. */
-    List<Document> candidates(Document match);
+    default List<Document> candidates(Document match) {
+        return planned().candidates(match);
+    }
 
     /** How many documents match, counted from an index that answers the filter exactly; null when none does. */
-    Long exactCount(Document filter);
+    default Long exactCount(Document filter) {
+        return planned().exactCount(filter);
+    }
 
     /** MongoDB-shaped winningPlan of a count (COUNT_SCAN when the index alone answers it). */
-    Document explainCount(Document filter);
+    default Document explainCount(Document filter) {
+        return planned().explainCount(filter);
+    }
 
     /** MongoDB-shaped winningPlan of a find. */
-    Document explain(Document filter, Document sort, int limit);
+    default Document explain(Document filter, Document sort, int limit) {
+        return planned().explain(filter, sort, limit);
+    }
 }
