@@ -10,7 +10,10 @@ import { DEAD_LETTERS_COLLECTION, StreamConsumer } from '@linepack/lib/events/co
 import { ASSET_UPSERTED, MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
 import { eventStream, streamRegistry, tenantStream, type StreamEvent } from '@linepack/lib/events/outbox';
 import { createLogger } from '@linepack/lib/logger';
-import { databaseName } from '@linepack/lib/mongo';
+import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { createRedisClient, redisReady } from '@linepack/lib/redis';
 import { ANALYTICS_CONSUMER_GROUP } from '@linepack/subgraph-analytics';
 import { ANALYTICS_COLLECTIONS } from '@linepack/subgraph-analytics/documents';
 import { analyticsEventHandler, ensureAnalyticsIndexes } from '@linepack/subgraph-analytics/projections';
@@ -255,4 +258,50 @@ export async function checkAnalytics(
     counts.risks === w.segments.length &&
     counts.deadLetters === 0;
   return { counts, ok, expected: `${n} anomalies, assessments and baseline documents, ${w.segments.length} risks and no dead letters` };
+}
+
+/** The servers and clients of an events benchmark (bench:analytics, bench:events). */
+export interface EventBenchServers {
+  mongo: MongoClient;
+  /** Publisher and consumer on separate connections, as the relay and the subgraph are. */
+  redis: Redis;
+  consumerRedis: Redis;
+  /** How the run names its database in its output: embedded, or the URI without credentials. */
+  mongoLabel: string;
+  /** Run first to last by stop(); a benchmark adds its own clean-ups (unshift to run them before the clients close). */
+  cleanups: (() => Promise<unknown>)[];
+  stop(): Promise<void>;
+}
+
+/**
+ * MONGODB_URI and REDIS_URL when set, otherwise an embedded MongoDB (in memory) and a redis-server of its own; stop()
+ * runs the clean-ups and stops whatever was started, also after a failed start.
+ */
+export async function startEventBenchServers(name: string): Promise<EventBenchServers> {
+  let embedded: EmbeddedMongo | null = null;
+  let redisServer: RedisServerProcess | null = null;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups) await cleanup().catch((err: unknown) => console.error('cleanup:', err));
+    await Promise.allSettled([embedded?.stop(), redisServer?.stop()]);
+  };
+  try {
+    [embedded, redisServer] = await Promise.all([
+      process.env['MONGODB_URI'] ? null : startEmbeddedMongo(),
+      process.env['REDIS_URL'] ? null : startRedisServer(),
+    ]);
+    const mongoUri = process.env['MONGODB_URI'] ?? embedded!.uri;
+    const redisUrl = process.env['REDIS_URL'] ?? redisServer!.url;
+    const mongo = await connectMongo(mongoUri);
+    cleanups.push(() => mongo.close());
+    const quiet = createLogger(name, 'silent');
+    const [redis, consumerRedis] = [createRedisClient(redisUrl, quiet), createRedisClient(redisUrl, quiet)];
+    cleanups.push(async () => (redis.disconnect(), consumerRedis.disconnect()));
+    await Promise.all([redisReady(redis), redisReady(consumerRedis)]);
+    const mongoLabel = embedded ? 'embedded (mongo-java-server)' : mongoUri.replace(/\/\/[^@]*@/, '//');
+    return { mongo, redis, consumerRedis, mongoLabel, cleanups, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -7,16 +7,10 @@
  *   B. Baseline: insertMany of anomaly-shaped documents, batches of 1,000, unordered, into a fresh collection.
  * Both run once after a small untimed warm-up (JIT, connection pools). Real servers: embedded MongoDB
  * (or MONGODB_URI) and redis-server (or REDIS_URL), fresh database and stream names per run.
- * On the embedded mongo-java-server both paths pay for its missing indexes (see the note main prints).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
-import { createLogger } from '@linepack/lib/logger';
-import { connectMongo } from '@linepack/lib/mongo';
-import { createRedisClient, redisReady } from '@linepack/lib/redis';
-import { assessFromEvents, checkAnalytics, insertDirectly, workload, type Created } from './analytics-workload';
+import { assessFromEvents, checkAnalytics, insertDirectly, startEventBenchServers, workload, type Created } from './analytics-workload';
 
 const WARMUP_ANOMALIES = 2_000;
 
@@ -40,23 +34,8 @@ async function main(): Promise<number> {
   const n = Number(values.anomalies);
   if (!Number.isInteger(n) || n < 2) throw new Error(`--anomalies must be an integer ≥ 2 (got ${values.anomalies})`);
 
-  let embedded: EmbeddedMongo | null = null;
-  let redisServer: RedisServerProcess | null = null;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const { mongo, redis, consumerRedis, mongoLabel, cleanups, stop } = await startEventBenchServers('bench-analytics');
   try {
-    [embedded, redisServer] = await Promise.all([
-      process.env['MONGODB_URI'] ? null : startEmbeddedMongo(),
-      process.env['REDIS_URL'] ? null : startRedisServer(),
-    ]);
-    const mongoUri = process.env['MONGODB_URI'] ?? embedded!.uri;
-    const redisUrl = process.env['REDIS_URL'] ?? redisServer!.url;
-    const mongo = await connectMongo(mongoUri);
-    cleanups.push(() => mongo.close());
-    const quiet = createLogger('bench-analytics', 'silent');
-    // Publisher and consumer on separate connections, as the relay and the subgraph are.
-    const [redis, consumerRedis] = [createRedisClient(redisUrl, quiet), createRedisClient(redisUrl, quiet)];
-    cleanups.push(async () => (redis.disconnect(), consumerRedis.disconnect()));
-    await Promise.all([redisReady(redis), redisReady(consumerRedis)]);
     // External servers are shared: remove what this run created, whatever happens.
     const created: Created = { dbs: [], streams: [] };
     cleanups.unshift(async () => {
@@ -70,11 +49,7 @@ async function main(): Promise<number> {
 
     const w = workload(n);
     const tenantId = randomUUID();
-    console.log(
-      `N = ${n.toLocaleString('en-US')} ILI anomalies on ${w.segments.length} segments, 2 runs; mongo ${embedded ? 'embedded (mongo-java-server)' : mongoUri.replace(/\/\/[^@]*@/, '//')}`,
-    );
-    if (embedded)
-      console.log('mongo-java-server uses no secondary index, and _id only for {_id} alone: queries scan, so throughput falls as collections grow.');
+    console.log(`N = ${n.toLocaleString('en-US')} ILI anomalies on ${w.segments.length} segments, 2 runs; mongo ${mongoLabel}`);
     const b = await insertDirectly(mongo, w, tenantId, created);
     const a = await assessFromEvents(mongo, redis, consumerRedis, w, tenantId, created, true);
 
@@ -94,8 +69,7 @@ async function main(): Promise<number> {
     if (!ok) console.error(`FAILED: expected ${expected}`);
     return ok ? 0 : 1;
   } finally {
-    for (const cleanup of cleanups) await cleanup().catch((err: unknown) => console.error('cleanup:', err));
-    await Promise.allSettled([embedded?.stop(), redisServer?.stop()]);
+    await stop();
   }
 }
 

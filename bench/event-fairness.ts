@@ -16,17 +16,14 @@ import type { Collection } from 'mongodb';
 import { StreamConsumer } from '@linepack/lib/events/consumer';
 import { ASSET_UPSERTED, MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
 import { eventStream, producerStreams, streamRegistry, tenantStream } from '@linepack/lib/events/outbox';
-import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { createLogger } from '@linepack/lib/logger';
-import { connectMongo, databaseName } from '@linepack/lib/mongo';
-import { createRedisClient, redisReady } from '@linepack/lib/redis';
+import { databaseName } from '@linepack/lib/mongo';
 import { waitFor } from '@linepack/lib/testing/until';
 import { ANALYTICS_CONSUMER_GROUP } from '@linepack/subgraph-analytics';
 import { ANALYTICS_COLLECTIONS } from '@linepack/subgraph-analytics/documents';
 import { analyticsEventHandler, ensureAnalyticsIndexes } from '@linepack/subgraph-analytics/projections';
 import { median, printColumns } from './harness';
-import { workload, xaddAll } from './analytics-workload';
+import { startEventBenchServers, workload, xaddAll } from './analytics-workload';
 
 /** Far above any sane latency: a B that never gets its turn fails the run rather than hanging it. */
 const B_TIMEOUT_MS = 600_000;
@@ -64,24 +61,8 @@ async function main(): Promise<number> {
   if (!Number.isInteger(n) || n < 2) throw new Error(`--backlog must be an integer ≥ 2 (got ${values.backlog})`);
   if (!Number.isInteger(samples) || samples < 1) throw new Error(`--samples must be a positive integer (got ${values.samples})`);
 
-  let embedded: EmbeddedMongo | null = null;
-  let redisServer: RedisServerProcess | null = null;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const { mongo, redis, consumerRedis, mongoLabel, cleanups, stop } = await startEventBenchServers('bench-events');
   try {
-    [embedded, redisServer] = await Promise.all([
-      process.env['MONGODB_URI'] ? null : startEmbeddedMongo(),
-      process.env['REDIS_URL'] ? null : startRedisServer(),
-    ]);
-    const mongoUri = process.env['MONGODB_URI'] ?? embedded!.uri;
-    const redisUrl = process.env['REDIS_URL'] ?? redisServer!.url;
-    const mongo = await connectMongo(mongoUri);
-    cleanups.push(() => mongo.close());
-    const quiet = createLogger('bench-events', 'silent');
-    // Publisher and consumer on separate connections, as the relay and the subgraph are.
-    const [redis, consumerRedis] = [createRedisClient(redisUrl, quiet), createRedisClient(redisUrl, quiet)];
-    cleanups.push(async () => (redis.disconnect(), consumerRedis.disconnect()));
-    await Promise.all([redisReady(redis), redisReady(consumerRedis)]);
-
     const prefix = `bench${randomBytes(4).toString('hex')}`;
     const bases = [eventStream(prefix, 'assets'), eventStream(prefix, 'measurements')] as const;
     const db = mongo.db(databaseName(prefix, 'analytics'));
@@ -144,7 +125,7 @@ async function main(): Promise<number> {
         row(`B behind A's ${aEvents.toLocaleString('en-US')}-event backlog`, busy, aLeft.map((v) => v.toLocaleString('en-US')).join(' / ')),
       ],
       [
-        `A published ${aEvents.toLocaleString('en-US')} events (${a.segments.length} segments, ${n.toLocaleString('en-US')} anomalies) in ${publishS.toFixed(1)} s; mongo ${embedded ? 'embedded (mongo-java-server)' : mongoUri.replace(/\/\/[^@]*@/, '//')}.`,
+        `A published ${aEvents.toLocaleString('en-US')} events (${a.segments.length} segments, ${n.toLocaleString('en-US')} anomalies) in ${publishS.toFixed(1)} s; mongo ${mongoLabel}.`,
         `A drained ${drainRate.toFixed(0)} events/s meanwhile: behind one shared stream, read in order, B's anomaly would have waited about ${(aEvents / drainRate).toFixed(0)} s (estimate).`,
         'baseline: B alone. Ratios compare runs of this invocation only; absolute times depend on the machine.',
       ],
@@ -154,8 +135,7 @@ async function main(): Promise<number> {
     if (!ok) console.error('FAILED: A had drained before the last B was assessed; use a larger --backlog to measure anything.');
     return ok ? 0 : 1;
   } finally {
-    for (const cleanup of cleanups) await cleanup().catch((err: unknown) => console.error('cleanup:', err));
-    await Promise.allSettled([embedded?.stop(), redisServer?.stop()]);
+    await stop();
   }
 }
 
