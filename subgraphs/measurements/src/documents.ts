@@ -12,6 +12,8 @@ export type MeasurementType =
   | 'FLOW'
   | 'CORROSION_COUPON'
   | 'ILI_RUN'
+  | 'PRESSURE_TEST'
+  | 'DIRECT_ASSESSMENT'
   | 'CP_SURVEY'
   | 'VALVE_INSPECTION'
   | 'LEAK_SURVEY'
@@ -23,6 +25,8 @@ export type MeasurementUnit = 'MM' | 'PERCENT_WT' | 'MV' | 'A' | 'V' | 'KPA' | '
 /** Inspection records: completing one is what compliance obligations are measured against. */
 export const inspectionRecordTypes: readonly MeasurementType[] = [
   'ILI_RUN',
+  'PRESSURE_TEST',
+  'DIRECT_ASSESSMENT',
   'CP_SURVEY',
   'VALVE_INSPECTION',
   'LEAK_SURVEY',

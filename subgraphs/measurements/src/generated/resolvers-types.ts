@@ -209,6 +209,8 @@ export type MeasurementType =
   | 'CP_PIPE_TO_SOIL'
   /** Inspection record: an annual cathodic protection survey (§192.465(a), §195.573(a)). */
   | 'CP_SURVEY'
+  /** Inspection record: a direct assessment (ECDA, ICDA or SCCDA) of the segment was completed (an integrity assessment method, §192.937(c)(3), §195.452(j)(5)(iii)). */
+  | 'DIRECT_ASSESSMENT'
   /** Volumetric flow rate: value in M3_PER_H, 0 to 10,000,000. */
   | 'FLOW'
   /**
@@ -224,6 +226,8 @@ export type MeasurementType =
   | 'PATROL'
   /** Pressure: value in KPA, −101.325 to 50,000. */
   | 'PRESSURE'
+  /** Inspection record: a pressure test of the segment was completed (an integrity assessment method, §192.937(c)(2), §195.452(j)(5)(ii)). */
+  | 'PRESSURE_TEST'
   /** Cathodic protection rectifier output: value in A (current) or V (voltage), 0–1000. Counts as a rectifier inspection. */
   | 'RECTIFIER_OUTPUT'
   /** Temperature: value in CELSIUS, −80 to 250. */
