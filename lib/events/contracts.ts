@@ -13,6 +13,12 @@ const num = z
   .nullable()
   .optional()
   .transform((v) => v ?? null);
+/** A reported yes/no; null when it was not reported (which is not the same as "no"). */
+const flag = z
+  .boolean()
+  .nullable()
+  .optional()
+  .transform((v) => v ?? null);
 
 export const ASSET_UPSERTED = 'asset.upserted';
 export const MEASUREMENT_RECORDED = 'measurement.recorded';
@@ -132,6 +138,19 @@ export const measurementRecordedData = z.object({
   depthPctWt: num,
   lengthMm: num,
   widthMm: num,
+  // ILI anomaly details the repair conditions read (added later: events published before them have none, hence null).
+  dentDepthPctOd: num,
+  dentHasMetalLoss: flag,
+  dentHasCracking: flag,
+  dentHasStressRiser: flag,
+  interactsWithGirthWeld: flag,
+  interactsWithSeamWeld: flag,
+  atPipelineCrossing: flag,
+  metalLossKind: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
   recordedAt: isoDate
     .nullable()
     .optional()

@@ -190,3 +190,82 @@ it('counts inspection records for latestInspectionAt', async () => {
   const res = await call('{ pipelineSummary { latestInspectionAt } }');
   expect(res.body.data!['pipelineSummary'].latestInspectionAt).toBe('2026-06-15T00:00:00.000Z');
 });
+
+describe('anomaly details the repair conditions read', () => {
+  // The segment is created in beforeAll: `single` adds it.
+  const dent = {
+    type: 'ILI_ANOMALY',
+    source: 'ILI',
+    observedAt: '2026-03-01T00:00:00Z',
+    runId: 'run-dents',
+    featureType: 'DENT',
+    odometerM: 120.5,
+    clockDeg: 10,
+  };
+  const single = (input: Record<string, unknown>) =>
+    call('mutation($i: MeasurementInput!) { recordMeasurement(input: $i) { ids } }', { i: { assetId: segmentId, ...input } });
+  const violationsOf = (res: Awaited<ReturnType<typeof call>>) =>
+    ((res.body.errors?.[0] as Err | undefined)?.extensions?.['violations'] as { field: string; message: string }[] | undefined) ?? [];
+
+  it('stores a dent with its depth as % of diameter, its indications and its weld interaction, and reads them back', async () => {
+    const res = await single({
+      ...dent,
+      idempotencyKey: 'dent-1',
+      dentDepthPctOd: 6.5,
+      dentHasMetalLoss: true,
+      dentHasCracking: false,
+      dentHasStressRiser: false,
+      interactsWithGirthWeld: true,
+      interactsWithSeamWeld: false,
+    });
+    expect(res.body.errors).toBeUndefined();
+    const id = res.body.data!['recordMeasurement'].ids[0] as string;
+    const read = await call(
+      `query($id: ID!) { measurement(id: $id) { dentDepthPctOd dentHasMetalLoss dentHasCracking dentHasStressRiser
+         interactsWithGirthWeld interactsWithSeamWeld atPipelineCrossing metalLossKind } }`,
+      { id },
+    );
+    expect(read.body.data!['measurement']).toEqual({
+      dentDepthPctOd: 6.5,
+      dentHasMetalLoss: true,
+      dentHasCracking: false,
+      dentHasStressRiser: false,
+      interactsWithGirthWeld: true,
+      interactsWithSeamWeld: false,
+      atPipelineCrossing: null,
+      metalLossKind: null,
+    });
+  });
+
+  it('stores the kind of a metal-loss feature and whether it lies at a pipeline crossing', async () => {
+    const res = await single({
+      ...dent,
+      idempotencyKey: 'ml-kind-1',
+      featureType: 'METAL_LOSS',
+      depthPctWt: 55,
+      lengthMm: 400,
+      metalLossKind: 'GENERAL_CORROSION',
+      atPipelineCrossing: true,
+    });
+    expect(res.body.errors).toBeUndefined();
+    const read = await call('query($id: ID!) { measurement(id: $id) { metalLossKind atPipelineCrossing } }', {
+      id: res.body.data!['recordMeasurement'].ids[0],
+    });
+    expect(read.body.data!['measurement']).toEqual({ metalLossKind: 'GENERAL_CORROSION', atPipelineCrossing: true });
+  });
+
+  it.each([
+    [{ dentDepthPctOd: 0 }, 'input.dentDepthPctOd', 'more than 0 and at most 50'],
+    [{ dentDepthPctOd: 61 }, 'input.dentDepthPctOd', 'more than 0 and at most 50'],
+    [{ featureType: 'METAL_LOSS', depthPctWt: 30, dentDepthPctOd: 3 }, 'input.dentDepthPctOd', 'only for a DENT anomaly'],
+    [{ featureType: 'CRACK', dentHasCracking: true }, 'input.dentHasCracking', 'only for a DENT anomaly'],
+    [{ metalLossKind: 'PITTING' }, 'input.metalLossKind', 'only for a METAL_LOSS anomaly'],
+    [{ type: 'PATROL', source: 'FIELD', interactsWithGirthWeld: true }, 'input.interactsWithGirthWeld', 'only for an ILI_ANOMALY'],
+  ])('refuses %j, naming the field', async (change, field, rule) => {
+    const before = await countOf();
+    const res = await single({ ...dent, idempotencyKey: `bad-detail-${field}-${JSON.stringify(change)}`, ...change });
+    expect((res.body.errors?.[0] as Err).extensions?.['code']).toBe('BAD_USER_INPUT');
+    expect(violationsOf(res).some((v) => v.field === field && v.message.includes(rule))).toBe(true);
+    expect(await countOf()).toBe(before);
+  });
+});

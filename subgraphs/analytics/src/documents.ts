@@ -41,6 +41,18 @@ export interface AnomalyProjection extends TenantDocument {
   depthPctWt: number | null;
   lengthMm: number | null;
   widthMm: number | null;
+  /**
+   * The details the repair conditions read (measurements' MeasurementInput); null when not reported. Projections
+   * written before these fields existed have none: readers take an absent field as null.
+   */
+  dentDepthPctOd?: number | null;
+  dentHasMetalLoss?: boolean | null;
+  dentHasCracking?: boolean | null;
+  dentHasStressRiser?: boolean | null;
+  interactsWithGirthWeld?: boolean | null;
+  interactsWithSeamWeld?: boolean | null;
+  atPipelineCrossing?: boolean | null;
+  metalLossKind?: string | null;
   sourceEventId: string;
 }
 

@@ -20,6 +20,8 @@ export type MeasurementType =
   | 'PATROL'
   | 'ATMOSPHERIC_CORROSION_INSPECTION';
 
+export type MetalLossKind = 'GENERAL_CORROSION' | 'PITTING' | 'GROOVE' | 'CIRCUMFERENTIAL_CORROSION';
+
 export type MeasurementUnit = 'MM' | 'PERCENT_WT' | 'MV' | 'A' | 'V' | 'KPA' | 'CELSIUS' | 'M3_PER_H' | 'MM_PER_YEAR';
 
 /** Inspection records: completing one is what compliance obligations are measured against. */
@@ -53,6 +55,18 @@ export interface MeasurementDocument extends TenantDocument {
   depthPctWt: number | null;
   lengthMm: number | null;
   widthMm: number | null;
+  /**
+   * The anomaly details the repair conditions need (§192.933(d), §192.714(d), §195.452(h)(4)). Measurements stored
+   * before these fields existed do not have them; readers take an absent field as null (not reported).
+   */
+  dentDepthPctOd?: number | null;
+  dentHasMetalLoss?: boolean | null;
+  dentHasCracking?: boolean | null;
+  dentHasStressRiser?: boolean | null;
+  interactsWithGirthWeld?: boolean | null;
+  interactsWithSeamWeld?: boolean | null;
+  atPipelineCrossing?: boolean | null;
+  metalLossKind?: MetalLossKind | null;
   recordedAt: Date;
   /** The measurement.recorded event, until the relay has published it. */
   outbox?: OutboxEntry[];

@@ -26,6 +26,14 @@ const storedFieldOf: Record<Exclude<keyof Measurement, '__typename'>, Measuremen
   depthPctWt: 'depthPctWt',
   lengthMm: 'lengthMm',
   widthMm: 'widthMm',
+  dentDepthPctOd: 'dentDepthPctOd',
+  dentHasMetalLoss: 'dentHasMetalLoss',
+  dentHasCracking: 'dentHasCracking',
+  dentHasStressRiser: 'dentHasStressRiser',
+  interactsWithGirthWeld: 'interactsWithGirthWeld',
+  interactsWithSeamWeld: 'interactsWithSeamWeld',
+  atPipelineCrossing: 'atPipelineCrossing',
+  metalLossKind: 'metalLossKind',
   recordedAt: 'recordedAt',
 };
 

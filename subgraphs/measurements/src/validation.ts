@@ -31,7 +31,24 @@ const itemSchema = z.object({
   depthPctWt: finite.min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100').nullish(),
   lengthMm: featureSize.nullish(),
   widthMm: featureSize.nullish(),
+  // A dent deeper than half the diameter is a collapsed pipe, not a dent: such a figure is a unit mistake (mm for %).
+  dentDepthPctOd: finite
+    .gt(0, 'must be more than 0 and at most 50 % of the diameter')
+    .max(50, 'must be more than 0 and at most 50 % of the diameter')
+    .nullish(),
+  dentHasMetalLoss: z.boolean().nullish(),
+  dentHasCracking: z.boolean().nullish(),
+  dentHasStressRiser: z.boolean().nullish(),
+  interactsWithGirthWeld: z.boolean().nullish(),
+  interactsWithSeamWeld: z.boolean().nullish(),
+  atPipelineCrossing: z.boolean().nullish(),
+  metalLossKind: z.enum(['GENERAL_CORROSION', 'PITTING', 'GROOVE', 'CIRCUMFERENTIAL_CORROSION']).nullish(),
 });
+
+/** Anomaly details that describe a dent: recorded only on a DENT, where the dent repair conditions read them. */
+const DENT_FIELDS = ['dentDepthPctOd', 'dentHasMetalLoss', 'dentHasCracking', 'dentHasStressRiser'] as const;
+/** Anomaly details of any ILI feature. */
+const FEATURE_CONTEXT_FIELDS = ['interactsWithGirthWeld', 'interactsWithSeamWeld', 'atPipelineCrossing'] as const;
 
 export type MeasurementItem = z.output<typeof itemSchema> & { type: MeasurementType; unit?: MeasurementUnit | null };
 
@@ -55,6 +72,7 @@ function typeRules(item: MeasurementItem, add: (field: string, message: string) 
     if (item.depthPctWt == null && item.featureType === 'METAL_LOSS') add('depthPctWt', 'required for a METAL_LOSS anomaly');
     if (item.odometerM == null && item.stationM == null) add('odometerM', 'an ILI_ANOMALY needs odometerM or stationM');
   }
+  anomalyDetailRules(item, add);
   if (inspectionRecordTypes.includes(item.type)) {
     if (item.unit != null && item.value == null) add('value', `a ${item.type} record with a unit needs a value`);
     return;
@@ -67,6 +85,23 @@ function typeRules(item: MeasurementItem, add: (field: string, message: string) 
     else if (!rule.units.includes(item.unit)) add('unit', `${item.type} is measured in ${rule.units.join(' or ')}, not ${item.unit}`);
     if (item.value < rule.min || item.value > rule.max) add('value', `${item.type} must be from ${rule.min} to ${rule.max} ${rule.units[0]}`);
   }
+}
+
+/**
+ * The anomaly details are refused where they cannot mean anything, so a detail is never stored on a feature whose
+ * assessment would ignore it (a dent depth on metal loss, say, is a mistake the client should hear of).
+ */
+function anomalyDetailRules(item: MeasurementItem, add: (field: string, message: string) => void): void {
+  const isAnomaly = item.type === 'ILI_ANOMALY';
+  for (const field of [...DENT_FIELDS, ...FEATURE_CONTEXT_FIELDS, 'metalLossKind'] as const) {
+    if (item[field] != null && !isAnomaly) add(field, 'only for an ILI_ANOMALY');
+  }
+  if (!isAnomaly) return;
+  for (const field of DENT_FIELDS) {
+    if (item[field] != null && item.featureType !== 'DENT') add(field, `only for a DENT anomaly (this one is ${item.featureType ?? 'of no featureType'})`);
+  }
+  if (item.metalLossKind != null && item.featureType !== 'METAL_LOSS')
+    add('metalLossKind', `only for a METAL_LOSS anomaly (this one is ${item.featureType ?? 'of no featureType'})`);
 }
 
 /** Checks the whole batch and returns every violation, each naming the item index and field. */

@@ -82,8 +82,18 @@ export type Measurement = {
   __typename?: 'Measurement';
   /** The asset observed (resolved by the assets subgraph; its fields need assets:read). */
   asset: Asset;
+  /** ILI anomalies: the feature lies at a crossing of another pipeline; null when not reported. */
+  atPipelineCrossing: Maybe<Scalars['Boolean']['output']>;
   /** Orientation, degrees clockwise from top of pipe (0–360). */
   clockDeg: Maybe<Scalars['Float']['output']>;
+  /** ILI anomalies: a DENT's depth as a percentage of the pipe's nominal outside diameter (more than 0, at most 50); null when not reported or not a dent. */
+  dentDepthPctOd: Maybe<Scalars['Float']['output']>;
+  /** ILI anomalies: a DENT that has an indication of cracking; null when not reported. */
+  dentHasCracking: Maybe<Scalars['Boolean']['output']>;
+  /** ILI anomalies: a DENT that has an indication of metal loss; null when not reported. */
+  dentHasMetalLoss: Maybe<Scalars['Boolean']['output']>;
+  /** ILI anomalies: a DENT that has a stress riser (a scratch, gouge, groove or arc burn in it); null when not reported. */
+  dentHasStressRiser: Maybe<Scalars['Boolean']['output']>;
   /** Depth as a percentage of wall thickness (0–100). */
   depthPctWt: Maybe<Scalars['Float']['output']>;
   /** ILI anomalies: the kind of feature reported. */
@@ -92,8 +102,14 @@ export type Measurement = {
   id: Scalars['ID']['output'];
   /** The client-supplied key this measurement was stored under. */
   idempotencyKey: Scalars['String']['output'];
+  /** ILI anomalies: the feature affects a girth (circumferential) weld — for a dent, it affects pipe curvature at the weld; null when not reported. */
+  interactsWithGirthWeld: Maybe<Scalars['Boolean']['output']>;
+  /** ILI anomalies: the feature affects a longitudinal or helical (spiral) seam weld — for a dent, it affects pipe curvature at the seam; for metal loss, it is corrosion of or along the seam; null when not reported. */
+  interactsWithSeamWeld: Maybe<Scalars['Boolean']['output']>;
   /** Axial length, mm. */
   lengthMm: Maybe<Scalars['Float']['output']>;
+  /** ILI anomalies: what kind of METAL_LOSS the feature is; null when not reported or not metal loss. */
+  metalLossKind: Maybe<MetalLossKind>;
   /** When the observation was made. */
   observedAt: Scalars['DateTime']['output'];
   /** ILI anomalies: the tool's odometer distance to the feature, metres; used with clockDeg to match features between runs. */
@@ -146,16 +162,36 @@ export type MeasurementEdge = {
 export type MeasurementInput = {
   /** The asset observed (at most 100 characters): an asset of the caller's tenant, or the item is refused (an asset created a moment ago is waited for up to 3 s). */
   assetId: Scalars['ID']['input'];
+  /** The feature lies at a crossing of another pipeline; only for an ILI_ANOMALY. */
+  atPipelineCrossing?: InputMaybe<Scalars['Boolean']['input']>;
   /** Orientation, degrees clockwise from top of pipe, 0–360. */
   clockDeg?: InputMaybe<Scalars['Float']['input']>;
+  /**
+   * A DENT's depth as a percentage of the pipe's nominal outside diameter, more than 0 and at most 50 (a dent 6 %
+   * of a 610 mm pipe is 36.6 mm deep); only for an ILI_ANOMALY of featureType DENT. The dent repair conditions
+   * (§192.933(d), §192.714(d), §195.452(h)(4)) are written in it.
+   */
+  dentDepthPctOd?: InputMaybe<Scalars['Float']['input']>;
+  /** A DENT with an indication of cracking; only for an ILI_ANOMALY of featureType DENT. */
+  dentHasCracking?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A DENT with an indication of metal loss; only for an ILI_ANOMALY of featureType DENT. */
+  dentHasMetalLoss?: InputMaybe<Scalars['Boolean']['input']>;
+  /** A DENT with a stress riser (a scratch, gouge, groove or arc burn in it); only for an ILI_ANOMALY of featureType DENT. */
+  dentHasStressRiser?: InputMaybe<Scalars['Boolean']['input']>;
   /** Depth as a percentage of wall thickness, 0–100; required for a METAL_LOSS anomaly. */
   depthPctWt?: InputMaybe<Scalars['Float']['input']>;
   /** The kind of feature; required for ILI_ANOMALY. */
   featureType?: InputMaybe<AnomalyFeatureType>;
   /** Client-supplied key, unique per tenant, 1–200 characters without control characters, unpaired surrogates or bidirectional overrides; sending the same key again stores nothing new, even when other fields differ. */
   idempotencyKey: Scalars['String']['input'];
+  /** The feature affects a girth (circumferential) weld — for a dent, pipe curvature at the weld; only for an ILI_ANOMALY. */
+  interactsWithGirthWeld?: InputMaybe<Scalars['Boolean']['input']>;
+  /** The feature affects a longitudinal or helical (spiral) seam weld — for a dent, pipe curvature at the seam; for metal loss, corrosion of or along the seam; only for an ILI_ANOMALY. */
+  interactsWithSeamWeld?: InputMaybe<Scalars['Boolean']['input']>;
   /** Axial length, mm, more than 0 and at most 100,000. */
   lengthMm?: InputMaybe<Scalars['Float']['input']>;
+  /** What kind of metal loss the feature is; only for an ILI_ANOMALY of featureType METAL_LOSS. */
+  metalLossKind?: InputMaybe<MetalLossKind>;
   /** When the observation was made: not more than 5 minutes in the future, and not before 1900. */
   observedAt: Scalars['DateTime']['input'];
   /** The tool's odometer distance to the feature, metres, from 0 to 10,000,000; an ILI_ANOMALY needs this or stationM. */
@@ -257,6 +293,20 @@ export type MeasurementUnit =
   | 'PERCENT_WT'
   /** Volts. */
   | 'V';
+
+/**
+ * The kind of a METAL_LOSS feature, where a repair condition depends on it (§195.452(h)(4): general corrosion,
+ * widespread circumferential corrosion, a groove).
+ */
+export type MetalLossKind =
+  /** Part of an area of widespread circumferential corrosion. */
+  | 'CIRCUMFERENTIAL_CORROSION'
+  /** General corrosion: wall loss spread over an area. */
+  | 'GENERAL_CORROSION'
+  /** A groove: narrow, elongated wall loss (for example selective seam corrosion or mechanical grooving). */
+  | 'GROOVE'
+  /** Pitting: wall loss in isolated pits. */
+  | 'PITTING';
 
 export type Mutation = {
   __typename?: 'Mutation';
@@ -435,6 +485,7 @@ export type ResolversTypes = ResolversObject<{
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Measurement: ResolverTypeWrapper<MeasurementDocument>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   MeasurementConnection: ResolverTypeWrapper<MeasurementPage>;
   MeasurementEdge: ResolverTypeWrapper<Omit<MeasurementEdge, 'node'> & { node: ResolversTypes['Measurement'] }>;
@@ -442,9 +493,9 @@ export type ResolversTypes = ResolversObject<{
   MeasurementSource: MeasurementSource;
   MeasurementType: MeasurementType;
   MeasurementUnit: MeasurementUnit;
+  MetalLossKind: MetalLossKind;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   PipelineSummary: ResolverTypeWrapper<PipelineSummaryParent>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RecordMeasurementsResult: ResolverTypeWrapper<RecordMeasurementsResult>;
@@ -458,13 +509,13 @@ export type ResolversParentTypes = ResolversObject<{
   Int: Scalars['Int']['output'];
   DateTime: Scalars['DateTime']['output'];
   Measurement: MeasurementDocument;
+  Boolean: Scalars['Boolean']['output'];
   Float: Scalars['Float']['output'];
   MeasurementConnection: MeasurementPage;
   MeasurementEdge: Omit<MeasurementEdge, 'node'> & { node: ResolversParentTypes['Measurement'] };
   MeasurementInput: MeasurementInput;
   Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
-  Boolean: Scalars['Boolean']['output'];
   PipelineSummary: PipelineSummaryParent;
   Query: Record<PropertyKey, never>;
   RecordMeasurementsResult: RecordMeasurementsResult;
@@ -500,12 +551,20 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export type MeasurementResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Measurement'] = ResolversParentTypes['Measurement'], FederationReferenceType extends FederationReferenceTypes['Measurement'] = FederationReferenceTypes['Measurement']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Measurement']> | FederationReferenceType, FederationReferenceType, ContextType>;
   asset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType>;
+  atPipelineCrossing?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   clockDeg?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  dentDepthPctOd?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  dentHasCracking?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  dentHasMetalLoss?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  dentHasStressRiser?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   depthPctWt?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   featureType?: Resolver<Maybe<ResolversTypes['AnomalyFeatureType']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   idempotencyKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  interactsWithGirthWeld?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  interactsWithSeamWeld?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   lengthMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  metalLossKind?: Resolver<Maybe<ResolversTypes['MetalLossKind']>, ParentType, ContextType>;
   observedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   odometerM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   recordedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
