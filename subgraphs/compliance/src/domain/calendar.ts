@@ -26,6 +26,12 @@
  * - "N weeks" = 7·N calendar days. "N years" = 12·N calendar months (Feb 29 clamps to Feb 28).
  * - A calendar year is Jan 1 – Dec 31 (UTC). `endOfCalendarYear` returns Dec 31, the last day on
  *   which something due "each calendar year" is still on time.
+ * - Time zones: the arithmetic above is on calendar days, which carry no zone. Which calendar day an
+ *   instant falls on depends on where the work was done: a valve inspected at 19:30 on May 1 in
+ *   Chicago (UTC−5) was inspected on May 1, although it was already May 2 in UTC. `localDay` maps an
+ *   instant to its calendar day in an IANA zone (Node's Intl, no tz database of our own); the result
+ *   is represented like every other CalendarDay (00:00Z of that date), so all the functions here work
+ *   on it unchanged. `startOfLocalDay` maps a calendar day back to the instant it begins in a zone.
  */
 
 export const MS_PER_DAY = 86_400_000;
@@ -209,4 +215,82 @@ export function describeInterval(interval: Interval): string {
     case 'YEARS':
       return interval.count === 1 ? '1 year' : `${interval.count} years`;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calendar days in a time zone
+// ---------------------------------------------------------------------------------------------
+
+/** The zone calendar days are counted in when none is configured (the days the API has always used). */
+export const DEFAULT_TIME_ZONE = 'UTC';
+
+const wallClockFormats = new Map<string, Intl.DateTimeFormat>();
+
+function wallClockFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = wallClockFormats.get(timeZone);
+  if (!format) {
+    // hourCycle h23: midnight is hour 0, never 24 (en-US with hour12: false prints "24" for midnight).
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      hourCycle: 'h23',
+      era: 'short',
+    });
+    wallClockFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+/** The wall-clock reading of an instant in a zone, as milliseconds of the same reading in UTC (whole seconds). */
+function wallClockMs(instant: Date, timeZone: string): number {
+  const parts: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
+  for (const part of wallClockFormat(timeZone).formatToParts(instant)) parts[part.type] = part.value;
+  const yearOfEra = Number(parts.year);
+  const year = parts.era === 'BC' || parts.era === 'B' ? 1 - yearOfEra : yearOfEra;
+  const result = new Date(0);
+  result.setUTCFullYear(year, Number(parts.month) - 1, Number(parts.day));
+  result.setUTCHours(Number(parts.hour), Number(parts.minute), Number(parts.second), 0);
+  return result.getTime();
+}
+
+/**
+ * The IANA zone name as Intl canonicalises it (`us/central` → `America/Chicago`), or null when it is
+ * not one. UTC offsets ("+05:00"), which Intl also accepts, are refused: an offset has no daylight
+ * saving time, so it would count the days of half the year wrong for a place that has it.
+ */
+export function canonicalTimeZone(name: string): string | null {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(name) || name.length > 64) return null;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+/** The calendar day (00:00Z of its date) an instant falls on in `timeZone` (default UTC, i.e. `utcDay`). */
+export function localDay(instant: Date, timeZone: string = DEFAULT_TIME_ZONE): CalendarDay {
+  assertValid(instant);
+  if (timeZone === DEFAULT_TIME_ZONE) return utcDay(instant);
+  return utcDay(new Date(wallClockMs(instant, timeZone)));
+}
+
+/**
+ * The first instant of a calendar day in `timeZone`: its 00:00 local time, or, where a daylight saving
+ * change skips midnight (e.g. America/Santiago), the first instant whose local date is that day.
+ */
+export function startOfLocalDay(day: CalendarDay, timeZone: string = DEFAULT_TIME_ZONE): Date {
+  const midnight = utcDay(day).getTime();
+  if (timeZone === DEFAULT_TIME_ZONE) return new Date(midnight);
+  // A day holds at most one offset change: the offsets a day before and a day after are the candidates.
+  const offsets = [midnight - MS_PER_DAY, midnight + MS_PER_DAY].map((t) => wallClockMs(new Date(t), timeZone) - t);
+  const candidates = [...new Set(offsets)].map((offset) => midnight - offset).sort((a, b) => a - b);
+  const exact = candidates.find((t) => wallClockMs(new Date(t), timeZone) === midnight);
+  if (exact !== undefined) return new Date(exact);
+  const onTheDay = candidates.find((t) => localDay(new Date(t), timeZone).getTime() === midnight);
+  return new Date(onTheDay ?? (candidates[0] as number));
 }

@@ -11,7 +11,15 @@
  * - maxGap ("at intervals not exceeding …"): each completion must fall on or before the day the
  *   interval from the previous one ends (calendar arithmetic of ./calendar).
  * - timesPerCalendarYear ("N times each calendar year"): each judged calendar year holds ≥ N
- *   completions. A year is judged only when it lies wholly inside the recorded history: by default
+ *   completions. Completions on one day count once, so a year with k completions still to do can
+ *   reach N only while at least k days of it remain: the (j+1)-th completion of the year is due by
+ *   Dec 31 − (N − j − 1) days. §195.412(a) "at least 26 times each calendar year" with 16 patrols
+ *   done by Dec 1 has its 17th due by Dec 22; with none done by Dec 6 of a judged year, the year can
+ *   no longer reach 26 from Dec 7 on — the rule is broken then (OVERDUE, a violation), not only once
+ *   the year has ended. For "once each calendar year" this is Dec 31, as before. The due date is the
+ *   last day on which the count is still reachable at all (one completion every remaining day),
+ *   so DUE_SOON (`dueSoonDays` before it) is the warning that the year is falling behind.
+ *   A year is judged only when it lies wholly inside the recorded history: by default
  *   the history starts at the first completion, so that completion's (partial) year is not judged;
  *   `options.recordsFrom` (e.g. the in-service date or the start of migrated records) moves the
  *   start earlier, and every calendar year beginning on or after it is judged.
@@ -19,14 +27,17 @@
  *   calendar year Y+N at the latest, Y being the previous completion's year (3 calendar years from
  *   a 2022 inspection end on 2025-12-31; with a 39-month maxGap the earlier of the two governs).
  *
- * Dates count by UTC calendar day (see ./calendar): a completion on the due day is on time.
+ * Dates count by calendar day (see ./calendar) in `options.timeZone` (default UTC): a completion
+ *   on the due day is on time, and a record at 2025-12-31T20:00-06:00 counts for 2025 in
+ *   America/Chicago although it is 2026 in UTC.
  * - Only completions observed at or before the `asOf` instant count. Several on the same UTC day
  *   count as one completion (two records of one inspection must not count twice toward "six times
  *   each calendar year").
  * - dueAt = the earliest day on which a rule would be broken given the completions so far (the last
- *   on-time day): the maxGap from the last completion; for N-times-per-year, Dec 31 of the last
- *   completion's year while that year's count is short, else Dec 31 of the following year; for
- *   every-N-calendar-years, Dec 31 of year(last) + N.
+ *   on-time day): the maxGap from the last completion; for N-times-per-year, the day by which the
+ *   next completion keeps the count of the first judged year still short reachable (Dec 31 − days
+ *   for the completions after it; Dec 31 when it is the last one); for every-N-calendar-years,
+ *   Dec 31 of year(last) + N.
  * - State: NO_RECORD without any completion; OVERDUE when asOf's day is after dueAt; DUE_SOON when
  *   dueAt is at most `dueSoonDays` calendar days away (0 = only on the due day itself); else OK.
  * - Violations: every break, past and still open, up to asOf. `deadline` is the last on-time day,
@@ -40,6 +51,8 @@ import {
   addDays,
   addInterval,
   calendarYearOf,
+  DEFAULT_TIME_ZONE,
+  localDay,
   compareCalendarDays,
   daysBetween,
   describeInterval,
@@ -122,6 +135,11 @@ export interface EvaluationOptions {
    * the N-times-per-year rule. Without it the history starts at the first completion.
    */
   recordsFrom?: Date | null;
+  /**
+   * The IANA zone whose calendar days count (default UTC): each completion, `asOf` and `recordsFrom`
+   * fall on their local day there; the returned days (dueAt, deadlines) are days of that zone.
+   */
+  timeZone?: string;
 }
 
 /** "at least once each calendar year", "at least twice …", "at least 26 times …". */
@@ -180,14 +198,16 @@ export function evaluateObligation(
   if (!(asOf instanceof Date) || Number.isNaN(asOf.getTime())) throw new RangeError('invalid asOf');
   if (!Number.isFinite(dueSoonDays) || dueSoonDays < 0) throw new RangeError(`dueSoonDays must be ≥ 0, got ${dueSoonDays}`);
 
-  const asOfDay = utcDay(asOf);
+  const timeZone = options.timeZone ?? DEFAULT_TIME_ZONE;
+  const dayOf = (instant: Date) => localDay(instant, timeZone);
+  const asOfDay = dayOf(asOf);
   const counted = completions.filter((c) => c instanceof Date && !Number.isNaN(c.getTime()) && c.getTime() <= asOf.getTime());
   if (counted.length === 0) {
     return { state: 'NO_RECORD', lastCompletedAt: null, dueAt: null, dueRule: null, daysUntilDue: null, completionsCounted: 0, violations: [] };
   }
 
   const lastCompletedAt = new Date(Math.max(...counted.map((c) => c.getTime())));
-  const days = [...new Set(counted.map((c) => utcDay(c).getTime()))].sort((a, b) => a - b).map((t) => new Date(t));
+  const days = [...new Set(counted.map((c) => dayOf(c).getTime()))].sort((a, b) => a - b).map((t) => new Date(t));
   const first = days[0] as CalendarDay;
   const last = days[days.length - 1] as CalendarDay;
 
@@ -225,16 +245,15 @@ export function evaluateObligation(
   if (rule.timesPerCalendarYear !== undefined) {
     const required = rule.timesPerCalendarYear;
     const words = withReference(describeTimesPerCalendarYear(required), rule);
-    const firstJudgedYear = firstJudgedCalendarYear(first, options.recordsFrom ?? null);
-    const perYear = new Map<number, number>();
-    for (const day of days) perYear.set(calendarYearOf(day), (perYear.get(calendarYearOf(day)) ?? 0) + 1);
-    const countIn = (year: number) => perYear.get(year) ?? 0;
+    const firstJudgedYear = firstJudgedCalendarYear(first, options.recordsFrom ? dayOf(options.recordsFrom) : null);
+    const byYear = new Map<number, CalendarDay[]>();
+    for (const day of days) (byYear.get(calendarYearOf(day)) ?? byYear.set(calendarYearOf(day), []).get(calendarYearOf(day))!).push(day);
+    const daysIn = (year: number) => byYear.get(year) ?? [];
 
-    // Calendar years that have ended by asOf.
-    for (let year = firstJudgedYear; year < calendarYearOf(asOfDay); year++) {
-      const inYear = countIn(year);
-      if (inYear < required) {
-        const deadline = endOfCalendarYear(year);
+    // Judged years up to asOf's: broken once the count can no longer be reached (for a past year, at the latest on Jan 1 after it).
+    for (let year = firstJudgedYear; year <= calendarYearOf(asOfDay); year++) {
+      const deadline = firstMissedCountDeadline(daysIn(year), year, required);
+      if (deadline && isLate(asOfDay, deadline)) {
         violations.push({
           kind: 'TIMES_PER_CALENDAR_YEAR',
           rule: words,
@@ -243,15 +262,15 @@ export function evaluateObligation(
           previousCompletionAt: null,
           curedAt: null,
           calendarYear: year,
-          completionsInYear: inYear,
+          completionsInYear: daysIn(year).length,
           required,
         });
       }
     }
     // The first judged year, from the last completion's year on, still short of the count.
     let year = calendarYearOf(last);
-    while (year < firstJudgedYear || countIn(year) >= required) year++;
-    candidates.push({ day: endOfCalendarYear(year), rule: words });
+    while (year < firstJudgedYear || daysIn(year).length >= required) year++;
+    candidates.push({ day: firstMissedCountDeadline(daysIn(year), year, required) as CalendarDay, rule: words });
   }
 
   let due = candidates[0] as DueCandidate;
@@ -287,10 +306,25 @@ function gapViolation(kind: ViolationKind, rule: string, deadline: CalendarDay, 
 }
 
 /**
- * The first calendar year the N-times-per-year rule judges: with `recordsFrom`, the first year that
- * starts on or after it; otherwise the year after the first completion (whose year is partial).
+ * The deadline of the first of a year's `required` completions (its days sorted, distinct) that is
+ * missing or later than the last day from which the count is still reachable at one completion a
+ * day; null when the year holds `required` completions (then every one of them was on time).
  */
-function firstJudgedCalendarYear(firstCompletion: CalendarDay, recordsFrom: Date | null): number {
+function firstMissedCountDeadline(yearDays: readonly CalendarDay[], year: number, required: number): CalendarDay | null {
+  for (let done = 0; done < required; done++) {
+    const deadline = addDays(endOfCalendarYear(year), -(required - done - 1));
+    const next = yearDays[done];
+    if (!next || compareCalendarDays(next, deadline) > 0) return deadline;
+  }
+  return null;
+}
+
+/**
+ * The first calendar year the N-times-per-year rule judges: with `recordsFrom` (its calendar day),
+ * the first year that starts on or after it; otherwise the year after the first completion (whose
+ * year is partial).
+ */
+function firstJudgedCalendarYear(firstCompletion: CalendarDay, recordsFrom: CalendarDay | null): number {
   if (recordsFrom) {
     const from = utcDay(recordsFrom);
     const year = calendarYearOf(from);

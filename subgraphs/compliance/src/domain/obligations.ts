@@ -76,7 +76,16 @@ export const STATUSES_WITH_OBLIGATIONS: readonly AssetStatus[] = ['ACTIVE', 'IDL
 
 /** Measurement / inspection record types that can complete an obligation. */
 export type EvidenceType =
-  'ILI_RUN' | 'CP_SURVEY' | 'CP_PIPE_TO_SOIL' | 'RECTIFIER_OUTPUT' | 'VALVE_INSPECTION' | 'PATROL' | 'LEAK_SURVEY' | 'ATMOSPHERIC_CORROSION_INSPECTION';
+  | 'ILI_RUN'
+  | 'PRESSURE_TEST'
+  | 'DIRECT_ASSESSMENT'
+  | 'CP_SURVEY'
+  | 'CP_PIPE_TO_SOIL'
+  | 'RECTIFIER_OUTPUT'
+  | 'VALVE_INSPECTION'
+  | 'PATROL'
+  | 'LEAK_SURVEY'
+  | 'ATMOSPHERIC_CORROSION_INSPECTION';
 
 /**
  * What applicability reads. `type`/`status` are strings so projections with unknown values can be
@@ -183,19 +192,26 @@ const PATROL_4_TIMES = timing(
   'intervals between patrols not longer than 4½ months, but at least four times each calendar year',
 );
 
-/** The §192.705(b) row and column for a class location (null = unknown) and crossing. */
+/** Why an unknown class location takes the strictest row, in the words every such variant uses. */
+const UNKNOWN_CLASS = 'class location unknown: the strictest row (class 4) applies until the class is recorded';
+
+/**
+ * The §192.705(b) row and column for a class location and crossing. An unknown class (null) takes the
+ * class 4 row, the strictest: a patrol schedule that meets it meets every row, while a laxer row could
+ * leave a class 3 or 4 location patrolled half as often as the table requires.
+ */
 export function patrolTiming(classLocation: number | null, crossing: 'HIGHWAY' | 'RAILROAD' | null | undefined): TimingVariant {
   const atCrossing = crossing === 'HIGHWAY' || crossing === 'RAILROAD';
+  if (classLocation !== 1 && classLocation !== 2 && classLocation !== 3 && classLocation !== 4) return { when: UNKNOWN_CLASS, timing: PATROL_4_TIMES };
   if (classLocation === 4) return { when: atCrossing ? 'class 4, at a highway or railroad crossing' : 'class 4', timing: PATROL_4_TIMES };
   if (classLocation === 3)
     return atCrossing
       ? { when: 'class 3, at a highway or railroad crossing', timing: PATROL_4_TIMES }
       : { when: 'class 3, at all other places', timing: PATROL_CLASS_3 };
-  const known = classLocation === 1 || classLocation === 2;
-  const cls = known ? `class ${classLocation}` : 'class unknown (the class 1–2 row, the minimum everywhere)';
+  const cls = `class ${classLocation}`;
   return atCrossing
     ? { when: `${cls}, at a highway or railroad crossing`, timing: PATROL_CLASS_3 }
-    : { when: known ? `${cls}, at all other places` : cls, timing: PATROL_CLASS_1_2 };
+    : { when: `${cls}, at all other places`, timing: PATROL_CLASS_1_2 };
 }
 
 // §192.706.
@@ -216,7 +232,11 @@ const LEAK_UNODORIZED_CLASS_4 = timing(
   'gas without odor or odorant, class 4: leak detector equipment, at intervals not exceeding 4½ months, but at least four times each calendar year',
 );
 
-/** §192.706: the base interval, tightened in class 3 and 4 when the gas is not odorized (unknown odorization counts as unodorized). */
+/**
+ * §192.706: the base interval, tightened in class 3 and 4 when the gas is not odorized. Unknowns take
+ * the stricter reading: unknown odorization counts as unodorized, an unknown class as class 4 (for
+ * odorized gas every class has the base interval, so the class does not matter there).
+ */
 export function leakSurveyTiming(classLocation: number | null, gasOdorized: boolean | null | undefined): TimingVariant {
   const unodorized = gasOdorized !== true;
   const note =
@@ -225,9 +245,14 @@ export function leakSurveyTiming(classLocation: number | null, gasOdorized: bool
       : gasOdorized === false
         ? 'gas without odor or odorant'
         : 'odorization unknown (the stricter unodorized-gas interval applies)';
+  const known = classLocation === 1 || classLocation === 2 || classLocation === 3 || classLocation === 4;
+  if (!known)
+    return unodorized
+      ? { when: `${UNKNOWN_CLASS}, ${note}`, timing: LEAK_UNODORIZED_CLASS_4 }
+      : { when: 'class location unknown, odorized gas (any class)', timing: LEAK_BASE };
   if (unodorized && classLocation === 3) return { when: `class 3, ${note}`, timing: LEAK_UNODORIZED_CLASS_3 };
   if (unodorized && classLocation === 4) return { when: `class 4, ${note}`, timing: LEAK_UNODORIZED_CLASS_4 };
-  return { when: classLocation === 3 || classLocation === 4 ? `class ${classLocation}, ${note}` : 'class 1, 2 or unknown (any gas)', timing: LEAK_BASE };
+  return { when: classLocation === 3 || classLocation === 4 ? `class ${classLocation}, ${note}` : `class ${classLocation} (any gas)`, timing: LEAK_BASE };
 }
 
 function atmosphericTiming(reference: string, offshore: boolean | null | undefined): TimingVariant {
@@ -259,6 +284,24 @@ const CP_SURVEY_EVIDENCE = {
     "a CP survey of the pipeline covers its segments, and the pipe-to-soil readings of a survey are taken at the pipe's test points (CP_TEST_POINT assets whose parent is the pipe)",
 } satisfies Pick<ObligationDefinition, 'evidenceTypes' | 'evidenceFromAncestors' | 'evidenceFromTestPoints' | 'evidenceScope'>;
 
+/**
+ * Integrity (re)assessment by any method both Parts allow. §192.937(c) (current text, casetext copy
+ * through Oct. 2024): "In conducting the integrity reassessment, an operator must assess the integrity
+ * of the line pipe in each covered segment by applying one or more of the following methods for each
+ * threat to which the covered segment is susceptible" — internal inspection, pressure test (spike
+ * hydrostatic test included), direct assessment, and others. §195.452(j)(5) (not found verbatim in the
+ * stored copies; as commonly summarised): internal inspection, pressure test, external corrosion direct
+ * assessment, other technology. Linepack records them as ILI_RUN, PRESSURE_TEST and DIRECT_ASSESSMENT.
+ * "Other technology" (§192.937(c)(7) per Appendix F to Part 192) needs notice to PHMSA first and, like
+ * excavation with in situ examination and guided wave UT, has no record type of its own yet.
+ */
+const REASSESSMENT_EVIDENCE = {
+  evidenceTypes: ['ILI_RUN', 'PRESSURE_TEST', 'DIRECT_ASSESSMENT'],
+  evidenceFromAncestors: true,
+  evidenceScope:
+    'an in-line inspection run, a pressure test or a direct assessment is recorded on the pipeline (or segment) it assessed and covers every segment of it',
+} satisfies Pick<ObligationDefinition, 'evidenceTypes' | 'evidenceFromAncestors' | 'evidenceScope'>;
+
 function single(variant: TimingVariant): Pick<ObligationDefinition, 'variants' | 'timingFor' | 'interval'> {
   return { variants: [variant], timingFor: () => variant, interval: variant.timing.words };
 }
@@ -277,9 +320,7 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     rule: 'Each covered segment must be reassessed; the maximum reassessment interval by an allowable method is 7 calendar years (a 6-month extension is possible only on written notice with justification; longer operator intervals require a confirmatory direct assessment within the 7 years).',
     ...single({ when: 'covered segment', timing: timing('§192.939', { everyNCalendarYears: 7 }, 'maximum reassessment interval of 7 calendar years') }),
     appliesTo: 'gas PIPELINE and SEGMENT assets in a high consequence area (inHca = true)',
-    evidenceTypes: ['ILI_RUN'],
-    evidenceFromAncestors: true,
-    evidenceScope: 'an in-line inspection run is recorded on the pipeline it traverses and assesses every segment of it',
+    ...REASSESSMENT_EVIDENCE,
     applies: (a) => isPipe(a) && a.inHca === true,
   },
   {
@@ -352,7 +393,7 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
       'class 1–2: 15 months, at least once each calendar year (at highway and railroad crossings: 7½ months, at least twice); class 3: 7½ months, at least twice each calendar year (at crossings: 4½ months, at least four times); class 4: 4½ months, at least four times each calendar year',
     timingFor: (a) => patrolTiming(a.classLocation, a.crossing),
     appliesTo:
-      'gas PIPELINE and SEGMENT assets; the row is the asset’s class location (unknown: class 1–2), the column whether it is at a highway or railroad crossing',
+      'gas PIPELINE and SEGMENT assets; the row is the asset’s class location (unknown: class 4, the strictest row), the column whether it is at a highway or railroad crossing',
     evidenceTypes: ['PATROL'],
     evidenceFromAncestors: true,
     evidenceScope: 'a patrol of the pipeline right-of-way covers its segments (each segment is still judged against its own class and crossing row)',
@@ -368,7 +409,8 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     interval:
       'at intervals not exceeding 15 months, but at least once each calendar year; unodorized gas: class 3 7½ months and at least twice each calendar year, class 4 4½ months and at least four times each calendar year',
     timingFor: (a) => leakSurveyTiming(a.classLocation, a.gasOdorized),
-    appliesTo: 'gas PIPELINE and SEGMENT assets; class 3/4 assets whose gas is not known to be odorized take the stricter unodorized-gas interval',
+    appliesTo:
+      'gas PIPELINE and SEGMENT assets; class 3/4 assets whose gas is not known to be odorized take the stricter unodorized-gas interval, and so do assets of unknown class (as class 4)',
     evidenceTypes: ['LEAK_SURVEY'],
     evidenceFromAncestors: true,
     evidenceScope: 'a leakage survey of the pipeline covers its segments',
@@ -401,9 +443,7 @@ export const OBLIGATION_CATALOGUE: readonly ObligationDefinition[] = [
     ...single({ when: 'could affect an HCA', timing: timing('§195.452(j)(3)', { maxGap: months(68) }, 'five-year intervals, not to exceed 68 months') }),
     appliesTo:
       'liquid PIPELINE and SEGMENT assets that could affect a high consequence area (couldAffectHca = true, or inHca = true unless couldAffectHca = false — §195.452(a))',
-    evidenceTypes: ['ILI_RUN'],
-    evidenceFromAncestors: true,
-    evidenceScope: 'an in-line inspection run is recorded on the pipeline it traverses and assesses every segment of it',
+    ...REASSESSMENT_EVIDENCE,
     applies: (a) => isPipe(a) && (a.couldAffectHca === true || (a.inHca === true && a.couldAffectHca !== false)),
   },
   {
@@ -520,6 +560,16 @@ export function catalogue(regulation?: RegulationCode | null): readonly Obligati
 /** True when the asset is in a status that carries obligations (ACTIVE, IDLE). */
 export function carriesObligations(asset: Pick<AssetAttributes, 'status'>): boolean {
   return (STATUSES_WITH_OBLIGATIONS as readonly string[]).includes(asset.status);
+}
+
+/**
+ * The obligations a PLANNED asset will carry once it is in service (evaluated as if ACTIVE), none for
+ * any other status. Nothing is owed before: the operation-and-maintenance intervals run from
+ * operation, and §195.452(b)(1) dates even a new pipeline's integrity management program from the
+ * "Date the pipeline begins operation" — but the answer must say so rather than read as compliant.
+ */
+export function obligationsOnceInService(asset: AssetAttributes): ApplicableObligation[] {
+  return asset.status === 'PLANNED' ? obligationsFor({ ...asset, status: 'ACTIVE' }) : [];
 }
 
 /** The full predicate: status, regulation (Part 192 vs 195), then the obligation's own test. */

@@ -12,6 +12,7 @@ import {
   addWeeks,
   calendarDay,
   calendarYearOf,
+  canonicalTimeZone,
   compareCalendarDays,
   daysBetween,
   daysInMonth,
@@ -19,10 +20,12 @@ import {
   endOfCalendarYear,
   formatCalendarDay,
   isOnOrBeforeDay,
+  localDay,
   months,
   monthsAndAHalf,
   parseCalendarDay,
   startOfCalendarYear,
+  startOfLocalDay,
   utcDay,
   weeks,
   years,
@@ -135,5 +138,52 @@ describe('describing intervals as the regulation words them', () => {
     [years(5), '5 years'],
   ])('%j → %s', (interval, words) => {
     expect(describeInterval(interval)).toBe(words);
+  });
+});
+
+describe('calendar days in a time zone (Node Intl, IANA zones)', () => {
+  it('puts an instant on its local day: 19:30 on May 1 in Chicago (CDT, UTC−5) is May 1, although it is May 2 in UTC', () => {
+    const instant = new Date('2026-05-01T19:30:00-05:00');
+    expect(iso(localDay(instant))).toBe('2026-05-02');
+    expect(iso(localDay(instant, 'UTC'))).toBe('2026-05-02');
+    expect(iso(localDay(instant, 'America/Chicago'))).toBe('2026-05-01');
+  });
+
+  it('puts 2025-12-31T20:00-06:00 in calendar year 2025 in Chicago (CST) and 2026 in UTC', () => {
+    const instant = new Date('2025-12-31T20:00:00-06:00');
+    expect(calendarYearOf(localDay(instant, 'America/Chicago'))).toBe(2025);
+    expect(calendarYearOf(localDay(instant))).toBe(2026);
+    // East of Greenwich the other way round: 2025-12-31T23:30Z is already 2026 in Tokyo (UTC+9).
+    expect(iso(localDay(new Date('2025-12-31T23:30:00Z'), 'Asia/Tokyo'))).toBe('2026-01-01');
+  });
+
+  it('follows daylight saving time: 05:30Z is the previous day in Chicago in summer (UTC−5) and in winter (UTC−6)', () => {
+    expect(iso(localDay(new Date('2026-07-01T04:59:59Z'), 'America/Chicago'))).toBe('2026-06-30');
+    expect(iso(localDay(new Date('2026-07-01T05:00:00Z'), 'America/Chicago'))).toBe('2026-07-01');
+    expect(iso(localDay(new Date('2026-01-01T05:59:59Z'), 'America/Chicago'))).toBe('2025-12-31');
+    expect(iso(localDay(new Date('2026-01-01T06:00:00Z'), 'America/Chicago'))).toBe('2026-01-01');
+  });
+
+  it('starts a local day at its local midnight, or where DST skips midnight at the first instant of the day', () => {
+    expect(startOfLocalDay(d('2026-05-01')).toISOString()).toBe('2026-05-01T00:00:00.000Z');
+    expect(startOfLocalDay(d('2026-05-01'), 'America/Chicago').toISOString()).toBe('2026-05-01T05:00:00.000Z');
+    expect(startOfLocalDay(d('2026-01-15'), 'America/Chicago').toISOString()).toBe('2026-01-15T06:00:00.000Z');
+    expect(startOfLocalDay(d('2026-03-08'), 'America/Chicago').toISOString()).toBe('2026-03-08T06:00:00.000Z'); // the DST day: 02:00 jumps, midnight is CST
+    expect(startOfLocalDay(d('2026-05-01'), 'Asia/Kolkata').toISOString()).toBe('2026-04-30T18:30:00.000Z');
+    // Chile moves its clocks at midnight: on 2026-09-06 local time goes from 23:59:59 (UTC−4) to 01:00 (UTC−3).
+    const santiago = startOfLocalDay(d('2026-09-06'), 'America/Santiago');
+    expect(iso(localDay(santiago, 'America/Santiago'))).toBe('2026-09-06');
+    expect(iso(localDay(new Date(santiago.getTime() - 1000), 'America/Santiago'))).toBe('2026-09-05');
+  });
+
+  it('accepts IANA zone names (canonicalised) and refuses offsets and nonsense', () => {
+    expect(canonicalTimeZone('America/Chicago')).toBe('America/Chicago');
+    expect(canonicalTimeZone('UTC')).toBe('UTC');
+    expect(canonicalTimeZone('Etc/GMT+5')).toBe('Etc/GMT+5');
+    expect(canonicalTimeZone('america/chicago')).toBe('America/Chicago');
+    expect(canonicalTimeZone('Mars/Olympus_Mons')).toBeNull();
+    expect(canonicalTimeZone('+05:00')).toBeNull();
+    expect(canonicalTimeZone('')).toBeNull();
+    expect(canonicalTimeZone('America/Chicago\u0000')).toBeNull();
   });
 });

@@ -238,12 +238,55 @@ describe('§195.412(a) 3 weeks, but at least 26 times each calendar year', () =>
     const options = { recordsFrom: d('2025-01-01') };
     const result = evaluateObligation(ROW, year2025, d('2026-01-05'), 30, options);
     expect(result.violations.map((v) => [v.kind, v.calendarYear, v.completionsInYear])).toEqual([['TIMES_PER_CALENDAR_YEAR', 2025, 18]]);
-    // 2025 ended short: broken on 2026-01-01, although 3 weeks from 2025-12-24 would run to 2026-01-14.
-    expect([result.state, iso(result.dueAt), result.dueRule]).toEqual(['OVERDUE', '2025-12-31', 'at least 26 times each calendar year (§195.412(a))']);
+    // 2025 fell short: by the 18th patrol on 2025-12-24, 17 were done and 9 more could not fit in the 8 days left —
+    // broken from 2025-12-24 (the 18th was due by 2025-12-23), although 3 weeks from 2025-12-24 would run to 2026-01-14.
+    expect([result.state, iso(result.dueAt), result.dueRule]).toEqual(['OVERDUE', '2025-12-23', 'at least 26 times each calendar year (§195.412(a))']);
+    expect(iso(result.violations[0]!.brokenAt)).toBe('2025-12-24');
     // The next patrol starts 2026's count; the 2025 shortfall stays in the history.
     const after = evaluateObligation(ROW, [...year2025, d('2026-01-06')], d('2026-01-07'), 7, options);
     expect([after.state, iso(after.dueAt)]).toEqual(['OK', '2026-01-27']);
     expect(after.violations.map((v) => v.calendarYear)).toEqual([2025]);
+  });
+
+  // PHMSA interpretation PI-91-020 quotes §195.412(a): "Each operator shall, at intervals not exceeding 3 weeks, but
+  // at least 26 times each calendar year, inspect the surface conditions on or adjacent to each pipeline right-of-way."
+  // Both halves must hold: 3-week gaps alone give ~17 a year, so the count is the binding half.
+  describe('"at least 26 times each calendar year" is checked during the year, not only after it', () => {
+    const options = { recordsFrom: d('2025-01-01') };
+    // 16 patrols 2026-01-19 … 2026-11-30, exactly 3 weeks apart, after a complete 2025 (every 2 weeks).
+    const year2025 = every(14, '2025-01-01', '2025-12-31');
+    const sixteen = every(21, '2026-01-19', '2026-11-30');
+
+    it('16 done by Dec 1: the 17th is due by Dec 22 (10 more need 10 days) → DUE_SOON, never OK', () => {
+      expect(sixteen).toHaveLength(16);
+      const result = evaluateObligation(ROW, [...year2025, ...sixteen], d('2026-12-01'), 30, options);
+      expect(result.violations).toEqual([]);
+      // With the 3-week gap the next patrol is due 2026-12-21 anyway; the count alone (a year of weekly patrols
+      // could meet the gap rule yet not the count) makes 2026-12-22 the due day and reads DUE_SOON, not OK.
+      expect([result.state, iso(result.dueAt), result.dueRule]).toEqual(['DUE_SOON', '2026-12-21', 'at intervals not exceeding 3 weeks (§195.412(a))']);
+      const countOnly = evaluateObligation({ ...ROW, maxGap: undefined }, [...year2025, ...sixteen], d('2026-12-01'), 30, options);
+      expect([countOnly.state, iso(countOnly.dueAt)]).toEqual(['DUE_SOON', '2026-12-22']);
+    });
+
+    it('once the year cannot reach 26 any more it is OVERDUE, with a violation dated the first day it became unreachable', () => {
+      const result = evaluateObligation(ROW, [...year2025, ...sixteen], d('2026-12-23'), 30, options);
+      expect(result.state).toBe('OVERDUE');
+      const count = result.violations.find((v) => v.kind === 'TIMES_PER_CALENDAR_YEAR')!;
+      expect([count.calendarYear, iso(count.deadline), iso(count.brokenAt), count.completionsInYear, count.required]).toEqual([
+        2026,
+        '2026-12-22',
+        '2026-12-23',
+        16,
+        26,
+      ]);
+    });
+
+    it('a judged year with no patrol by Dec 6 can no longer reach 26 (Dec 6 … Dec 31 are exactly 26 days)', () => {
+      const rule = { ...ROW, maxGap: undefined };
+      expect(iso(evaluateObligation(rule, year2025, d('2026-12-06'), 0, options).dueAt)).toBe('2026-12-06');
+      expect(evaluateObligation(rule, year2025, d('2026-12-06'), 0, options).state).toBe('DUE_SOON');
+      expect(evaluateObligation(rule, year2025, d('2026-12-07'), 0, options).state).toBe('OVERDUE');
+    });
   });
 
   it('every 2 weeks meets both (27 in 2025)', () => {
@@ -282,5 +325,36 @@ describe('longestAllowedGapDays (a conservative bound for the deprecated maxInte
   it('bounds 15 months + once a calendar year by 458 days (a leap-year span of 15 months), 3 weeks by 21', () => {
     expect(longestAllowedGapDays(VALVE_192)).toBe(458);
     expect(longestAllowedGapDays({ words: '3 weeks', maxGap: weeks(3) })).toBe(21);
+  });
+});
+
+describe("calendar days in the operator's time zone (options.timeZone; default UTC)", () => {
+  // §192.745(a), as adopted verbatim in La. Admin. Code XIII-2945: "Each transmission line valve that might be required
+  // during any emergency must be inspected and partially operated at intervals not exceeding 15 months, but at least
+  // once each calendar year." The regulation counts calendar days and years where the work is done.
+  const chicago = { timeZone: 'America/Chicago' };
+
+  it('a valve inspected 2025-02-01 (Chicago) and again at 2026-05-01T19:30-05:00 is on time in Chicago, late in UTC', () => {
+    const history = [new Date('2025-02-01T10:00:00-06:00'), new Date('2026-05-01T19:30:00-05:00')];
+    const asOf = new Date('2026-05-02T12:00:00-05:00');
+    expect(evaluateObligation(VALVE_192, history, asOf, 30, chicago).violations).toEqual([]);
+    expect(evaluateObligation(VALVE_192, history, asOf, 30).violations.map((v) => [v.kind, iso(v.deadline), iso(v.curedAt)])).toEqual([
+      ['MAX_GAP', '2026-05-01', '2026-05-02'],
+    ]);
+  });
+
+  it('a record at 2025-12-31T20:00-06:00 counts for calendar year 2025 in Chicago, for 2026 in UTC', () => {
+    const history = [new Date('2024-10-01T12:00:00-05:00'), new Date('2025-12-31T20:00:00-06:00')];
+    const asOf = new Date('2026-01-15T12:00:00Z');
+    expect(evaluateObligation(VALVE_192, history, asOf, 30, chicago).violations).toEqual([]);
+    expect(evaluateObligation(VALVE_192, history, asOf, 30).violations.map((v) => [v.kind, v.calendarYear])).toEqual([['TIMES_PER_CALENDAR_YEAR', 2025]]);
+  });
+
+  it('asOf falls on its local day too: 2026-05-01T23:00-05:00 is still the due day in Chicago', () => {
+    const done = [new Date('2025-02-01T10:00:00-06:00')];
+    const lateEvening = new Date('2026-05-01T23:00:00-05:00'); // 2026-05-02T04:00Z
+    expect(evaluateObligation(VALVE_192, done, lateEvening, 0, chicago)).toMatchObject({ state: 'DUE_SOON', daysUntilDue: 0 });
+    expect(evaluateObligation(VALVE_192, done, lateEvening, 0)).toMatchObject({ state: 'OVERDUE', daysUntilDue: -1 });
+    expect(iso(evaluateObligation(VALVE_192, done, lateEvening, 0, chicago).dueAt)).toBe('2026-05-01');
   });
 });

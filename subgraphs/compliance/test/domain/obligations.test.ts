@@ -13,6 +13,7 @@ import {
   leakSurveyTiming,
   obligationDefinition,
   obligationsFor,
+  obligationsOnceInService,
   patrolTiming,
   withInheritedAttributes,
   type AssetAttributes,
@@ -246,7 +247,6 @@ describe('§192.705(b) PATROL: the table by class location and crossing', () => 
     // [class, crossing, max gap words, times per calendar year]
     [1, null, '15 months', 1],
     [2, null, '15 months', 1],
-    [null, null, '15 months', 1],
     [1, 'HIGHWAY', '7½ months', 2],
     [2, 'RAILROAD', '7½ months', 2],
     [3, null, '7½ months', 2],
@@ -258,6 +258,19 @@ describe('§192.705(b) PATROL: the table by class location and crossing', () => 
     expect(timing.words).toContain(gap);
     expect(timing.timesPerCalendarYear).toBe(times);
     expect(timing.reference).toBe('§192.705(b)');
+  });
+
+  // §192.705(b), as amended by Amdt. 192-78 (reglogic copy): "(b) The frequency of patrols is determined by the size of
+  // the line, the operating pressures, the class location, terrain, weather, and other relevant factors, but intervals
+  // between patrols may not be longer than prescribed in the following table" — class 1 and 2: 15 months / once each
+  // calendar year (7½ months / twice at highway and railroad crossings); class 3: 7½ / twice (4½ / four times at
+  // crossings); class 4: 4½ months / four times each calendar year. An unknown class cannot be shown to be
+  // in a laxer row, so it takes the class 4 row, which every other row is no stricter than.
+  it.each<['HIGHWAY' | null]>([[null], ['HIGHWAY']])('class unknown, crossing %s → the class 4 row (4½ months, four times), explained', (crossing) => {
+    const variant = patrolTiming(null, crossing);
+    expect(variant.timing).toBe(patrolTiming(4, null).timing);
+    expect(variant.when).toBe('class location unknown: the strictest row (class 4) applies until the class is recorded');
+    expect(obligationsFor(asset({ classLocation: null, crossing })).find((o) => o.obligation === 'PATROL')?.variant).toBe(variant.when);
   });
 
   table('PATROL', asset({ classLocation: 3 }), [
@@ -281,6 +294,9 @@ describe('§192.706 LEAK_SURVEY: 15 months and once a year; unodorized gas tight
   it.each<[number | null, boolean | null, string, number]>([
     [1, false, '15 months', 1],
     [2, null, '15 months', 1],
+    [null, false, '4½ months', 4], // class unknown, unodorized: the strictest row, class 4
+    [null, null, '4½ months', 4], // both unknown: class 4, unodorized
+    [null, true, '15 months', 1], // odorized gas has the base interval in every class
     [3, true, '15 months', 1],
     [3, false, '7½ months', 2],
     [3, null, '7½ months', 2], // odorization unknown: the stricter rule
@@ -291,6 +307,14 @@ describe('§192.706 LEAK_SURVEY: 15 months and once a year; unodorized gas tight
     const { timing } = leakSurveyTiming(cls, odorized);
     expect(timing.words).toContain(gap);
     expect(timing.timesPerCalendarYear).toBe(times);
+  });
+
+  it('says in the variant that an unknown class took the class 4 row', () => {
+    const leak = obligationsFor(asset({ classLocation: null })).find((o) => o.obligation === 'LEAK_SURVEY');
+    expect(leak?.variant).toBe(
+      'class location unknown: the strictest row (class 4) applies until the class is recorded, odorization unknown (the stricter unodorized-gas interval applies)',
+    );
+    expect(leak?.timing.reference).toBe('§192.706(b)');
   });
 
   table('LEAK_SURVEY', asset({ classLocation: 3, gasOdorized: false }), [
@@ -375,6 +399,42 @@ describe('§195.583(a) LIQUID_ATMOSPHERIC_CORROSION: onshore once every 3 calend
     ['late-year inspection: end of the 3rd calendar year', ['2022-11-10'], '2025-12-31', 'DUE_SOON', '2025-12-31'],
     ['early-year inspection: 39 months', ['2022-01-10'], '2025-04-11', 'OVERDUE', '2025-04-10'],
   ]);
+});
+
+describe('reassessment evidence: every integrity assessment method with a record type (§192.937(c), §195.452(j)(5))', () => {
+  // §192.937(c) (casetext copy, current through Oct. 2024): "In conducting the integrity reassessment, an operator must
+  // assess the integrity of the line pipe in each covered segment by applying one or more of the following methods for
+  // each threat to which the covered segment is susceptible" — in-line inspection, pressure test, direct assessment
+  // among them; §195.452(j)(5) allows internal inspection, pressure test and external corrosion direct assessment.
+  it.each<[ObligationId, AssetAttributes]>([
+    ['GAS_HCA_REASSESSMENT', asset({ inHca: true })],
+    ['LIQUID_HCA_REASSESSMENT', asset({ regulation: 'CFR_195', couldAffectHca: true })],
+  ])('%s accepts ILI_RUN, PRESSURE_TEST and DIRECT_ASSESSMENT', (obligation, a) => {
+    expect(obligationDefinition(obligation).evidenceTypes).toEqual(['ILI_RUN', 'PRESSURE_TEST', 'DIRECT_ASSESSMENT']);
+    expect(obligationsFor(a).find((o) => o.obligation === obligation)?.evidenceFromAncestors).toBe(true);
+  });
+
+  it('a pressure test on 2020-06-15 restarts the 7 calendar years of §192.939 like an ILI run', () => {
+    // Evaluation does not depend on the method: the record's day is what counts.
+    expect(iso(evaluate('GAS_HCA_REASSESSMENT', asset({ inHca: true }), ['2020-06-15'], '2026-01-01').dueAt)).toBe('2027-12-31');
+  });
+});
+
+describe('PLANNED assets: no obligation until in service, but the ones that will apply are known', () => {
+  // La. Admin. Code 33:V.30452 (verbatim adoption of §195.452(b)(1), current through Nov. 2024): a Category 3 pipeline
+  // (constructed after May 29, 2001) must have its integrity management program by the "Date the pipeline begins
+  // operation"; the O&M intervals likewise run from operation. So a planned asset owes nothing yet.
+  const planned = asset({ status: 'PLANNED', classLocation: 3, inHca: true });
+
+  it('a PLANNED class 3 HCA segment carries none now, and these four once in service', () => {
+    expect(ids(planned)).toEqual([]);
+    expect(obligationsOnceInService(planned).map((o) => o.obligation)).toEqual(['GAS_HCA_REASSESSMENT', 'CP_SURVEY', 'PATROL', 'LEAK_SURVEY']);
+  });
+
+  it('an asset in service or abandoned has nothing "once in service"', () => {
+    expect(obligationsOnceInService(asset())).toEqual([]);
+    expect(obligationsOnceInService(asset({ status: 'ABANDONED' }))).toEqual([]);
+  });
 });
 
 describe('ApplicableObligation carries the resolved timing and words', () => {
