@@ -11,32 +11,8 @@
  * Target: victim p99 within 3× baseline while under abuse, no 5xx, recovered within 5 s of the abuse stopping.
  */
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
-import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
-import { createAsset, startTestStack } from '../test/support/stack';
-
-interface Sample {
-  ms: number;
-  status: number;
-  /** When the request started, ms since the phase began. */
-  at?: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
-
-async function post(url: string, key: string, body: string): Promise<Sample> {
-  const started = performance.now();
-  try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
-    await res.arrayBuffer();
-    return { ms: performance.now() - started, status: res.status };
-  } catch {
-    return { ms: performance.now() - started, status: 0 };
-  }
-}
+import { createAsset } from '../test/support/stack';
+import { describeAnswers, graphqlRequest, printPhases, sampleFor, slowestPerSecond, startNeighbour, withBenchStack } from './neighbour';
 
 /** The requests of issue 16, each as a JSON body. */
 function abusiveBodies(assetId: string): string[] {
@@ -72,42 +48,10 @@ function abusiveBodies(assetId: string): string[] {
   ];
 }
 
-/** Plain JavaScript for the attacker's thread: `connections` loops sending the bodies round-robin until told to stop. */
-const ATTACKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { url, key, bodies, connections } = workerData;
-let running = true;
-const answers = {};
-parentPort.on('message', () => { running = false; });
-async function loop(offset) {
-  for (let n = offset; running; n++) {
-    let status = 0;
-    try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + key }, body: bodies[n % bodies.length] });
-      await res.arrayBuffer();
-      status = res.status;
-    } catch {}
-    answers[status] = (answers[status] || 0) + 1;
-  }
-}
-Promise.all(Array.from({ length: connections }, (_, i) => loop(i * 2))).then(() => parentPort.postMessage(answers));
-`;
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' } } });
   const seconds = Number(values.seconds);
-  let mongo: EmbeddedMongo | null = null;
-  let redis: RedisServerProcess | null = null;
-  if (!process.env['MONGODB_URI']) {
-    mongo = await startEmbeddedMongo();
-    process.env['MONGODB_URI'] = mongo.uri;
-  }
-  if (!process.env['REDIS_URL']) {
-    redis = await startRedisServer();
-    process.env['REDIS_URL'] = redis.url;
-  }
-  const stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], credentialCacheTtlSeconds: 30 });
-  try {
+  await withBenchStack({ credentialCacheTtlSeconds: 30 }, async (stack) => {
     // Enterprise (uncounted), so it can sample 20 times a second: a p99 of ~100 samples would just be the maximum.
     const victim = await stack.tenantWithKey({ tier: 'ENTERPRISE', name: 'victim' });
     const attacker = await stack.tenantWithKey({ tier: 'PRO', name: 'attacker' });
@@ -115,19 +59,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 50; i++) await createAsset(stack.gatewayUrl, victim.apiKey, { type: 'SEGMENT', name: `Segment ${i}`, parentId: victimLine.id });
     const attackerAsset = (await createAsset(stack.gatewayUrl, attacker.apiKey, { type: 'PIPELINE', name: 'Attacker line' })).id;
     const read = JSON.stringify({ query: '{ assets(first: 50) { totalCount edges { node { id name type status } } } }' });
-
-    /** The victim's steady read, one request at a time with a 50 ms pause, for `ms`. */
-    const victimFor = async (ms: number): Promise<Sample[]> => {
-      const samples: Sample[] = [];
-      const begin = performance.now();
-      const end = begin + ms;
-      while (performance.now() < end) {
-        const at = performance.now() - begin;
-        samples.push({ ...(await post(stack.gatewayUrl, victim.apiKey, read)), at });
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return samples;
-    };
+    const victimFor = (ms: number) => sampleFor(stack.gatewayUrl, () => graphqlRequest(victim.apiKey, read), ms);
 
     // Warm-up: first requests compile code paths and fill caches; they are not part of any phase.
     await victimFor(3_000);
@@ -135,66 +67,28 @@ async function main(): Promise<void> {
     const baseline = await victimFor(seconds * 1000);
 
     console.log(`Abuse: the attacker's requests from 4 connections for ${seconds} s…`);
-    // The attacker is another client, so it runs on its own thread: its sending must not be billed to the server.
-    const attackerThread = new Worker(ATTACKER_SOURCE, {
-      eval: true,
-      workerData: { url: stack.gatewayUrl, key: attacker.apiKey, bodies: abusiveBodies(attackerAsset), connections: 4 },
-    });
-    const answered = new Promise<Record<string, number>>((resolve, reject) => {
-      attackerThread.once('message', resolve);
-      attackerThread.once('error', reject);
-    });
+    const attack = startNeighbour(stack.gatewayUrl, attacker.apiKey, abusiveBodies(attackerAsset), 4);
     await new Promise((r) => setTimeout(r, 200));
     const underAbuse = await victimFor(seconds * 1000);
-    attackerThread.postMessage('stop');
-    const answers = new Map(Object.entries(await answered).map(([status, n]) => [Number(status), n]));
-    await attackerThread.terminate();
+    const answers = await attack.stop();
 
     console.log('Recovery: the victim alone again for 5 s…');
     const recovery = await victimFor(5_000);
 
-    const base = baseline.map((s) => s.ms).sort((a, b) => a - b);
-    const baseP50 = percentile(base, 0.5);
-    const baseP99 = percentile(base, 0.99);
-    const rows = [
-      ['victim alone (baseline)', baseline],
-      ['victim under abuse', underAbuse],
-      ['victim, 5 s after the abuse', recovery],
-    ] as const;
-    const header = ['phase', 'requests', 'p50 ms', 'p99 ms', 'p50 vs base', 'p99 vs base', '5xx'];
-    const table = rows.map(([name, samples]) => {
-      const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
-      const p50 = percentile(sorted, 0.5);
-      const p99 = percentile(sorted, 0.99);
-      return [
-        name,
-        String(samples.length),
-        p50.toFixed(1),
-        p99.toFixed(1),
-        `${(p50 / baseP50).toFixed(2)}×`,
-        `${(p99 / baseP99).toFixed(2)}×`,
-        String(samples.filter((s) => s.status >= 500 || s.status === 0).length),
-      ];
-    });
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-    const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-    console.log(`\nIsolation: a second tenant's steady read while one tenant abuses the API\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
-    for (const row of table) console.log(line(row));
-    const perSecond = new Map<number, number>();
-    for (const s of underAbuse) perSecond.set(Math.floor(s.at! / 1000), Math.max(perSecond.get(Math.floor(s.at! / 1000)) ?? 0, s.ms));
-    console.log(`\nThe victim's slowest request in each second of the abuse (ms): ${[...perSecond.values()].map((v) => v.toFixed(0)).join(' ')}`);
-    console.log(
-      `The attacker's ${[...answers.values()].reduce((a, b) => a + b, 0)} requests were answered: ${[...answers.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([status, n]) => `${n}× ${status}`)
-        .join(', ')}.`,
+    printPhases(
+      "Isolation: a second tenant's steady read while one tenant abuses the API",
+      [
+        ['victim alone (baseline)', baseline],
+        ['victim under abuse', underAbuse],
+        ['victim, 5 s after the abuse', recovery],
+      ],
+      [
+        `\nThe victim's slowest request in each second of the abuse (ms): ${slowestPerSecond(underAbuse)}`,
+        `The attacker's ${[...answers.values()].reduce((a, b) => a + b, 0)} requests were answered: ${describeAnswers(answers)}.`,
+        'Ratios compare phases of this run only. Target: p99 under abuse ≤ 3× baseline, no 5xx, recovery p99 ≤ 3× baseline.',
+      ],
     );
-    console.log('Ratios compare phases of this run only. Target: p99 under abuse ≤ 3× baseline, no 5xx, recovery p99 ≤ 3× baseline.');
-  } finally {
-    await stack.stop();
-    await mongo?.stop();
-    await redis?.stop();
-  }
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,119 @@
+/**
+ * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import]`: does one tenant's heaviest legal
+ * work stall another tenant? (issue 31)
+ *
+ * Tenant B (enterprise, so it can sample 20 times a second) reads a 50-asset page one request at a time, and asks
+ * `/auth/introspect` about its key every 250 ms (the auth service's own budget: it must never answer 503). Phases:
+ *   baseline      B alone;
+ *   batches       tenant A (pro) sends 10,000-item recordMeasurements back to back, fresh keys each time;
+ *   query         A sends the most expensive query the cost limit allows, from 4 connections;
+ *   import        A imports a generated 100,000-feature ILI listing as a job (when the ILI import exists);
+ *   recovery      B alone again.
+ * Prints B's p50/p99 per phase as ratios to its baseline in the same run, B's failures, the auth probe's answers and
+ * how A's requests were answered. Target: B's p99 ≤ 3× baseline, 0 failures for B, auth never 503.
+ */
+import { parseArgs } from 'node:util';
+import { createAsset, graphql } from '../test/support/stack';
+import { describeAnswers, graphqlRequest, printPhases, sampleFor, slowestPerSecond, startNeighbour, withBenchStack, type Sample } from './neighbour';
+
+const BATCH_ITEMS = 10_000;
+const A_ASSETS = 500;
+
+const RECORD = 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount } }';
+/** A's reads find this many measurements per asset (the expensive query's pages are full up to here). */
+const SEED_BATCHES = 10;
+
+/** A's heaviest legal write: 10,000 new readings spread over its assets (the batch size limit). */
+function batchItems(assetIds: readonly string[], keyPrefix: string) {
+  return Array.from({ length: BATCH_ITEMS }, (_, i) => ({
+    idempotencyKey: `${keyPrefix}-${i}`,
+    assetId: assetIds[i % assetIds.length],
+    type: 'PRESSURE',
+    value: 5000 + (i % 100),
+    unit: 'KPA',
+    observedAt: '2026-01-01T00:00:00Z',
+    source: 'SCADA',
+  }));
+}
+const batchBody = (assetIds: readonly string[]) => JSON.stringify({ query: RECORD, variables: { i: batchItems(assetIds, 'fair-{{n}}') } });
+
+/** A's most expensive legal read: 500 assets × up to 490 measurements each (200 seeded, more as its batches land), just under the cost limit of 250,000. */
+const EXPENSIVE_QUERY = JSON.stringify({
+  query: '{ assets(first: 500) { totalCount edges { node { id name measurements(first: 240) { totalCount edges { node { id value observedAt } } } } } } }',
+});
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, phases: { type: 'string', default: 'batches,query' } } });
+  const seconds = Number(values.seconds);
+  const phases = new Set(values.phases.split(','));
+  await withBenchStack({ credentialCacheTtlSeconds: 30 }, async (stack) => {
+    const b = await stack.tenantWithKey({ tier: 'ENTERPRISE', name: 'tenant B' });
+    // A's plan allows an enterprise key for seeding (seeding is not what is measured); A's measured key is pro.
+    const aTenant = await stack.tenantWithKey({ tier: 'ENTERPRISE', name: 'tenant A' });
+    const aSeedKey = aTenant.apiKey;
+    const a = { apiKey: await stack.keyFor(aTenant.tenantId, ['assets:read', 'assets:write', 'measurements:read', 'measurements:write'], 'PRO') };
+    const bLine = await createAsset(stack.gatewayUrl, b.apiKey, { type: 'PIPELINE', name: 'B line' });
+    for (let i = 0; i < 50; i++) await createAsset(stack.gatewayUrl, b.apiKey, { type: 'SEGMENT', name: `B segment ${i}`, parentId: bLine.id });
+    const aLine = await createAsset(stack.gatewayUrl, aSeedKey, { type: 'PIPELINE', name: 'A line' });
+    const aAssets: string[] = [];
+    for (let i = 0; i < A_ASSETS - 1; i++)
+      aAssets.push((await createAsset(stack.gatewayUrl, aSeedKey, { type: 'SEGMENT', name: `A segment ${i}`, parentId: aLine.id })).id);
+    console.log(`Seeding tenant A: ${A_ASSETS} assets, ${(SEED_BATCHES * BATCH_ITEMS).toLocaleString('en')} readings…`);
+    for (let n = 0; n < SEED_BATCHES; n++) {
+      // The measurements subgraph learns of new assets from their events: the first batch waits for the last of them.
+      for (let attempt = 0; ; attempt++) {
+        const seeded = await graphql(stack.gatewayUrl, RECORD, { apiKey: aSeedKey, variables: { i: batchItems(aAssets, `seed-${n}`) } });
+        if (!seeded.body.errors) break;
+        if (attempt === 60) throw new Error(`seeding failed: ${JSON.stringify(seeded.body.errors).slice(0, 500)}`);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+
+    const read = JSON.stringify({ query: '{ assets(first: 50) { totalCount edges { node { id name type status } } } }' });
+    const bFor = (ms: number) => sampleFor(stack.gatewayUrl, () => graphqlRequest(b.apiKey, read), ms);
+    const introspectUrl = new URL('/auth/introspect', stack.gatewayUrl).toString();
+    const authProbe = (ms: number) => sampleFor(introspectUrl, () => ({ method: 'GET', headers: { authorization: `Bearer ${b.apiKey}` } }), ms, 250);
+    const phase = async (ms: number): Promise<{ b: Sample[]; auth: Sample[] }> => {
+      const [bSamples, auth] = await Promise.all([bFor(ms), authProbe(ms)]);
+      return { b: bSamples, auth };
+    };
+
+    await bFor(3_000); // warm-up
+    console.log(`Baseline: tenant B alone for ${seconds} s…`);
+    const results: [string, { b: Sample[]; auth: Sample[] }, Map<number, number> | null][] = [['B alone (baseline)', await phase(seconds * 1000), null]];
+    const loaded = async (name: string, bodies: string[], connections: number) => {
+      console.log(`${name} for ${seconds} s…`);
+      const neighbour = startNeighbour(stack.gatewayUrl, a.apiKey, bodies, connections);
+      await new Promise((r) => setTimeout(r, 200));
+      const samples = await phase(seconds * 1000);
+      results.push([name, samples, await neighbour.stop()]);
+    };
+    if (phases.has('batches')) await loaded(`A: ${BATCH_ITEMS.toLocaleString('en')}-item batches back to back`, [batchBody(aAssets)], 1);
+    if (phases.has('query')) await loaded('A: the most expensive legal query ×4', [EXPENSIVE_QUERY], 4);
+    console.log('Recovery: B alone again for 5 s…');
+    results.push(['B alone, after', await phase(5_000), null]);
+
+    const authAnswers = (samples: readonly Sample[]) => {
+      const counts = new Map<number, number>();
+      for (const s of samples) counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+      return describeAnswers(counts);
+    };
+    printPhases(
+      "Fairness: tenant B's simple read while tenant A runs its heaviest legal work",
+      results.map(([name, samples]) => [name, samples.b] as const),
+      [
+        '',
+        ...results.map(
+          ([name, samples, answers]) =>
+            `${name}: B's slowest per second (ms) ${slowestPerSecond(samples.b)}; auth probe ${authAnswers(samples.auth)}${answers ? `; A answered ${describeAnswers(answers)}` : ''}`,
+        ),
+        'Ratios compare phases of this run only. Target: B p99 ≤ 3× baseline, 0 failed for B, the auth probe never 503.',
+      ],
+    );
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
