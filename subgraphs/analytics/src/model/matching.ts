@@ -1,0 +1,429 @@
+/**
+ * One-to-one matching of features between two aligned ILI runs, and corrosion growth per matched pair.
+ *
+ * Matching. After alignment (alignment.ts) both runs' features sit in the newer run's frame, so the axial
+ * distance between two features is the difference of their distances from the same weld. A pair is a
+ * candidate only inside every gate: same kind, same surface where both are reported, axial distance within
+ * the tenant's `odometerToleranceM`, reference joints the same or adjacent, clock distance (wrapping at 360°)
+ * within `clockToleranceDeg`, and a depth that is plausible — corrosion does not heal, so the newer feature
+ * may read shallower only by what the two runs' sizing errors can explain: at most
+ * `implausibleShallowingSigmas` standard deviations of the difference of two readings. Among candidates the
+ * pairing is an assignment, not a greedy nearest: the gated graph falls apart into small windows (a joint or
+ * two), and each window is solved exactly by the Hungarian method (shortest augmenting paths with potentials),
+ * minimising the sum of squared gate-normalised distances, where leaving a feature unmatched costs
+ * UNMATCHED_COST. Every gated pair costs at most 3 < 2 × UNMATCHED_COST, so two features inside each other's
+ * gates are paired unless a better pairing needs one of them. No feature is used twice.
+ *
+ * Growth. A depth change read from two runs carries both runs' sizing errors: with each run's error normal
+ * with standard deviation σ = tolerance / z((1 + certainty) / 2) (a tool specified ±10 % of wall at 80 %
+ * certainty, as API 1163 performance specifications state it, has σ = 7.8 % of wall), the difference has
+ * σΔ = √(σ_older² + σ_newer²). The rate used for remaining life is the upper confidence bound of the measured
+ * rate, (Δd + z(rateConfidence) · σΔ) / Δt, never below the tenant's floor rate; at the default 90 % one-sided
+ * confidence with two tools at 80 % certainty that bound is exactly the measured change plus the combined
+ * tolerance √(tol_older² + tol_newer²). The measured rate is reported beside it (and is what a unity plot of
+ * the pairs shows). A feature of the newer run with no match is new (or was below the older run's threshold)
+ * and gets the floor rate, flagged as such. Length growth is reported as measured; remaining life holds the
+ * length at its measured value (growth.ts), so no bound is put on it.
+ */
+import type { AlignableRow, AlignableRun, AlignmentOptions, ReferencePosition, RunAlignment } from './alignment';
+import { alignRuns, DEFAULT_ALIGNMENT_OPTIONS, olderFirst } from './alignment';
+import { clockDistanceDeg, DEFAULT_GROWTH_SETTINGS } from './growth';
+import { DEFAULT_TOOL_TOLERANCE_PCT_WT } from './tool-tolerance';
+
+/** The listing columns matching and growth read (lib/ili/listing.ts `IliListingRow` has them all). */
+export interface MatchableRow extends AlignableRow {
+  vendorFeatureId: string | null;
+  clockDeg: number | null;
+  depthPctWt: number | null;
+  lengthMm: number | null;
+  wallThicknessMm: number | null;
+  surface: string | null;
+}
+
+export interface RunComparisonSettings {
+  /** Axial gate after alignment, metres (the tenant setting). */
+  odometerToleranceM: number;
+  /** Clock gate, degrees (the tenant setting). */
+  clockToleranceDeg: number;
+  /** Depth sizing tolerance of each run's tool, % of wall, at `toolCertainty` (the tenant setting). */
+  toolTolerancePctWt: number;
+  /** Fraction of readings within the tolerance: API 1163 specifications are usually stated at 80 %. */
+  toolCertainty: number;
+  /** One-sided confidence of the growth-rate bound used for remaining life. */
+  rateConfidence: number;
+  /** A newer reading shallower than the older by more than this many σΔ cannot be the same feature. */
+  implausibleShallowingSigmas: number;
+  /** Rate for new features and the least any matched feature is credited with, mm/year (the tenant setting). */
+  floorRateMmPerYear: number;
+  /** Wall thickness for rows that report none, mm. */
+  nominalWallThicknessMm: number | null;
+}
+
+/**
+ * 3σΔ keeps 99.87 % of true pairs with no growth (one-sided normal tail) while rejecting a newer reading a third
+ * of the wall shallower, which no pair of ±10 % tools explains.
+ */
+export const DEFAULT_RUN_COMPARISON_SETTINGS: RunComparisonSettings = {
+  odometerToleranceM: DEFAULT_GROWTH_SETTINGS.odometerToleranceM,
+  clockToleranceDeg: DEFAULT_GROWTH_SETTINGS.clockToleranceDeg,
+  toolTolerancePctWt: DEFAULT_TOOL_TOLERANCE_PCT_WT,
+  toolCertainty: 0.8,
+  rateConfidence: 0.9,
+  implausibleShallowingSigmas: 3,
+  floorRateMmPerYear: DEFAULT_GROWTH_SETTINGS.floorRateMmPerYear,
+  nominalWallThicknessMm: null,
+};
+
+/**
+ * The standard normal quantile Φ⁻¹(p), by P. J. Acklam's rational approximation (relative error below
+ * 1.15 × 10⁻⁹ over (0, 1)).
+ */
+export function normalQuantile(p: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile needs 0 < p < 1, got ${p}`);
+  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
+  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+  const tail = (q: number) =>
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  const pLow = 0.02425;
+  if (p < pLow) return tail(Math.sqrt(-2 * Math.log(p)));
+  if (p > 1 - pLow) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
+  const q = p - 0.5;
+  const r = q * q;
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
+}
+
+/** Standard deviation of one run's depth error, % of wall, from its tolerance band at a certainty. */
+export function depthSizingSd(tolerancePctWt: number, certainty: number): number {
+  return tolerancePctWt / normalQuantile((1 + certainty) / 2);
+}
+
+const UNMATCHED_COST = 2;
+/** Stands for a forbidden cell in the assignment; finite so that potentials stay finite. */
+const FORBIDDEN = 1e9;
+
+export interface FeaturePair<Row> {
+  older: ReferencePosition<Row>;
+  newer: ReferencePosition<Row>;
+  /** Sum of squared gate-normalised distances (axial, clock, depth change), each at most 1. */
+  cost: number;
+}
+
+export interface FeatureMatching<Row> {
+  pairs: FeaturePair<Row>[];
+  unmatchedOlder: ReferencePosition<Row>[];
+  unmatchedNewer: ReferencePosition<Row>[];
+}
+
+type MatchSettings = Pick<
+  RunComparisonSettings,
+  'odometerToleranceM' | 'clockToleranceDeg' | 'toolTolerancePctWt' | 'toolCertainty' | 'implausibleShallowingSigmas'
+>;
+
+/** The cost of pairing two features, or null when a gate rules the pair out. */
+function pairCost(older: ReferencePosition<MatchableRow>, newer: ReferencePosition<MatchableRow>, settings: MatchSettings, depthGateSd: number): number | null {
+  const o = older.row;
+  const n = newer.row;
+  if (o.kind !== n.kind) return null;
+  if (o.surface != null && n.surface != null && o.surface !== n.surface) return null;
+  if (Math.abs(older.referenceJointIndex - newer.referenceJointIndex) > 1) return null;
+  const axial = Math.abs(older.referencePositionM - newer.referencePositionM);
+  if (axial > settings.odometerToleranceM) return null;
+  let cost = settings.odometerToleranceM > 0 ? (axial / settings.odometerToleranceM) ** 2 : 0;
+  if (o.clockDeg != null && n.clockDeg != null) {
+    const around = clockDistanceDeg(o.clockDeg, n.clockDeg);
+    if (around > settings.clockToleranceDeg) return null;
+    cost += settings.clockToleranceDeg > 0 ? (around / settings.clockToleranceDeg) ** 2 : 0;
+  }
+  if (o.depthPctWt != null && n.depthPctWt != null) {
+    const change = n.depthPctWt - o.depthPctWt;
+    if (change < -depthGateSd) return null;
+    // Growth is expected but a smaller change is the likelier partner: a 50 % pit is more likely 55 % now than a 15 % one is.
+    cost += Math.min(1, (change / depthGateSd) ** 2);
+  }
+  return cost;
+}
+
+/**
+ * Minimum-cost assignment of rows to columns (rows ≤ columns) by the Hungarian method with potentials
+ * (shortest augmenting paths, O(rows² · columns)). Returns each row's column.
+ */
+function assign(cost: Float64Array, rows: number, columns: number): Int32Array {
+  const u = new Float64Array(rows + 1);
+  const v = new Float64Array(columns + 1);
+  const rowOfColumn = new Int32Array(columns + 1);
+  const way = new Int32Array(columns + 1);
+  const minSlack = new Float64Array(columns + 1);
+  const used = new Uint8Array(columns + 1);
+  for (let i = 1; i <= rows; i++) {
+    rowOfColumn[0] = i;
+    let j0 = 0;
+    minSlack.fill(Infinity);
+    used.fill(0);
+    do {
+      used[j0] = 1;
+      const i0 = rowOfColumn[j0]!;
+      let delta = Infinity;
+      let j1 = 0;
+      for (let j = 1; j <= columns; j++) {
+        if (used[j]) continue;
+        const slack = cost[(i0 - 1) * columns + j - 1]! - u[i0]! - v[j]!;
+        if (slack < minSlack[j]!) {
+          minSlack[j] = slack;
+          way[j] = j0;
+        }
+        if (minSlack[j]! < delta) {
+          delta = minSlack[j]!;
+          j1 = j;
+        }
+      }
+      for (let j = 0; j <= columns; j++) {
+        if (used[j]) {
+          u[rowOfColumn[j]!] = u[rowOfColumn[j]!]! + delta;
+          v[j] = v[j]! - delta;
+        } else {
+          minSlack[j] = minSlack[j]! - delta;
+        }
+      }
+      j0 = j1;
+    } while (rowOfColumn[j0] !== 0);
+    do {
+      const j1 = way[j0]!;
+      rowOfColumn[j0] = rowOfColumn[j1]!;
+      j0 = j1;
+    } while (j0 !== 0);
+  }
+  const columnOfRow = new Int32Array(rows).fill(-1);
+  for (let j = 1; j <= columns; j++) if (rowOfColumn[j]! > 0) columnOfRow[rowOfColumn[j]! - 1] = j - 1;
+  return columnOfRow;
+}
+
+function find(parent: Int32Array, x: number): number {
+  while (parent[x] !== x) {
+    parent[x] = parent[parent[x]!]!;
+    x = parent[x]!;
+  }
+  return x;
+}
+
+/** Features of the two runs paired one to one (see the header for the gates and the cost). */
+export function matchFeatures<Row extends MatchableRow>(
+  older: readonly ReferencePosition<Row>[],
+  newer: readonly ReferencePosition<Row>[],
+  settings: MatchSettings = DEFAULT_RUN_COMPARISON_SETTINGS,
+): FeatureMatching<Row> {
+  const sd = depthSizingSd(settings.toolTolerancePctWt, settings.toolCertainty);
+  const depthGateSd = settings.implausibleShallowingSigmas * Math.SQRT2 * sd;
+  const newerOrder = newer.map((_, k) => k).sort((a, b) => newer[a]!.referencePositionM - newer[b]!.referencePositionM);
+  const newerAt = newerOrder.map((k) => newer[k]!.referencePositionM);
+  // Candidate edges, found by a sweep over the newer run sorted by position; windows are their connected components.
+  const edgeOlder: number[] = [];
+  const edgeNewer: number[] = [];
+  const edgeCost: number[] = [];
+  const parent = new Int32Array(older.length + newer.length).map((_, k) => k);
+  older.forEach((o, i) => {
+    let lo = 0;
+    let hi = newerAt.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (newerAt[mid]! < o.referencePositionM - settings.odometerToleranceM) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let s = lo; s < newerAt.length && newerAt[s]! <= o.referencePositionM + settings.odometerToleranceM; s++) {
+      const j = newerOrder[s]!;
+      const cost = pairCost(o, newer[j]!, settings, depthGateSd);
+      if (cost == null) continue;
+      edgeOlder.push(i);
+      edgeNewer.push(j);
+      edgeCost.push(cost);
+      const a = find(parent, i);
+      const b = find(parent, older.length + j);
+      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+    }
+  });
+  const windows = new Map<number, number[]>();
+  edgeCost.forEach((_, e) => {
+    const root = find(parent, edgeOlder[e]!);
+    const list = windows.get(root);
+    if (list) list.push(e);
+    else windows.set(root, [e]);
+  });
+
+  const pairs: FeaturePair<Row>[] = [];
+  const olderUsed = new Uint8Array(older.length);
+  const newerUsed = new Uint8Array(newer.length);
+  for (const edges of windows.values()) {
+    const olderIds = [...new Set(edges.map((e) => edgeOlder[e]!))].sort((a, b) => a - b);
+    const newerIds = [...new Set(edges.map((e) => edgeNewer[e]!))].sort((a, b) => a - b);
+    // Rows are the smaller side; each row also has its own "unmatched" column, so pairing pays only when
+    // cost − 2 × UNMATCHED_COST beats leaving both features alone.
+    const olderRows = olderIds.length <= newerIds.length;
+    const rowIds = olderRows ? olderIds : newerIds;
+    const columnIds = olderRows ? newerIds : olderIds;
+    const rowIndex = new Map(rowIds.map((id, k) => [id, k]));
+    const columnIndex = new Map(columnIds.map((id, k) => [id, k]));
+    const columns = columnIds.length + rowIds.length;
+    const matrix = new Float64Array(rowIds.length * columns).fill(FORBIDDEN);
+    for (let r = 0; r < rowIds.length; r++) matrix[r * columns + columnIds.length + r] = 0;
+    for (const e of edges) {
+      const r = rowIndex.get(olderRows ? edgeOlder[e]! : edgeNewer[e]!)!;
+      const c = columnIndex.get(olderRows ? edgeNewer[e]! : edgeOlder[e]!)!;
+      matrix[r * columns + c] = edgeCost[e]! - 2 * UNMATCHED_COST;
+    }
+    const chosen = assign(matrix, rowIds.length, columns);
+    chosen.forEach((c, r) => {
+      if (c < 0 || c >= columnIds.length || matrix[r * columns + c]! >= FORBIDDEN) return;
+      const i = olderRows ? rowIds[r]! : columnIds[c]!;
+      const j = olderRows ? columnIds[c]! : rowIds[r]!;
+      olderUsed[i] = 1;
+      newerUsed[j] = 1;
+      pairs.push({ older: older[i]!, newer: newer[j]!, cost: matrix[r * columns + c]! + 2 * UNMATCHED_COST });
+    });
+  }
+  pairs.sort((a, b) => a.newer.referencePositionM - b.newer.referencePositionM);
+  return {
+    pairs,
+    unmatchedOlder: older.filter((_, i) => !olderUsed[i]),
+    unmatchedNewer: newer.filter((_, j) => !newerUsed[j]),
+  };
+}
+
+export interface PairGrowth {
+  years: number;
+  wallThicknessMm: number;
+  depthChangePctWt: number;
+  measuredDepthRateMmPerYear: number;
+  /** Standard deviation of the measured rate from both runs' sizing errors: √(σ_older² + σ_newer²) / Δt. */
+  depthRateSdMmPerYear: number;
+  upperBoundDepthRateMmPerYear: number;
+  /** True when the change exceeds the combined tolerance √(tol_older² + tol_newer²): growth the tools can see. */
+  changeExceedsCombinedTolerance: boolean;
+  /** max(floor, upper bound): the rate for remaining life. */
+  rateMmPerYear: number;
+  basis: 'MATCHED' | 'FLOOR';
+  /** Length change over the interval, mm/year, as measured (null when either run gives no length). */
+  lengthRateMmPerYear: number | null;
+}
+
+type GrowthSettings = Pick<RunComparisonSettings, 'toolTolerancePctWt' | 'toolCertainty' | 'rateConfidence' | 'floorRateMmPerYear'>;
+
+/**
+ * Growth of one matched pair over `years`. `olderToleranceOverride` lets the older run's tool differ from the
+ * newer's; by default both use the tenant's tolerance.
+ */
+export function pairGrowth(
+  older: { depthPctWt: number; lengthMm: number | null },
+  newer: { depthPctWt: number; lengthMm: number | null },
+  years: number,
+  wallThicknessMm: number,
+  settings: GrowthSettings = DEFAULT_RUN_COMPARISON_SETTINGS,
+  olderTolerancePctWt: number = settings.toolTolerancePctWt,
+): PairGrowth {
+  if (!(years > 0)) throw new RangeError(`growth needs a positive time between runs, got ${years} years`);
+  const mmPerPct = wallThicknessMm / 100;
+  const change = newer.depthPctWt - older.depthPctWt;
+  const measured = (change * mmPerPct) / years;
+  const sdChangePct = Math.hypot(
+    depthSizingSd(olderTolerancePctWt, settings.toolCertainty),
+    depthSizingSd(settings.toolTolerancePctWt, settings.toolCertainty),
+  );
+  const sdRate = (sdChangePct * mmPerPct) / years;
+  const upper = measured + normalQuantile(settings.rateConfidence) * sdRate;
+  const matched = upper > settings.floorRateMmPerYear;
+  return {
+    years,
+    wallThicknessMm,
+    depthChangePctWt: change,
+    measuredDepthRateMmPerYear: measured,
+    depthRateSdMmPerYear: sdRate,
+    upperBoundDepthRateMmPerYear: upper,
+    changeExceedsCombinedTolerance: change > Math.hypot(olderTolerancePctWt, settings.toolTolerancePctWt),
+    rateMmPerYear: matched ? upper : settings.floorRateMmPerYear,
+    basis: matched ? 'MATCHED' : 'FLOOR',
+    lengthRateMmPerYear: older.lengthMm != null && newer.lengthMm != null ? (newer.lengthMm - older.lengthMm) / years : null,
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/** Years between two YYYY-MM-DD dates (Julian years, as growth.ts counts them). */
+export function yearsBetween(olderDate: string, newerDate: string): number {
+  return (Date.parse(`${newerDate}T00:00:00Z`) - Date.parse(`${olderDate}T00:00:00Z`)) / (365.25 * DAY_MS);
+}
+
+export interface MatchedGrowth<Row> extends FeaturePair<Row> {
+  growth: PairGrowth | null;
+}
+
+export interface NewFeatureGrowth<Row> {
+  newer: ReferencePosition<Row>;
+  rateMmPerYear: number;
+  basis: 'FLOOR';
+  /** The newer run's feature has no partner in the older run: new, or below the older run's reporting threshold. */
+  reason: 'NOT_IN_OLDER_RUN';
+}
+
+export interface UnityPoint {
+  olderFeatureId: string | null;
+  newerFeatureId: string | null;
+  olderDepthPctWt: number;
+  newerDepthPctWt: number;
+}
+
+export interface RunComparison<Row extends MatchableRow> {
+  alignment: RunAlignment<Row>;
+  years: number;
+  /** Matched pairs, each with its growth (null when a depth or the wall thickness is missing). */
+  matched: MatchedGrowth<Row>[];
+  newFeatures: NewFeatureGrowth<Row>[];
+  /** Older-run features with no partner: repaired, or below the newer run's threshold. */
+  unmatchedOlder: ReferencePosition<Row>[];
+  /** The matched pairs with both depths: older depth against newer depth, for a unity chart. */
+  unityPlot: UnityPoint[];
+}
+
+/** Align two runs, match their features one to one and grow each match: the whole run comparison. */
+export function compareRuns<Row extends MatchableRow>(
+  a: AlignableRun<Row>,
+  b: AlignableRun<Row>,
+  settings: RunComparisonSettings = DEFAULT_RUN_COMPARISON_SETTINGS,
+  alignmentOptions: AlignmentOptions = DEFAULT_ALIGNMENT_OPTIONS,
+): RunComparison<Row> {
+  const alignment = alignRuns(a, b, alignmentOptions);
+  const [olderRun, newerRun] = olderFirst(a, b);
+  const years = yearsBetween(olderRun.runDate, newerRun.runDate);
+  const matching = matchFeatures(alignment.olderFeatures, alignment.newerFeatures, settings);
+  const matched = matching.pairs.map((pair) => {
+    const o = pair.older.row;
+    const n = pair.newer.row;
+    const wall = n.wallThicknessMm ?? o.wallThicknessMm ?? settings.nominalWallThicknessMm;
+    const growth =
+      o.depthPctWt != null && n.depthPctWt != null && wall != null && years > 0
+        ? pairGrowth({ depthPctWt: o.depthPctWt, lengthMm: o.lengthMm }, { depthPctWt: n.depthPctWt, lengthMm: n.lengthMm }, years, wall, settings)
+        : null;
+    return { ...pair, growth };
+  });
+  return {
+    alignment,
+    years,
+    matched,
+    newFeatures: matching.unmatchedNewer.map((newer) => ({
+      newer,
+      rateMmPerYear: settings.floorRateMmPerYear,
+      basis: 'FLOOR' as const,
+      reason: 'NOT_IN_OLDER_RUN' as const,
+    })),
+    unmatchedOlder: matching.unmatchedOlder,
+    unityPlot: matching.pairs
+      .filter((p) => p.older.row.depthPctWt != null && p.newer.row.depthPctWt != null)
+      .map((p) => ({
+        olderFeatureId: p.older.row.vendorFeatureId,
+        newerFeatureId: p.newer.row.vendorFeatureId,
+        olderDepthPctWt: p.older.row.depthPctWt!,
+        newerDepthPctWt: p.newer.row.depthPctWt!,
+      })),
+  };
+}
