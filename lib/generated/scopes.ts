@@ -6,5 +6,5 @@ export const scopeDeclarations = [
   { name: "assets:write", description: "Create, update and decommission assets (status transitions are checked; updates carry the version they read).", subgraph: "assets" },
   { name: "compliance:read", description: "Read regulatory obligations and each asset's compliance status, due dates and evidence.", subgraph: "compliance" },
   { name: "measurements:read", description: "Read measurements, ILI anomalies and inspection records, and the measurements part of pipelineSummary.", subgraph: "measurements" },
-  { name: "measurements:write", description: "Record measurements and inspection records (single or batched, idempotent per key).", subgraph: "measurements" },
+  { name: "measurements:write", description: "Record measurements and inspection records (single or batched, idempotent per key), and import ILI listings.", subgraph: "measurements" },
 ] as const;

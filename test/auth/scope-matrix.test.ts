@@ -16,6 +16,7 @@ const rootOperations: Record<string, string> = {
     '{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 3, defectLengthMm: 150, classLocation: 2 }) { failurePressureKpa } }',
   'Query.complianceObligations': '{ complianceObligations { obligation } }',
   'Query.complianceStatus': '{ complianceStatus { totalCount } }',
+  'Query.complianceSettings': '{ complianceSettings { timeZone } }',
   'Query.riskRegister': '{ riskRegister { totalCount } }',
   'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
   'Query.me': '{ me { id } }',
@@ -37,6 +38,7 @@ const rootOperations: Record<string, string> = {
     'mutation { recordMeasurements(input: [{ idempotencyKey: "sm-2", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }]) { insertedCount } }',
   'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
   'Mutation.updateAnalyticsSettings': 'mutation { updateAnalyticsSettings(input: {}) { toolTolerancePctWt } }',
+  'Mutation.updateComplianceSettings': 'mutation { updateComplianceSettings(input: {}) { timeZone } }',
   'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
 };
 

@@ -7,9 +7,10 @@ import { createAsset, graphql, startTestStack, type TestStack } from '../support
 
 let stack: TestStack;
 let apiKey: string;
+let tenantId: string;
 beforeAll(async () => {
   stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
-  ({ apiKey } = await stack.tenantWithKey());
+  ({ apiKey, tenantId } = await stack.tenantWithKey());
 });
 afterAll(() => stack?.stop());
 
@@ -21,6 +22,8 @@ it('turns a Part 192 valve inspection recorded on 2025-02-01 into DUE_SOON on 20
   const valve = await createAsset(stack.gatewayUrl, apiKey, { type: 'VALVE', name: 'MLV 7-3', parentId: line.id, status: 'ACTIVE' });
   const before = await call(`query($id: ID!) { asset(id: $id) { compliance { state obligations { obligation state } } } }`, { id: valve.id });
   expect(before.body.errors).toBeUndefined();
+  // Just created: compliance may not have received the asset yet — then NOT_EVALUATED, never OK with no obligations.
+  expect(['NOT_EVALUATED', 'NO_RECORD']).toContain(before.body.data!['asset'].compliance.state);
 
   const recorded = await call(
     `mutation { recordMeasurement(input: { idempotencyKey: "mlv-7-3-2025", assetId: "${valve.id}", type: VALVE_INSPECTION, source: FIELD, observedAt: "2025-02-01T10:00:00Z" }) { ids } }`,
@@ -52,6 +55,24 @@ it('turns a Part 192 valve inspection recorded on 2025-02-01 into DUE_SOON on 20
     },
   });
   expect((await at('2026-05-02T00:00:00Z')).body.data!['asset'].compliance.state).toBe('OVERDUE');
+
+  // The tenant's time zone through the gateway: an admin sets it, every due date then says which zone its day is in.
+  const admin = await stack.keyFor(tenantId, ['admin:*']);
+  const zone = await call(`mutation { updateComplianceSettings(input: { timeZone: "America/Chicago" }) { timeZone } }`, {}, admin);
+  expect(zone.body.data?.['updateComplianceSettings']).toEqual({ timeZone: 'America/Chicago' });
+  const local = await call(`query($id: ID!) { asset(id: $id) { compliance(asOf: "2026-04-20T12:00:00Z") { timeZone obligations { dueDate dueAt } } } }`, {
+    id: valve.id,
+  });
+  // Inspected 2025-02-01T10:00Z = 04:00 in Chicago, the same day: due 2026-05-01, which begins at 05:00Z (CDT).
+  expect(local.body.data!['asset'].compliance).toEqual({
+    timeZone: 'America/Chicago',
+    obligations: [{ dueDate: '2026-05-01', dueAt: '2026-05-01T05:00:00.000Z' }],
+  });
+  expect(
+    (await call(`mutation { updateComplianceSettings(input: { timeZone: null }) { timeZone } }`, {}, admin)).body.data?.['updateComplianceSettings'],
+  ).toEqual({
+    timeZone: 'UTC',
+  });
 
   const overdue = await call(
     `{ complianceStatus(filter: { state: OVERDUE, obligation: VALVE_INSPECTION }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id name } state dueAt } } } }`,

@@ -28,7 +28,7 @@ AnomalyFeatureType = Literal["METAL_LOSS", "DENT", "CRACK", "GOUGE", "LAMINATION
 AnomalySurface = Literal["EXTERNAL", "INTERNAL", "MID_WALL"]
 ResponseCategory = Literal["IMMEDIATE", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER"]
 RiskBand = Literal["LOW", "MEDIUM", "HIGH", "VERY_HIGH"]
-ComplianceState = Literal["OK", "DUE_SOON", "OVERDUE", "NO_RECORD"]
+ComplianceState = Literal["OK", "DUE_SOON", "OVERDUE", "NO_RECORD", "NOT_EVALUATED", "NOT_IN_SERVICE"]
 Obligation = Literal[
     "GAS_HCA_REASSESSMENT", "LIQUID_HCA_REASSESSMENT", "CP_SURVEY", "RECTIFIER_CHECK", "VALVE_INSPECTION", "PATROL",
     "ATMOSPHERIC_CORROSION", "LEAK_SURVEY", "LIQUID_CP_SURVEY", "LIQUID_RECTIFIER_CHECK", "LIQUID_VALVE_INSPECTION",
@@ -272,7 +272,7 @@ class ComplianceViolation(_Model):
 
 class ObligationStatus(_Model):
     obligation: str
-    state: str = Field(description="OK, DUE_SOON, OVERDUE or NO_RECORD.")
+    state: str = Field(description="OK, DUE_SOON, OVERDUE or NO_RECORD; NOT_IN_SERVICE for a planned asset's future obligations.")
     regulationRef: str
     rule: str
     lastCompletedAt: str | None = None
@@ -283,7 +283,10 @@ class ObligationStatus(_Model):
 class AssetCompliance(_Model):
     asset: AssetRef
     asOf: str
-    state: str = Field(description="The worst state of the asset's obligations.")
+    state: str = Field(
+        description="The worst state of the asset's obligations; NOT_EVALUATED before compliance has received the asset, "
+        "NOT_IN_SERVICE for a planned or abandoned asset (never OK for either)."
+    )
     obligations: list[ObligationStatus]
 
 

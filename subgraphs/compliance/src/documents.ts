@@ -5,7 +5,9 @@ import type { TenantDocument } from '@linepack/lib/tenant-collection';
  * each asset, the evidence (inspection records and the measurements that count as completions), and
  * one status row per (asset, obligation) materialised for fast tenant-wide lists.
  */
-export type ComplianceState = 'OK' | 'DUE_SOON' | 'OVERDUE' | 'NO_RECORD';
+export type ComplianceState = 'OK' | 'DUE_SOON' | 'OVERDUE' | 'NO_RECORD' | 'NOT_EVALUATED' | 'NOT_IN_SERVICE';
+/** The states a status row can be in (rows exist only for assets in service that compliance has received). */
+export const ROW_STATES = ['OK', 'DUE_SOON', 'OVERDUE', 'NO_RECORD'] as const satisfies readonly ComplianceState[];
 export type RegulationCode = 'CFR_192' | 'CFR_195';
 
 /** An asset as compliance needs it (from `asset.upserted`): what decides which obligations apply. */
@@ -50,6 +52,7 @@ export interface StatusRow extends TenantDocument {
   obligation: string;
   regulation: RegulationCode;
   lastCompletedAt: Date | null;
+  /** The last on-time calendar day in the tenant's time zone, stored as 00:00Z of that date (see domain/calendar). */
   dueAt: Date | null;
   /** The newest evidence considered (null: none). */
   lastEvidenceAt: Date | null;
@@ -61,6 +64,20 @@ export const COMPLIANCE_COLLECTIONS = {
   evidence: 'evidence',
   status: 'status',
 } as const;
+
+/**
+ * The tenants' settings: not a projection of events, so outside COMPLIANCE_COLLECTIONS (which a
+ * rebuild drops and replays).
+ */
+export const COMPLIANCE_SETTINGS_COLLECTION = 'settings';
+
+/** One tenant's compliance settings; absent fields have their defaults. */
+export interface ComplianceSettingsDocument {
+  /** The tenant id. */
+  _id: string;
+  /** IANA zone, canonical (domain/calendar canonicalTimeZone). */
+  timeZone?: string;
+}
 
 /** PipelineSummary is keyed by tenant; compliance resolves its part from that key alone. */
 export interface SummaryParent {

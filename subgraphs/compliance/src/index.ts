@@ -9,6 +9,7 @@ import type { SubgraphContext } from './context';
 import { complianceEventHandler, dropComplianceProjections, ensureComplianceIndexes } from './projections';
 import { ComplianceRepository } from './repository';
 import { resolvers } from './resolvers';
+import { ComplianceSettingsStore } from './settings';
 import { StatusComputer } from './status';
 
 export const descriptor: SubgraphDescriptor = { name: 'compliance', defaultPort: subgraphPort('compliance'), ownsDatabase: true };
@@ -31,7 +32,11 @@ export function startComplianceSubgraph(options: SubgraphStartOptions): Promise<
       });
       const computer = new StatusComputer(db);
       return {
-        buildContext: (base) => ({ ...base, compliance: new ComplianceRepository(db, base.identity.tenantId, computer, base.identity.deadline) }),
+        buildContext: (base) => ({
+          ...base,
+          compliance: new ComplianceRepository(db, base.identity.tenantId, computer, base.identity.deadline),
+          settings: new ComplianceSettingsStore(db, base.identity.tenantId, computer, base.logger),
+        }),
         stop: () => consumer.stop(),
       };
     },

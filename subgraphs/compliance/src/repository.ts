@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { fieldError } from '@linepack/lib/errors';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
-import { COMPLIANCE_COLLECTIONS, type AssetProjection, type ComplianceState, type RegulationCode, type StatusRow } from './documents';
+import { COMPLIANCE_COLLECTIONS, ROW_STATES, type AssetProjection, type ComplianceState, type RegulationCode, type StatusRow } from './documents';
+import { localDay } from './domain/calendar';
 import { stateAt } from './rules';
 import { StatusComputer, type AssetComplianceResult } from './status';
 
@@ -20,7 +21,9 @@ export interface StatusNode {
   regulation: RegulationCode;
   state: ComplianceState;
   lastCompletedAt: Date | null;
+  /** The last on-time calendar day in `timeZone` (00:00Z of that date). */
   dueAt: Date | null;
+  timeZone: string;
 }
 
 /**
@@ -32,7 +35,6 @@ export interface StatusPage extends Omit<Connection<StatusNode>, 'totalCount'> {
 }
 
 const DAY_MS = 86_400_000;
-const STATES: readonly ComplianceState[] = ['OK', 'DUE_SOON', 'OVERDUE', 'NO_RECORD'];
 /** Rows with no record sort after every due date. */
 const NO_DUE = new Date('9999-12-31T00:00:00.000Z');
 const NO_DUE_ISO = NO_DUE.toISOString();
@@ -82,6 +84,8 @@ function cursorKey(after: string | null | undefined): SortKey | null {
 export class ComplianceRepository {
   private readonly rows: TenantCollection<StatusRow>;
   private readonly assets: TenantCollection<AssetProjection>;
+  /** Read once per repository (one request). */
+  private zone: Promise<string> | undefined;
 
   constructor(
     db: Db,
@@ -93,13 +97,18 @@ export class ComplianceRepository {
     this.assets = new TenantCollection(db.collection<AssetProjection>(COMPLIANCE_COLLECTIONS.assets), tenantId, deadline);
   }
 
-  assetCompliance(assetId: string, asOf: Date, dueSoonDays: number): Promise<AssetComplianceResult> {
-    return this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays);
+  /** The tenant's time zone: the calendar days of every evaluation and due date. */
+  timeZone(): Promise<string> {
+    return (this.zone ??= this.computer.timeZoneOf(this.tenantId));
+  }
+
+  async assetCompliance(assetId: string, asOf: Date, dueSoonDays: number): Promise<AssetComplianceResult> {
+    return this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays, await this.timeZone());
   }
 
   /** The rows valid at `asOf` that are in `state` (any: null) there — for a valid row, a due-date range. */
-  private validFilter(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number): Filter<StatusRow> {
-    return { ...base, ...dueRangeFor(state, asOf, dueSoonDays), ...validAt(asOf) } as Filter<StatusRow>;
+  private validFilter(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number, timeZone: string): Filter<StatusRow> {
+    return { ...base, ...dueRangeFor(state, asOf, dueSoonDays, timeZone), ...validAt(asOf) } as Filter<StatusRow>;
   }
 
   /**
@@ -136,20 +145,20 @@ export class ComplianceRepository {
    * The rows not valid at `asOf` (staleAt: an audit), each evaluated from the evidence at `asOf` — one evaluation
    * per asset — and kept when in `state` (any: null). Unordered.
    */
-  private async staleNodes(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number): Promise<StatusNode[]> {
+  private async staleNodes(base: Filter<StatusRow>, state: ComplianceState | null, asOf: Date, dueSoonDays: number, timeZone: string): Promise<StatusNode[]> {
     const rows = await this.rows.find({ ...base, ...staleAt(asOf) }, { projection: nodeFields }).toArray();
     const byAsset = new Map<string, NodeFields[]>();
     for (const row of rows) (byAsset.get(row.assetId) ?? byAsset.set(row.assetId, []).get(row.assetId)!).push(row);
     const nodes: StatusNode[] = [];
     // One asset after another: an audit of many assets should not take every connection of the pool.
     for (const [assetId, assetRows] of byAsset) {
-      const fresh = await this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays);
+      const fresh = await this.computer.assetCompliance(this.tenantId, assetId, asOf, dueSoonDays, timeZone);
       for (const row of assetRows) {
         const status = fresh.obligations.find((o) => o.obligation.obligation === row.obligation);
         // An obligation that no longer applies keeps its stored evaluation until the row is refreshed away.
         const node: StatusNode = status
-          ? { ...nodeOf(row, asOf, dueSoonDays), state: status.state, lastCompletedAt: status.lastCompletedAt, dueAt: status.dueAt }
-          : nodeOf(row, asOf, dueSoonDays);
+          ? { ...nodeOf(row, asOf, dueSoonDays, timeZone), state: status.state, lastCompletedAt: status.lastCompletedAt, dueAt: status.dueAt }
+          : nodeOf(row, asOf, dueSoonDays, timeZone);
         if (!state || node.state === state) nodes.push(node);
       }
     }
@@ -165,12 +174,13 @@ export class ComplianceRepository {
     const cursor = cursorKey(after);
     const base = baseFilter(filter);
     const state = filter.state ?? null;
-    const valid = this.validFilter(base, state, asOf, dueSoonDays);
+    const timeZone = await this.timeZone();
+    const valid = this.validFilter(base, state, asOf, dueSoonDays, timeZone);
     const parts = { dated: state !== 'NO_RECORD', undated: state === null || state === 'NO_RECORD' };
-    const [rows, stale] = await Promise.all([this.validRowsAfter(valid, cursor, size + 1, parts), this.staleNodes(base, state, asOf, dueSoonDays)]);
+    const [rows, stale] = await Promise.all([this.validRowsAfter(valid, cursor, size + 1, parts), this.staleNodes(base, state, asOf, dueSoonDays, timeZone)]);
     const later = cursor ? stale.filter((n) => compareKeys(sortKey(n), cursor) > 0) : stale;
     // Both lists are complete up to the first size + 1 rows after the cursor: so is their merge.
-    const nodes = [...rows.map((row) => nodeOf(row, asOf, dueSoonDays)), ...later].sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
+    const nodes = [...rows.map((row) => nodeOf(row, asOf, dueSoonDays, timeZone)), ...later].sort((a, b) => compareKeys(sortKey(a), sortKey(b)));
     const { edges, pageInfo } = toConnection(nodes.slice(0, size + 1), size, 0, (n) => encodeCursor(sortKey(n)));
     let total: Promise<number> | undefined;
     return { edges, pageInfo, count: () => (total ??= this.rows.countDocuments(valid).then((n) => n + stale.length)) };
@@ -181,15 +191,17 @@ export class ComplianceRepository {
    * others (an audit) evaluated here. No row of the list is read for `asOf` = now.
    */
   async countsByState(asOf: Date, dueSoonDays: number): Promise<{ state: ComplianceState; count: number }[]> {
+    const timeZone = await this.timeZone();
     const [counts, stale] = await Promise.all([
-      Promise.all(STATES.map((state) => this.rows.countDocuments(this.validFilter({}, state, asOf, dueSoonDays)))),
-      this.staleNodes({}, null, asOf, dueSoonDays),
+      Promise.all(ROW_STATES.map((state) => this.rows.countDocuments(this.validFilter({}, state, asOf, dueSoonDays, timeZone)))),
+      this.staleNodes({}, null, asOf, dueSoonDays, timeZone),
     ]);
-    return STATES.map((state, i) => ({ state, count: (counts[i] ?? 0) + stale.filter((n) => n.state === state).length }));
+    return ROW_STATES.map((state, i) => ({ state, count: (counts[i] ?? 0) + stale.filter((n) => n.state === state).length }));
   }
 
+  /** The earliest due day on or after asOf's day in the tenant's zone (rows store days, not instants). */
   async nextDueAt(asOf: Date): Promise<Date | null> {
-    const row = await this.rows.findOne({ dueAt: { $ne: null, $gte: asOf } }, { sort: { dueAt: 1 } });
+    const row = await this.rows.findOne({ dueAt: { $ne: null, $gte: localDay(asOf, await this.timeZone()) } }, { sort: { dueAt: 1 } });
     return row?.dueAt ?? null;
   }
 
@@ -199,23 +211,24 @@ export class ComplianceRepository {
 }
 
 /** A row valid at `asOf` as the list shows it: its state follows from the stored due date. */
-function nodeOf(row: NodeFields, asOf: Date, dueSoonDays: number): StatusNode {
+function nodeOf(row: NodeFields, asOf: Date, dueSoonDays: number, timeZone: string): StatusNode {
   return {
     assetId: row.assetId,
     obligation: row.obligation,
     regulation: row.regulation,
-    state: stateAt(row.dueAt, asOf, dueSoonDays),
+    state: stateAt(row.dueAt, asOf, dueSoonDays, timeZone),
     lastCompletedAt: row.lastCompletedAt,
     dueAt: row.dueAt,
+    timeZone,
   };
 }
 
 /**
- * The due-date range that puts a row in `state` at `asOf`: exactly stateAt, whose day count compares UTC calendar
- * days — a due date on the last DUE_SOON day is DUE_SOON at any hour of it.
+ * The due-date range that puts a row in `state` at `asOf`: exactly stateAt, whose day count compares calendar days of
+ * the tenant's zone — a due date on the last DUE_SOON day is DUE_SOON at any hour of it there.
  */
-function dueRangeFor(state: ComplianceState | null, asOf: Date, dueSoonDays: number): Filter<StatusRow> {
-  const today = Date.UTC(asOf.getUTCFullYear(), asOf.getUTCMonth(), asOf.getUTCDate());
+function dueRangeFor(state: ComplianceState | null, asOf: Date, dueSoonDays: number, timeZone: string): Filter<StatusRow> {
+  const today = localDay(asOf, timeZone).getTime();
   const okFrom = new Date(today + (dueSoonDays + 1) * DAY_MS);
   switch (state) {
     case null:
@@ -228,5 +241,9 @@ function dueRangeFor(state: ComplianceState | null, asOf: Date, dueSoonDays: num
       return { dueAt: { $gte: new Date(today), $lt: okFrom } };
     case 'OK':
       return { dueAt: { $gte: okFrom } };
+    case 'NOT_EVALUATED':
+    case 'NOT_IN_SERVICE':
+      // Asset-level states only: no row is ever in them.
+      return { _id: { $in: [] } };
   }
 }

@@ -1,18 +1,34 @@
 import type { Collection, Db } from 'mongodb';
-import { COMPLIANCE_COLLECTIONS, type AssetProjection, type ComplianceState, type EvidenceProjection, type StatusRow } from './documents';
-import { obligationsFor, worstState, type ApplicableObligation, type ObligationEvaluation } from './rules';
+import {
+  COMPLIANCE_COLLECTIONS,
+  COMPLIANCE_SETTINGS_COLLECTION,
+  type AssetProjection,
+  type ComplianceSettingsDocument,
+  type ComplianceState,
+  type EvidenceProjection,
+  type StatusRow,
+} from './documents';
+import { DEFAULT_TIME_ZONE } from './domain/calendar';
+import { notInService, obligationsFor, obligationsOnceInService, worstState, type ApplicableObligation, type ObligationEvaluation } from './rules';
 
 const MAX_HIERARCHY_DEPTH = 12;
 const EVIDENCE_SHOWN = 20;
 
-export interface ObligationStatus extends ObligationEvaluation {
+export interface EvaluatedObligation extends ObligationEvaluation {
   obligation: ApplicableObligation;
   evidence: EvidenceProjection[];
+}
+
+/** An obligation of the asset as answered: evaluated, or (for a PLANNED asset) NOT_IN_SERVICE. */
+export interface ObligationStatus extends Omit<EvaluatedObligation, 'state'> {
+  state: ComplianceState;
 }
 
 export interface AssetComplianceResult {
   asOf: Date;
   state: ComplianceState;
+  /** The IANA zone the calendar days were counted in; every dueAt is a day of it. */
+  timeZone: string;
   obligations: ObligationStatus[];
 }
 
@@ -24,11 +40,18 @@ export class StatusComputer {
   private readonly assets: Collection<AssetProjection>;
   private readonly evidence: Collection<EvidenceProjection>;
   private readonly rows: Collection<StatusRow>;
+  private readonly settings: Collection<ComplianceSettingsDocument>;
 
   constructor(db: Db) {
     this.assets = db.collection(COMPLIANCE_COLLECTIONS.assets);
     this.evidence = db.collection(COMPLIANCE_COLLECTIONS.evidence);
     this.rows = db.collection(COMPLIANCE_COLLECTIONS.status);
+    this.settings = db.collection(COMPLIANCE_SETTINGS_COLLECTION);
+  }
+
+  /** The tenant's time zone (ComplianceSettings.timeZone; UTC when none was set). */
+  async timeZoneOf(tenantId: string): Promise<string> {
+    return (await this.settings.findOne({ _id: tenantId }))?.timeZone ?? DEFAULT_TIME_ZONE;
   }
 
   /** The asset and its ancestors, nearest first (cycles and runaway chains are cut off). */
@@ -54,7 +77,7 @@ export class StatusComputer {
    * Evidence that counts for each obligation of the asset: its own, its ancestors' where the rule allows,
    * and the readings at its (or its ancestors') CP test points for CP surveys.
    */
-  private async evaluateLineage(lineage: AssetProjection[], asOf: Date, dueSoonDays: number): Promise<ObligationStatus[]> {
+  private async evaluateLineage(lineage: AssetProjection[], asOf: Date, dueSoonDays: number, timeZone: string): Promise<EvaluatedObligation[]> {
     const [asset] = lineage;
     if (!asset) return [];
     const obligations = obligationsFor(lineage);
@@ -77,15 +100,44 @@ export class StatusComputer {
         counted.map((r) => r.observedAt),
         asOf,
         dueSoonDays,
+        timeZone,
       );
       return { ...evaluation, obligation, evidence: counted.slice(0, EVIDENCE_SHOWN) };
     });
   }
 
-  async assetCompliance(tenantId: string, assetId: string, asOf: Date, dueSoonDays: number): Promise<AssetComplianceResult> {
-    const obligations = await this.evaluateLineage(await this.lineage(tenantId, assetId), asOf, dueSoonDays);
+  /**
+   * One asset evaluated at `asOf` from the evidence. Without its projection nothing can be evaluated
+   * (NOT_EVALUATED, never OK); an asset not in service owes nothing (NOT_IN_SERVICE), a PLANNED one
+   * listing what it will owe once in service.
+   */
+  async assetCompliance(tenantId: string, assetId: string, asOf: Date, dueSoonDays: number, timeZone?: string): Promise<AssetComplianceResult> {
+    const [lineage, zone] = await Promise.all([this.lineage(tenantId, assetId), timeZone ?? this.timeZoneOf(tenantId)]);
+    const [asset] = lineage;
+    if (!asset) return { asOf, state: 'NOT_EVALUATED', timeZone: zone, obligations: [] };
+    if (notInService(asset)) {
+      const future = obligationsOnceInService(lineage).map((obligation): ObligationStatus => ({
+        obligation,
+        state: 'NOT_IN_SERVICE',
+        lastCompletedAt: null,
+        dueAt: null,
+        violations: [],
+        evidence: [],
+      }));
+      return { asOf, state: 'NOT_IN_SERVICE', timeZone: zone, obligations: future };
+    }
+    const obligations = await this.evaluateLineage(lineage, asOf, dueSoonDays, zone);
     obligations.sort((a, b) => (a.dueAt?.getTime() ?? Infinity) - (b.dueAt?.getTime() ?? Infinity));
-    return { asOf, state: worstState(obligations.map((o) => o.state)), obligations };
+    return { asOf, state: worstState(obligations.map((o) => o.state)), timeZone: zone, obligations };
+  }
+
+  /** Re-evaluates every row of the tenant (after its settings changed). */
+  async refreshTenant(tenantId: string): Promise<void> {
+    const assets = await this.assets.find({ tenantId }, { projection: { _id: 1 } }).toArray();
+    await this.refresh(
+      tenantId,
+      assets.map((a) => a._id),
+    );
   }
 
   /**
@@ -102,9 +154,10 @@ export class StatusComputer {
       frontier = children.map((c) => c._id).filter((id) => !all.has(id));
       for (const id of frontier) all.add(id);
     }
+    const timeZone = await this.timeZoneOf(tenantId);
     for (const assetId of all) {
       const lineage = await this.lineage(tenantId, assetId);
-      const statuses = await this.evaluateLineage(lineage, now, 0);
+      const statuses = await this.evaluateLineage(lineage, now, 0, timeZone);
       const keep = statuses.map((s) => `${assetId}:${s.obligation.obligation}`);
       await this.rows.deleteMany({ tenantId, assetId, _id: { $nin: keep } });
       if (statuses.length === 0) continue;

@@ -38,8 +38,8 @@ const record = (assetId: string, type: string, observedAt: string, tenant = tena
 
 const complianceQuery = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { id compliance(asOf: $asOf) {
   state obligations { obligation state regulationRef rule lastCompletedAt dueAt evidence { id type observedAt } violations { rule brokenAt } } } } } }`;
-const compliance = async (assetId: string, asOf: string, identity = me()) => {
-  const res = await harness.request(complianceQuery, { identity, variables: { r: [{ __typename: 'Asset', id: assetId }], asOf } });
+const compliance = async (assetId: string, asOf: string, identity = me(), query = complianceQuery) => {
+  const res = await harness.request(query, { identity, variables: { r: [{ __typename: 'Asset', id: assetId }], asOf } });
   if (res.errors) throw new Error(JSON.stringify(res.errors));
   return res.data!['_entities'][0].compliance;
 };
@@ -81,7 +81,7 @@ it('counts a patrol of the pipeline for its segments, and a new class location c
   const line = randomUUID();
   const segment = randomUUID();
   await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 1 });
-  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, cathodicallyProtected: false, classLocation: 1 });
   await record(line, 'PATROL', '2026-01-10T00:00:00.000Z');
   const patrol = async () => (await compliance(segment, '2026-09-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'PATROL');
   const first = await until(patrol, (p) => p?.lastCompletedAt != null);
@@ -188,7 +188,8 @@ it("shows another tenant nothing of this tenant's compliance", async () => {
     (c) => c.obligations.length > 0,
   );
   const stranger = harness.identity(['compliance:read']);
-  expect(await compliance(valve, '2026-02-01T00:00:00Z', stranger)).toEqual({ state: 'OK', obligations: [] });
+  // Another tenant's asset is unknown to the stranger's tenant: not evaluated, never OK.
+  expect(await compliance(valve, '2026-02-01T00:00:00Z', stranger)).toEqual({ state: 'NOT_EVALUATED', obligations: [] });
   const list = await harness.request('{ complianceStatus { totalCount } }', { identity: stranger });
   expect(list.data?.['complianceStatus'].totalCount).toBe(0);
   // Evidence published under another tenant for this tenant's asset id never counts for it.
@@ -227,4 +228,134 @@ it('dead-letters an event it cannot apply and keeps going', async () => {
   const dead = await harness.db.collection('dead_letters').find({ tenantId }).toArray();
   expect(dead.map((d) => d['type'])).toEqual(['asset.upserted']);
   expect(dead[0]?.['error']).toMatch(/version/);
+});
+
+it('answers NOT_EVALUATED, never OK, for an asset whose asset event compliance has not processed yet', async () => {
+  const valve = randomUUID();
+  expect(await compliance(valve, '2026-02-01T00:00:00Z')).toEqual({ state: 'NOT_EVALUATED', obligations: [] });
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  const evaluated = await until(
+    () => compliance(valve, '2026-02-01T00:00:00Z'),
+    (c) => c.state !== 'NOT_EVALUATED',
+  );
+  expect(evaluated).toMatchObject({ state: 'NO_RECORD', obligations: [{ obligation: 'VALVE_INSPECTION', state: 'NO_RECORD' }] });
+});
+
+it('a PLANNED class 3 HCA segment reads NOT_IN_SERVICE with what it will owe, has no status rows, and starts owing when ACTIVE', async () => {
+  // §195.452(b)(1) (La. Admin. Code 33:V.30452, verbatim adoption): a new pipeline's program is due by the "Date the
+  // pipeline begins operation"; Part 192's O&M intervals likewise run from operation. Nothing is owed before.
+  const segment = randomUUID();
+  const query = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { compliance(asOf: $asOf) {
+    state obligations { obligation state explanation dueAt } } } } }`;
+  await upsertAsset(segment, { type: 'SEGMENT', regulation: 'CFR_192', status: 'PLANNED', classLocation: 3, inHca: true });
+  const planned = await until(
+    () => compliance(segment, '2026-06-01T00:00:00Z', me(), query),
+    (c) => c.state !== 'NOT_EVALUATED',
+  );
+  expect(planned.state).toBe('NOT_IN_SERVICE');
+  expect(planned.obligations.map((o: { obligation: string; state: string; dueAt: string | null }) => [o.obligation, o.state, o.dueAt])).toEqual([
+    ['GAS_HCA_REASSESSMENT', 'NOT_IN_SERVICE', null],
+    ['CP_SURVEY', 'NOT_IN_SERVICE', null],
+    ['PATROL', 'NOT_IN_SERVICE', null],
+    ['LEAK_SURVEY', 'NOT_IN_SERVICE', null],
+  ]);
+  expect(planned.obligations[2].explanation).toBe(
+    'not in service (PLANNED): nothing is owed until the asset begins operation; then class 3, at all other places (§192.705(b))',
+  );
+  const rows = () => harness.request(`{ complianceStatus(filter: { assetId: "${segment}" }) { totalCount } }`, { identity: me() });
+  expect((await rows()).data?.['complianceStatus'].totalCount).toBe(0);
+  const none = await harness.request(`{ complianceStatus(filter: { state: NOT_IN_SERVICE }) { totalCount } }`, { identity: me() });
+  expect(none.data?.['complianceStatus'].totalCount).toBe(0);
+
+  await upsertAsset(segment, { type: 'SEGMENT', regulation: 'CFR_192', status: 'ACTIVE', classLocation: 3, inHca: true });
+  const active = await until(
+    () => compliance(segment, '2026-06-01T00:00:00Z', me(), query),
+    (c) => c.state !== 'NOT_IN_SERVICE',
+  );
+  expect(active.state).toBe('NO_RECORD');
+  expect(await until(rows, (r) => r.data?.['complianceStatus'].totalCount === 4)).toBeDefined();
+});
+
+it('counts a pressure test or a direct assessment on the pipeline as the reassessment of its HCA segment (§192.937(c))', async () => {
+  const line = randomUUID();
+  const segment = randomUUID();
+  await upsertAsset(line, { type: 'PIPELINE', regulation: 'CFR_192', classLocation: 3 });
+  await upsertAsset(segment, { type: 'SEGMENT', parentId: line, classLocation: 3, inHca: true });
+  const test = await record(line, 'PRESSURE_TEST', '2020-06-15T12:00:00.000Z');
+  const reassessment = async () =>
+    (await compliance(segment, '2026-01-01T00:00:00Z')).obligations.find((o: { obligation: string }) => o.obligation === 'GAS_HCA_REASSESSMENT');
+  const tested = await until(reassessment, (o) => o?.lastCompletedAt != null);
+  // §192.939: 7 calendar years from 2020 → due 2027-12-31.
+  expect(tested).toMatchObject({ state: 'OK', dueAt: '2027-12-31T00:00:00.000Z', evidence: [{ id: test, type: 'PRESSURE_TEST' }] });
+  const assessed = await record(segment, 'DIRECT_ASSESSMENT', '2024-03-01T12:00:00.000Z');
+  expect(await until(reassessment, (o) => o?.evidence.length === 2)).toMatchObject({
+    dueAt: '2031-12-31T00:00:00.000Z',
+    evidence: [{ id: assessed, type: 'DIRECT_ASSESSMENT' }, { id: test }],
+  });
+});
+
+it('explains that a segment of unknown class location takes the strictest patrol and leak-survey rows (class 4)', async () => {
+  const segment = randomUUID();
+  await upsertAsset(segment, { type: 'SEGMENT', regulation: 'CFR_192', classLocation: null });
+  const query = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { compliance(asOf: $asOf) {
+    obligations { obligation rule explanation } } } } }`;
+  const answer = await until(
+    () => compliance(segment, '2026-06-01T00:00:00Z', me(), query),
+    (c) => c?.obligations?.length > 0,
+  );
+  const byId = Object.fromEntries(answer.obligations.map((o: { obligation: string }) => [o.obligation, o]));
+  expect(byId['PATROL']).toEqual({
+    obligation: 'PATROL',
+    rule: 'intervals between patrols not longer than 4½ months, but at least four times each calendar year',
+    explanation: 'class location unknown: the strictest row (class 4) applies until the class is recorded (§192.705(b))',
+  });
+  expect(byId['LEAK_SURVEY'].explanation).toMatch(/^class location unknown: the strictest row \(class 4\)/);
+});
+
+describe("the tenant's time zone (complianceSettings / updateComplianceSettings)", () => {
+  const zoneTenant = randomUUID();
+  const admin = () => harness.identity(['compliance:read', 'admin:*'], zoneTenant);
+  const update = (timeZone: string | null) =>
+    harness.request(`mutation($input: ComplianceSettingsInput!) { updateComplianceSettings(input: $input) { timeZone } }`, {
+      identity: admin(),
+      variables: { input: { timeZone } },
+    });
+  const settings = async () => (await harness.request('{ complianceSettings { timeZone } }', { identity: admin() })).data!['complianceSettings'];
+  const zoneQuery = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { compliance(asOf: $asOf) {
+    state timeZone obligations { obligation state lastCompletedAt dueDate dueAt violations { rule } } } } } }`;
+
+  it('counts calendar days in the zone: a valve inspection at 2026-05-01T19:30-05:00 meets a 15-month limit due 2026-05-01 in Chicago', async () => {
+    // §192.745(a): "at intervals not exceeding 15 months, but at least once each calendar year" (La. Admin. Code XIII-2945).
+    expect(await settings()).toEqual({ timeZone: 'UTC' });
+    const valve = randomUUID();
+    await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' }, zoneTenant);
+    await record(valve, 'VALVE_INSPECTION', '2025-02-01T10:00:00-06:00', zoneTenant);
+    await record(valve, 'VALVE_INSPECTION', '2026-05-01T19:30:00-05:00', zoneTenant);
+    const at = () => compliance(valve, '2026-05-03T12:00:00Z', admin(), zoneQuery);
+    // In UTC the second inspection fell on 2026-05-02, a day after the 15 months ran out; the next is due 15 months on.
+    const utc = await until(at, (c) => c.obligations[0]?.lastCompletedAt !== null && c.obligations[0]?.violations.length > 0);
+    expect(utc.obligations[0]).toMatchObject({ dueDate: '2027-08-02', dueAt: '2027-08-02T00:00:00.000Z' });
+    expect(utc).toMatchObject({ timeZone: 'UTC', obligations: [{ violations: [{ rule: 'at intervals not exceeding 15 months (§192.745(a))' }] }] });
+
+    const refused = await update('Mars/Olympus_Mons');
+    expect(refused.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT', field: 'input.timeZone' } });
+    expect((await update('america/chicago')).data!['updateComplianceSettings']).toEqual({ timeZone: 'America/Chicago' });
+    const chicago = await at();
+    expect(chicago).toMatchObject({
+      state: 'OK',
+      timeZone: 'America/Chicago',
+      obligations: [{ obligation: 'VALVE_INSPECTION', violations: [], dueDate: '2027-08-01', dueAt: '2027-08-01T05:00:00.000Z' }],
+    });
+    // The status rows are re-evaluated in the zone (in the background) and say which zone their days are in.
+    const row = () =>
+      harness.request(`{ complianceStatus(filter: { assetId: "${valve}" }) { edges { node { dueDate dueAt timeZone } } } }`, { identity: admin() });
+    const rows = await until(row, (r) => r.data?.['complianceStatus'].edges[0]?.node.dueDate === '2027-08-01');
+    expect(rows.data?.['complianceStatus'].edges).toEqual([
+      { node: { dueDate: '2027-08-01', dueAt: '2027-08-01T05:00:00.000Z', timeZone: 'America/Chicago' } },
+    ]);
+
+    expect((await update(null)).data!['updateComplianceSettings']).toEqual({ timeZone: 'UTC' });
+    expect((await at()).obligations[0]).toMatchObject({ dueDate: '2027-08-02', dueAt: '2027-08-02T00:00:00.000Z' });
+    await until(row, (r) => r.data?.['complianceStatus'].edges[0]?.node.timeZone === 'UTC');
+  });
 });

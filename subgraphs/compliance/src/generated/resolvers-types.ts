@@ -30,9 +30,12 @@ export type Scalars = {
 export type Asset = {
   __typename?: 'Asset';
   /**
-   * The asset's regulatory obligations and the state of each as of `asOf` (default now). An asset the
-   * compliance subgraph has not heard of yet, or one with no applicable obligation, has state OK and
-   * no obligations.
+   * The asset's regulatory obligations and the state of each as of `asOf` (default now), evaluated when
+   * asked from the evidence recorded so far. An asset the compliance subgraph has not heard of yet (its
+   * asset event not processed yet, or another tenant's) has state NOT_EVALUATED and no obligations —
+   * never OK. A PLANNED asset has state NOT_IN_SERVICE and lists the obligations it will carry once in
+   * service (each NOT_IN_SERVICE); an ABANDONED one NOT_IN_SERVICE and none. An asset in service to
+   * which no obligation applies (e.g. a CP test point) has state OK and no obligations.
    */
   compliance: AssetCompliance;
   /** The asset's id (owned by the assets subgraph). */
@@ -52,17 +55,23 @@ export type AssetCompliance = {
   asOf: Scalars['DateTime']['output'];
   /** Every obligation that applies to the asset, soonest due first. */
   obligations: Array<AssetObligationStatus>;
-  /** The worst state among the asset's obligations (OVERDUE, then NO_RECORD, then DUE_SOON, then OK); OK when none applies. */
+  /** The worst state among the asset's obligations (OVERDUE, then NO_RECORD, then DUE_SOON, then OK); OK when none applies to an asset in service; NOT_EVALUATED before compliance has received the asset; NOT_IN_SERVICE for a PLANNED or ABANDONED asset. */
   state: ComplianceState;
+  /** The IANA time zone the calendar days were counted in and every `dueDate` is a day of (ComplianceSettings.timeZone). */
+  timeZone: Scalars['String']['output'];
 };
 
 /** One obligation of one asset, evaluated at a moment. */
 export type AssetObligationStatus = {
   __typename?: 'AssetObligationStatus';
-  /** The earliest moment a rule is broken unless the obligation is completed again (null with no record). */
+  /** The instant `dueDate` begins (00:00 in `AssetCompliance.timeZone`; null with no record). */
   dueAt: Maybe<Scalars['DateTime']['output']>;
+  /** The last day on which the obligation is still on time, YYYY-MM-DD in `AssetCompliance.timeZone` (null with no record); a rule is broken from the next day on. */
+  dueDate: Maybe<Scalars['String']['output']>;
   /** The evidence behind the completions that count, newest first (at most 20). */
   evidence: Array<ComplianceEvidence>;
+  /** Why this timing applies to this asset, e.g. which row of the §192.705(b) table and why (an unknown class location takes the strictest row, class 4; a planned asset owes nothing until in service). */
+  explanation: Scalars['String']['output'];
   /** The most recent completion on or before `asOf` (null: none recorded). */
   lastCompletedAt: Maybe<Scalars['DateTime']['output']>;
   /** Which obligation. */
@@ -118,10 +127,31 @@ export type ComplianceObligation = {
   title: Scalars['String']['output'];
 };
 
+/** How the tenant's obligations are evaluated. */
+export type ComplianceSettings = {
+  __typename?: 'ComplianceSettings';
+  /**
+   * The IANA time zone (e.g. America/Chicago) whose calendar days, months and years the rules count in
+   * (default UTC): an inspection at 19:30 on May 1 in Chicago counts for May 1, and one at 20:00 on
+   * Dec 31 for that calendar year. Every due date is a day of this zone.
+   */
+  timeZone: Scalars['String']['output'];
+};
+
+/** Settings to change; omitted fields keep their value, null returns a field to its default. */
+export type ComplianceSettingsInput = {
+  /** An IANA time zone name such as America/Chicago or Europe/Amsterdam (canonicalised; UTC offsets such as +05:00 are refused: they have no daylight saving time). */
+  timeZone?: InputMaybe<Scalars['String']['input']>;
+};
+
 /** Where an obligation stands at a moment. */
 export type ComplianceState =
   /** Due within `dueSoonDays`. */
   | 'DUE_SOON'
+  /** Asset.compliance only: compliance has not yet received the asset (or it is another tenant's); nothing was evaluated, so nothing is known to be met. No status row is ever in this state. */
+  | 'NOT_EVALUATED'
+  /** Asset.compliance only: the asset is not in service (PLANNED, or ABANDONED), so no obligation runs yet (or any more); a PLANNED asset's obligations start when it begins operation. No status row is ever in this state. */
+  | 'NOT_IN_SERVICE'
   /** Applicable, but no evidence of a completion has been recorded. */
   | 'NO_RECORD'
   /** Completed, and not due within `dueSoonDays`. */
@@ -157,7 +187,7 @@ export type ComplianceStatusFilter = {
   obligation?: InputMaybe<Obligation>;
   /** Rows of assets under this regulation. */
   regulation?: InputMaybe<Regulation>;
-  /** Rows in this state. */
+  /** Rows in this state (NOT_EVALUATED and NOT_IN_SERVICE match no row). */
   state?: InputMaybe<ComplianceState>;
 };
 
@@ -166,8 +196,10 @@ export type ComplianceStatusRow = {
   __typename?: 'ComplianceStatusRow';
   /** The asset (resolved by the assets subgraph). */
   asset: Asset;
-  /** When it is due (null with no record). */
+  /** The instant `dueDate` begins (00:00 in `timeZone`; null with no record). */
   dueAt: Maybe<Scalars['DateTime']['output']>;
+  /** The last on-time day, YYYY-MM-DD in `timeZone` (null with no record). */
+  dueDate: Maybe<Scalars['String']['output']>;
   /** The most recent completion on or before `asOf`. */
   lastCompletedAt: Maybe<Scalars['DateTime']['output']>;
   /** Which obligation. */
@@ -176,6 +208,8 @@ export type ComplianceStatusRow = {
   regulation: Regulation;
   /** Its state at `asOf`. */
   state: ComplianceState;
+  /** The IANA time zone the row's calendar days are counted in (ComplianceSettings.timeZone). */
+  timeZone: Scalars['String']['output'];
 };
 
 /** A rule broken in the past. */
@@ -194,6 +228,20 @@ export type CountByComplianceState = {
   count: Scalars['Int']['output'];
   /** The state. */
   state: ComplianceState;
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /**
+   * Change the tenant's compliance settings; a null field returns to its default. Every status row of the
+   * tenant is re-evaluated with the new settings in the background; Asset.compliance uses them at once.
+   */
+  updateComplianceSettings: ComplianceSettings;
+};
+
+
+export type MutationUpdateComplianceSettingsArgs = {
+  input: ComplianceSettingsInput;
 };
 
 /** One obligation's identifier; the section is on ComplianceObligation.regulationRef. */
@@ -236,9 +284,9 @@ export type PageInfo = {
 
 export type PipelineSummary = {
   __typename?: 'PipelineSummary';
-  /** Count of (asset, obligation) rows per compliance state, as of now with DUE_SOON at 30 days; every state is listed. */
+  /** Count of (asset, obligation) rows per compliance state, as of now with DUE_SOON at 30 days; every state a row can be in is listed (OK, DUE_SOON, OVERDUE, NO_RECORD: rows exist for assets in service only). */
   complianceByState: Array<CountByComplianceState>;
-  /** The earliest due date among the tenant's obligations that have a record (null when none has). */
+  /** The earliest due date, today or later, among the tenant's obligations that have a record (null when none has): the instant its day begins (00:00) in the tenant's time zone (ComplianceSettings.timeZone). */
   nextComplianceDueAt: Maybe<Scalars['DateTime']['output']>;
   /** The tenant summarised. */
   tenantId: Scalars['ID']['output'];
@@ -248,10 +296,13 @@ export type Query = {
   __typename?: 'Query';
   /** The recurring obligations Linepack tracks, each with its section and rule in the regulation's words; optionally for one regulation. */
   complianceObligations: Array<ComplianceObligation>;
+  /** The tenant's compliance settings (defaults where none were set). */
+  complianceSettings: ComplianceSettings;
   /**
    * The tenant's (asset, obligation) rows with their state as of `asOf`, soonest due first (rows with no
    * record last). Computed from the evidence recorded up to `asOf`, with the regulation's calendar
-   * arithmetic; an auditor can ask as of a past date.
+   * arithmetic in the tenant's time zone; an auditor can ask as of a past date. Only assets in service
+   * have rows (see Asset.compliance for the others).
    */
   complianceStatus: ComplianceStatusConnection;
 };
@@ -384,6 +435,8 @@ export type ResolversTypes = ResolversObject<{
   ComplianceEvidence: ResolverTypeWrapper<ComplianceEvidence>;
   ComplianceObligation: ResolverTypeWrapper<ComplianceObligation>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  ComplianceSettings: ResolverTypeWrapper<ComplianceSettings>;
+  ComplianceSettingsInput: ComplianceSettingsInput;
   ComplianceState: ComplianceState;
   ComplianceStatusConnection: ResolverTypeWrapper<StatusPage>;
   ComplianceStatusEdge: ResolverTypeWrapper<Omit<ComplianceStatusEdge, 'node'> & { node: ResolversTypes['ComplianceStatusRow'] }>;
@@ -392,6 +445,7 @@ export type ResolversTypes = ResolversObject<{
   ComplianceViolation: ResolverTypeWrapper<ComplianceViolation>;
   CountByComplianceState: ResolverTypeWrapper<CountByComplianceState>;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Obligation: Obligation;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PipelineSummary: ResolverTypeWrapper<SummaryParent>;
@@ -410,6 +464,8 @@ export type ResolversParentTypes = ResolversObject<{
   ComplianceEvidence: ComplianceEvidence;
   ComplianceObligation: ComplianceObligation;
   Boolean: Scalars['Boolean']['output'];
+  ComplianceSettings: ComplianceSettings;
+  ComplianceSettingsInput: ComplianceSettingsInput;
   ComplianceStatusConnection: StatusPage;
   ComplianceStatusEdge: Omit<ComplianceStatusEdge, 'node'> & { node: ResolversParentTypes['ComplianceStatusRow'] };
   ComplianceStatusFilter: ComplianceStatusFilter;
@@ -417,6 +473,7 @@ export type ResolversParentTypes = ResolversObject<{
   ComplianceViolation: ComplianceViolation;
   CountByComplianceState: CountByComplianceState;
   DateTime: Scalars['DateTime']['output'];
+  Mutation: Record<PropertyKey, never>;
   PageInfo: PageInfo;
   PipelineSummary: SummaryParent;
   Query: Record<PropertyKey, never>;
@@ -448,11 +505,14 @@ export type AssetComplianceResolvers<ContextType = SubgraphContext, ParentType e
   asOf?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   obligations?: Resolver<Array<ResolversTypes['AssetObligationStatus']>, ParentType, ContextType>;
   state?: Resolver<ResolversTypes['ComplianceState'], ParentType, ContextType>;
+  timeZone?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type AssetObligationStatusResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['AssetObligationStatus'] = ResolversParentTypes['AssetObligationStatus']> = ResolversObject<{
   dueAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  dueDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   evidence?: Resolver<Array<ResolversTypes['ComplianceEvidence']>, ParentType, ContextType>;
+  explanation?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastCompletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   obligation?: Resolver<ResolversTypes['Obligation'], ParentType, ContextType>;
   regulationRef?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -481,6 +541,10 @@ export type ComplianceObligationResolvers<ContextType = SubgraphContext, ParentT
   title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type ComplianceSettingsResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ComplianceSettings'] = ResolversParentTypes['ComplianceSettings']> = ResolversObject<{
+  timeZone?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+}>;
+
 export type ComplianceStatusConnectionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ComplianceStatusConnection'] = ResolversParentTypes['ComplianceStatusConnection']> = ResolversObject<{
   edges?: Resolver<Array<ResolversTypes['ComplianceStatusEdge']>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
@@ -495,10 +559,12 @@ export type ComplianceStatusEdgeResolvers<ContextType = SubgraphContext, ParentT
 export type ComplianceStatusRowResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ComplianceStatusRow'] = ResolversParentTypes['ComplianceStatusRow']> = ResolversObject<{
   asset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType>;
   dueAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  dueDate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   lastCompletedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   obligation?: Resolver<ResolversTypes['Obligation'], ParentType, ContextType>;
   regulation?: Resolver<ResolversTypes['Regulation'], ParentType, ContextType>;
   state?: Resolver<ResolversTypes['ComplianceState'], ParentType, ContextType>;
+  timeZone?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
 export type ComplianceViolationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ComplianceViolation'] = ResolversParentTypes['ComplianceViolation']> = ResolversObject<{
@@ -515,6 +581,10 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
   name: 'DateTime';
 }
 
+export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  updateComplianceSettings?: Resolver<ResolversTypes['ComplianceSettings'], ParentType, ContextType, RequireFields<MutationUpdateComplianceSettingsArgs, 'input'>>;
+}>;
+
 export type PageInfoResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
   endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -529,6 +599,7 @@ export type PipelineSummaryResolvers<ContextType = SubgraphContext, ParentType e
 
 export type QueryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   complianceObligations?: Resolver<Array<ResolversTypes['ComplianceObligation']>, ParentType, ContextType, Partial<QueryComplianceObligationsArgs>>;
+  complianceSettings?: Resolver<ResolversTypes['ComplianceSettings'], ParentType, ContextType>;
   complianceStatus?: Resolver<ResolversTypes['ComplianceStatusConnection'], ParentType, ContextType, RequireFields<QueryComplianceStatusArgs, 'dueSoonDays' | 'first'>>;
 }>;
 
@@ -538,12 +609,14 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   AssetObligationStatus?: AssetObligationStatusResolvers<ContextType>;
   ComplianceEvidence?: ComplianceEvidenceResolvers<ContextType>;
   ComplianceObligation?: ComplianceObligationResolvers<ContextType>;
+  ComplianceSettings?: ComplianceSettingsResolvers<ContextType>;
   ComplianceStatusConnection?: ComplianceStatusConnectionResolvers<ContextType>;
   ComplianceStatusEdge?: ComplianceStatusEdgeResolvers<ContextType>;
   ComplianceStatusRow?: ComplianceStatusRowResolvers<ContextType>;
   ComplianceViolation?: ComplianceViolationResolvers<ContextType>;
   CountByComplianceState?: CountByComplianceStateResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
+  Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   PipelineSummary?: PipelineSummaryResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;

@@ -1,3 +1,4 @@
+import { formatCalendarDay, startOfLocalDay } from '../domain/calendar';
 import type { AssetResolvers } from '../generated/resolvers-types';
 import { dueSoonDaysOf } from './Query';
 
@@ -8,13 +9,16 @@ export const Asset: AssetResolvers = {
     return {
       asOf: result.asOf,
       state: result.state,
+      timeZone: result.timeZone,
       obligations: result.obligations.map((o) => ({
         obligation: o.obligation.obligation,
         state: o.state,
         regulationRef: o.obligation.regulationRef,
         rule: o.obligation.rule,
+        explanation: o.obligation.explanation,
         lastCompletedAt: o.lastCompletedAt,
-        dueAt: o.dueAt,
+        dueDate: o.dueAt ? formatCalendarDay(o.dueAt) : null,
+        dueAt: o.dueAt ? startOfLocalDay(o.dueAt, result.timeZone) : null,
         evidence: o.evidence.map((e) => ({ id: e._id, observedAt: e.observedAt, type: e.type, assetId: e.assetId })),
         violations: o.violations,
       })),

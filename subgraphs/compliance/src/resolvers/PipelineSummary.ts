@@ -1,4 +1,5 @@
 import { fieldError } from '@linepack/lib/errors';
+import { startOfLocalDay } from '../domain/calendar';
 import type { PipelineSummaryResolvers } from '../generated/resolvers-types';
 
 export const PipelineSummary: PipelineSummaryResolvers = {
@@ -7,5 +8,8 @@ export const PipelineSummary: PipelineSummaryResolvers = {
     return { tenantId: reference.tenantId };
   },
   complianceByState: (_summary, _args, { compliance }) => compliance.countsByState(new Date(), 30),
-  nextComplianceDueAt: (_summary, _args, { compliance }) => compliance.nextDueAt(new Date()),
+  nextComplianceDueAt: async (_summary, _args, { compliance }) => {
+    const day = await compliance.nextDueAt(new Date());
+    return day ? startOfLocalDay(day, await compliance.timeZone()) : null;
+  },
 };

@@ -15,4 +15,5 @@ export const Query: QueryResolvers = {
   complianceObligations: (_parent, { regulation }) => obligationCatalogue(regulation ?? null),
   complianceStatus: (_parent, { filter, asOf, dueSoonDays, first, after }, { compliance }) =>
     compliance.statusPage(filter ?? {}, asOf ?? new Date(), dueSoonDaysOf(dueSoonDays), pageSize(first), after),
+  complianceSettings: (_parent, _args, { settings }) => settings.get(),
 };
