@@ -8,9 +8,10 @@ import { createAsset, graphql, startTestStack, type TestStack } from '../support
 
 let stack: TestStack;
 let apiKey: string;
+let tenantId: string;
 beforeAll(async () => {
   stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
-  ({ apiKey } = await stack.tenantWithKey());
+  ({ apiKey, tenantId } = await stack.tenantWithKey());
 });
 afterAll(() => stack?.stop());
 
@@ -101,4 +102,114 @@ it('needs analytics:read for every analytics field, checked at the gateway', asy
   const res = await call('{ riskRegister { totalCount } }', {}, key);
   expect(res.status).toBe(403);
   expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['analytics:read']);
+});
+
+const recordAnomaly = async (input: Record<string, unknown>) => {
+  const res = await call(`mutation($i: MeasurementInput!) { recordMeasurement(input: $i) { ids } }`, {
+    i: { type: 'ILI_ANOMALY', source: 'ILI', observedAt: '2026-04-01T00:00:00Z', runId: 'run-2026-d', odometerM: 410.2, ...input },
+  });
+  expect(res.body.errors).toBeUndefined();
+  return res.body.data!['recordMeasurement'].ids[0] as string;
+};
+const assessmentsOf = (assetId: string) =>
+  call(
+    `query($id: ID!) { asset(id: $id) { anomalyAssessments { totalCount edges { node { assessable notAssessableReason responseCategory ruleRef categoryReason
+       repairDueAt methodNotes modelVersion computedAt measurement { id } } } } risk { likelihood drivers } } }`,
+    { id: assetId },
+  );
+
+it('categorises a dent recorded through the gateway by §195.452(h)(4) and scores the segment on it', async () => {
+  // §195.452(h)(4)(ii)(A): "A dent located on the top of the pipeline (above the 4 and 8 o'clock positions) with a
+  // depth greater than 3% of the pipeline diameter (greater than 0.250 inches in depth for a pipeline diameter less
+  // than Nominal Pipe Size (NPS) 12)." — a 4 % dent at 1 o'clock on 508 mm pipe.
+  const segment = await createAsset(stack.gatewayUrl, apiKey, {
+    type: 'SEGMENT',
+    name: 'Crude 20 · MP 7–9',
+    status: 'ACTIVE',
+    regulation: 'CFR_195',
+    product: 'CRUDE_OIL',
+    outsideDiameterMm: 508,
+    wallThicknessMm: 7.9,
+    smysMpa: 359,
+    maopKpa: 6000,
+  });
+  const id = await recordAnomaly({ idempotencyKey: 'dent-crude-1', assetId: segment.id, featureType: 'DENT', clockDeg: 30, dentDepthPctOd: 4 });
+  const res = await until(
+    () => assessmentsOf(segment.id),
+    (r) => r.body.data?.['asset']?.anomalyAssessments.totalCount === 1 && r.body.data['asset'].risk != null,
+    15_000,
+  );
+  const node = res.body.data!['asset'].anomalyAssessments.edges[0].node;
+  expect(node).toMatchObject({
+    assessable: true,
+    responseCategory: 'SIXTY_DAY',
+    ruleRef: '§195.452(h)(4)(ii)(A)',
+    repairDueAt: '2026-05-31T00:00:00.000Z',
+    measurement: { id },
+  });
+  expect(node.categoryReason).toContain('with a depth greater than 3% of the pipeline diameter');
+  expect(res.body.data!['asset'].risk.drivers[0]).toBe('1 SIXTY_DAY anomaly, a dent: likelihood 4');
+});
+
+it('a dent with metal loss on the top of a gas HCA segment is immediate under §192.933(d)(1)(v)', async () => {
+  const segment = await createAsset(stack.gatewayUrl, apiKey, {
+    type: 'SEGMENT',
+    name: 'Line 12 · MP 1–2',
+    status: 'ACTIVE',
+    regulation: 'CFR_192',
+    product: 'NATURAL_GAS',
+    outsideDiameterMm: 610,
+    wallThicknessMm: 9.5,
+    smysMpa: 359,
+    maopKpa: 6900,
+    classLocation: 2,
+    inHca: true,
+  });
+  await recordAnomaly({ idempotencyKey: 'dent-gas-1', assetId: segment.id, featureType: 'DENT', clockDeg: 330, dentDepthPctOd: 1.5, dentHasMetalLoss: true });
+  const res = await until(
+    () => assessmentsOf(segment.id),
+    (r) => r.body.data?.['asset']?.anomalyAssessments.totalCount === 1 && r.body.data['asset'].risk != null,
+    15_000,
+  );
+  expect(res.body.data!['asset'].anomalyAssessments.edges[0].node).toMatchObject({ responseCategory: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(v)' });
+  expect(res.body.data!['asset'].risk.likelihood).toBe(5);
+});
+
+it('switching the tenant to MEAN_OF_SMYS_AND_SMTS reassesses a segment without SMTS with the stated 1.1 × SMYS fallback', async () => {
+  const segment = await createAsset(stack.gatewayUrl, apiKey, {
+    type: 'SEGMENT',
+    name: 'Line 14 · MP 0–3 (no SMTS recorded)',
+    status: 'ACTIVE',
+    regulation: 'CFR_192',
+    product: 'NATURAL_GAS',
+    outsideDiameterMm: 610,
+    wallThicknessMm: 9.5,
+    smysMpa: 359,
+    maopKpa: 6900,
+    classLocation: 1,
+    inHca: false,
+  });
+  await recordAnomaly({ idempotencyKey: 'ml-nosmts-1', assetId: segment.id, featureType: 'METAL_LOSS', clockDeg: 90, depthPctWt: 30, lengthMm: 120 });
+  const first = await until(
+    () => assessmentsOf(segment.id),
+    (r) => r.body.data?.['asset']?.anomalyAssessments.totalCount === 1,
+    15_000,
+  );
+  const before = first.body.data!['asset'].anomalyAssessments.edges[0].node;
+  expect(before.modelVersion).toContain('+SMYS_PLUS_69_MPA');
+
+  const admin = await stack.keyFor(tenantId, ['admin:*']);
+  const update = await call(`mutation { updateAnalyticsSettings(input: { flowStress: MEAN_OF_SMYS_AND_SMTS }) { flowStress } }`, {}, admin);
+  expect(update.body.errors).toBeUndefined();
+  expect(update.body.data!['updateAnalyticsSettings']).toEqual({ flowStress: 'MEAN_OF_SMYS_AND_SMTS' });
+  // Reassessed (computedAt moves), neither dead-lettered nor left on the old method: 1.1 × SMYS, and it says why.
+  const after = await until(
+    () => assessmentsOf(segment.id),
+    (r) => r.body.data?.['asset']?.anomalyAssessments.edges[0]?.node.computedAt !== before.computedAt,
+    15_000,
+  );
+  const node = after.body.data!['asset'].anomalyAssessments.edges[0].node;
+  expect(node.assessable).toBe(true);
+  expect(node.modelVersion).toContain('+SMYS_TIMES_1_1');
+  expect(node.methodNotes).toContain('(SMYS + SMTS) / 2 needs the SMTS, which is not recorded for this pipe: the conservative 1.1 × SMYS is used instead');
 });

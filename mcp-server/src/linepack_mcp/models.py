@@ -26,7 +26,7 @@ MeasurementUnit = Literal["MM", "PERCENT_WT", "MV", "A", "V", "KPA", "CELSIUS", 
 MeasurementSource = Literal["ILI", "FIELD", "SCADA", "LAB"]
 AnomalyFeatureType = Literal["METAL_LOSS", "DENT", "CRACK", "GOUGE", "LAMINATION", "WELD_ANOMALY"]
 AnomalySurface = Literal["EXTERNAL", "INTERNAL", "MID_WALL"]
-ResponseCategory = Literal["IMMEDIATE", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER"]
+ResponseCategory = Literal["IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER"]
 RiskBand = Literal["LOW", "MEDIUM", "HIGH", "VERY_HIGH"]
 ComplianceState = Literal["OK", "DUE_SOON", "OVERDUE", "NO_RECORD", "NOT_EVALUATED", "NOT_IN_SERVICE"]
 Obligation = Literal[
@@ -197,7 +197,7 @@ class StoredAssessment(_Model):
     failurePressureRatio: float | None = None
     erf: float | None = None
     responseCategory: str | None = Field(
-        default=None, description="IMMEDIATE, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR, MONITORED or OTHER."
+        default=None, description="IMMEDIATE, SIXTY_DAY, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR, MONITORED or OTHER."
     )
     ruleRef: str | None = Field(default=None, description="The regulation paragraph that sets the category.")
     categoryReason: str | None = None

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
-import { modelVersionOf, modifiedB31G, type FlowStressMethod } from './model/b31g';
+import { modelVersionOf, modifiedB31G, resolveFlowStress, type FlowStressMethod } from './model/b31g';
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
-import { repairDueAt, responseCategory, type ResponseCategory } from './model/response-category';
+import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
 import {
@@ -14,9 +14,22 @@ import {
   type SettingsDocument,
 } from './documents';
 
-/** Most urgent first; the order the anomaly lists use. */
-export const CATEGORY_URGENCY: Record<ResponseCategory, number> = { IMMEDIATE: 0, ONE_HUNDRED_EIGHTY_DAY: 1, ONE_YEAR: 2, TWO_YEAR: 3, MONITORED: 4, OTHER: 4 };
+/**
+ * Most urgent first; the order the anomaly lists use. SIXTY_DAY came later: 0.5 puts it between IMMEDIATE and
+ * ONE_HUNDRED_EIGHTY_DAY without renumbering the urgency stored in every existing assessment.
+ */
+export const CATEGORY_URGENCY: Record<ResponseCategory, number> = {
+  IMMEDIATE: 0,
+  SIXTY_DAY: 0.5,
+  ONE_HUNDRED_EIGHTY_DAY: 1,
+  ONE_YEAR: 2,
+  TWO_YEAR: 3,
+  MONITORED: 4,
+  OTHER: 4,
+};
 const NOT_ASSESSABLE_URGENCY = 9;
+/** The dent and crack repair conditions (model/response-category.ts), recorded on their assessments. */
+export const REPAIR_CONDITIONS_MODEL = 'repair-conditions-dent-crack/1.0.0';
 export const NO_DUE_DATE = new Date('9999-12-31T00:00:00.000Z');
 const PIPE_TYPES = new Set(['PIPELINE', 'SEGMENT']);
 const ASSESSED_FEATURES = new Set(['METAL_LOSS', 'GOUGE']);
@@ -47,12 +60,14 @@ export interface BatchContext {
   cp: Map<string, CpReadingProjection>;
 }
 
-/** Why an anomaly cannot be assessed on this asset, or null when it can. */
+/** Why a dent or crack cannot be categorised on this asset (its regulation decides the rules), or null when it can. */
+function notCategorisable(asset: AssetProjection): string | null {
+  return asset.regulation == null ? 'the asset has no regulation (it decides between §192.933/§192.714 and §195.452)' : null;
+}
+
+/** Why a metal-loss anomaly cannot be assessed on this asset, or null when it can. */
 function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | null {
   if (a.featureType && !ASSESSED_FEATURES.has(a.featureType)) {
-    if (a.featureType === 'DENT')
-      return 'a dent is assessed by its depth as % of diameter and its interaction with metal loss or welds, which Linepack does not record';
-    if (a.featureType === 'CRACK') return 'a crack needs a fracture-mechanics assessment (§192.712(d)), not Modified B31G';
     return `a ${a.featureType.toLowerCase().replace('_', ' ')} is not a metal-loss feature; Modified B31G does not apply`;
   }
   const missing = [
@@ -70,6 +85,27 @@ function notAssessable(asset: AssetProjection, a: AnomalyProjection): string | n
     return `the anomaly has no ${[a.depthPctWt == null ? 'depthPctWt' : null, a.lengthMm == null ? 'lengthMm' : null].filter(Boolean).join(', ')}`;
   return null;
 }
+
+/** The figures of an assessment without them: not assessable, or a dent or crack (no Modified B31G). */
+const NO_FIGURES = {
+  depthWithTolerancePctWt: null,
+  failurePressureKpa: null,
+  nominalFailurePressureKpa: null,
+  safePressureKpa: null,
+  failurePressureRatio: null,
+  erf: null,
+  responseCategory: null,
+  ruleRef: null,
+  categoryReason: null,
+  repairDueAt: null,
+  dueSort: NO_DUE_DATE,
+  growthRateMmPerYear: null,
+  growthBasis: null,
+  matchedMeasurementId: null,
+  remainingLifeYears: null,
+  remainingLifeLimit: null,
+  methodNotes: [],
+};
 
 /**
  * Recomputes assessments and risk from the projections. Anomalies are assessed when they arrive (with
@@ -128,36 +164,52 @@ export class Analyzer {
       discoveredAt: a.observedAt,
       computedAt: now,
       sourceEventId: a.sourceEventId,
+      featureType: a.featureType,
     };
+    const notAssessed = (why: string): AssessmentDocument => ({
+      ...base,
+      ...NO_FIGURES,
+      assessable: false,
+      notAssessableReason: why,
+      urgency: NOT_ASSESSABLE_URGENCY,
+      modelVersion: modelVersionOf(settings.flowStress),
+    });
+    if (a.featureType === 'DENT' || a.featureType === 'CRACK') {
+      const missing = notCategorisable(asset);
+      if (missing) return notAssessed(missing);
+      const decision =
+        a.featureType === 'DENT'
+          ? dentCategory({
+              regulation: asset.regulation!,
+              inHca: asset.inHca,
+              outsideDiameterMm: asset.outsideDiameterMm,
+              clockDeg: a.clockDeg,
+              dentDepthPctOd: a.dentDepthPctOd ?? null,
+              hasMetalLoss: a.dentHasMetalLoss ?? null,
+              hasCracking: a.dentHasCracking ?? null,
+              hasStressRiser: a.dentHasStressRiser ?? null,
+              interactsWithGirthWeld: a.interactsWithGirthWeld ?? null,
+              interactsWithSeamWeld: a.interactsWithSeamWeld ?? null,
+            })
+          : crackCategory({
+              regulation: asset.regulation!,
+              inHca: asset.inHca,
+              depthPctWt: a.depthPctWt == null ? null : depthWithTolerance(a.depthPctWt, settings.toolTolerancePctWt),
+            });
+      if (decision.category == null) return notAssessed(decision.reason);
+      return this.categorised(
+        base,
+        decision as CategoryDecision,
+        a,
+        a.featureType === 'CRACK' && a.depthPctWt != null ? depthWithTolerance(a.depthPctWt, settings.toolTolerancePctWt) : null,
+      );
+    }
     const reason = notAssessable(asset, a);
-    const empty = {
-      depthWithTolerancePctWt: null,
-      failurePressureKpa: null,
-      nominalFailurePressureKpa: null,
-      safePressureKpa: null,
-      failurePressureRatio: null,
-      erf: null,
-      responseCategory: null,
-      ruleRef: null,
-      categoryReason: null,
-      repairDueAt: null,
-      dueSort: NO_DUE_DATE,
-      growthRateMmPerYear: null,
-      growthBasis: null,
-      matchedMeasurementId: null,
-      remainingLifeYears: null,
-      remainingLifeLimit: null,
-    };
-    if (reason)
-      return {
-        ...base,
-        ...empty,
-        assessable: false,
-        notAssessableReason: reason,
-        urgency: NOT_ASSESSABLE_URGENCY,
-        modelVersion: modelVersionOf(settings.flowStress),
-      };
+    if (reason) return notAssessed(reason);
     const t = asset.wallThicknessMm!;
+    // The tenant's method where it applies to this segment, else the stated fallback (resolveFlowStress): never a
+    // dead letter for a segment without SMTS.
+    const flow = resolveFlowStress(settings.flowStress, asset.smysMpa!, asset.smtsMpa);
     const pipe = {
       outsideDiameterMm: asset.outsideDiameterMm!,
       wallThicknessMm: t,
@@ -167,21 +219,11 @@ export class Analyzer {
       regulation: asset.regulation!,
       classLocation: asset.classLocation,
       maopKpa: asset.maopKpa,
-      flowStress: settings.flowStress,
+      flowStress: flow.method,
     };
     const tolerant = depthWithTolerance(a.depthPctWt!, settings.toolTolerancePctWt);
     const withTolerance = modifiedB31G({ ...pipe, defectDepthMm: (tolerant / 100) * t });
     const nominal = modifiedB31G({ ...pipe, defectDepthMm: (a.depthPctWt! / 100) * t });
-    if (!withTolerance.applicable && withTolerance.reason === 'FLOW_STRESS_NOT_DEFINED') {
-      return {
-        ...base,
-        ...empty,
-        assessable: false,
-        notAssessableReason: withTolerance.message,
-        urgency: NOT_ASSESSABLE_URGENCY,
-        modelVersion: withTolerance.modelVersion,
-      };
-    }
     const figures = withTolerance.applicable ? withTolerance : null;
     const decision = responseCategory({
       regulation: asset.regulation!,
@@ -191,6 +233,11 @@ export class Analyzer {
       failurePressureKpa: figures?.failurePressureKpa ?? null,
       safePressureKpa: figures?.safePressureKpa ?? null,
       maopKpa: asset.maopKpa,
+      featureType: a.featureType,
+      metalLossKind: a.metalLossKind ?? null,
+      interactsWithGirthWeld: a.interactsWithGirthWeld ?? null,
+      interactsWithSeamWeld: a.interactsWithSeamWeld ?? null,
+      atPipelineCrossing: a.atPipelineCrossing ?? null,
     });
     const feature = this.feature(asset, a);
     const rate = growthRate(feature, matchFeature(feature, previous, settings), settings);
@@ -217,7 +264,34 @@ export class Analyzer {
       matchedMeasurementId: rate.matchedMeasurementId,
       remainingLifeYears: life.years,
       remainingLifeLimit: life.limit,
+      // The fallback (and SMTS cap) of the tenant's method, then the figures' own caps; a cap named by both once.
+      methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? [])])],
       modelVersion: `${withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
+    };
+  }
+
+  /** A dent or crack in the category its repair condition gives (no B31G figures, growth or remaining life). */
+  private categorised(
+    base: Pick<AssessmentDocument, '_id' | 'tenantId' | 'assetId' | 'depthPctWt' | 'discoveredAt' | 'computedAt' | 'sourceEventId' | 'featureType'>,
+    decision: CategoryDecision,
+    a: AnomalyProjection,
+    depthWithTolerancePctWt: number | null,
+  ): AssessmentDocument {
+    const due = repairDueAt(decision.category, a.observedAt);
+    return {
+      ...base,
+      ...NO_FIGURES,
+      assessable: true,
+      notAssessableReason: null,
+      depthWithTolerancePctWt,
+      responseCategory: decision.category,
+      urgency: CATEGORY_URGENCY[decision.category],
+      ruleRef: decision.ruleRef,
+      categoryReason: decision.reason,
+      repairDueAt: due,
+      dueSort: due ?? NO_DUE_DATE,
+      featureType: a.featureType,
+      modelVersion: `${REPAIR_CONDITIONS_MODEL};${RISK_MODEL_VERSION}`,
     };
   }
 
@@ -288,16 +362,26 @@ export class Analyzer {
       return;
     }
     const groups = await this.assessments
-      .aggregate<{ _id: string | null; count: number; minLife: number | null; minFpr: number | null }>([
+      .aggregate<{ _id: string | null; count: number; dents: number; minLife: number | null; minFpr: number | null }>([
         { $match: { tenantId, assetId, assessable: true } },
-        { $group: { _id: '$responseCategory', count: { $sum: 1 }, minLife: { $min: '$remainingLifeYears' }, minFpr: { $min: '$failurePressureRatio' } } },
+        {
+          $group: {
+            _id: '$responseCategory',
+            count: { $sum: 1 },
+            dents: { $sum: { $cond: [{ $eq: ['$featureType', 'DENT'] }, 1, 0] } },
+            minLife: { $min: '$remainingLifeYears' },
+            minFpr: { $min: '$failurePressureRatio' },
+          },
+        },
       ])
       .toArray();
     const counts: Partial<Record<ResponseCategory, number>> = {};
+    const dentCounts: Partial<Record<ResponseCategory, number>> = {};
     let minLife: number | null = null;
     let minFpr: number | null = null;
     for (const g of groups) {
       if (g._id) counts[g._id as ResponseCategory] = g.count;
+      if (g._id && g.dents > 0) dentCounts[g._id as ResponseCategory] = g.dents;
       if (g.minLife != null) minLife = minLife == null ? g.minLife : Math.min(minLife, g.minLife);
       if (g.minFpr != null) minFpr = minFpr == null ? g.minFpr : Math.min(minFpr, g.minFpr);
     }
@@ -311,6 +395,7 @@ export class Analyzer {
       outsideDiameterMm: asset.outsideDiameterMm,
       maopKpa: asset.maopKpa,
       categoryCounts: counts,
+      dentCounts,
       minRemainingLifeYears: minLife,
       worstFailurePressureRatio: minFpr,
       latestPipeToSoilMv: cp?.potentialMv ?? null,

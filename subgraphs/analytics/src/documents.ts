@@ -101,6 +101,10 @@ export interface AssessmentDocument extends TenantDocument {
   matchedMeasurementId: string | null;
   remainingLifeYears: number | null;
   remainingLifeLimit: string | null;
+  /** Where the assessment departs from the settings or the plain method (flow-stress fallback, caps); absent on older results. */
+  methodNotes?: string[];
+  /** The anomaly's feature type, so the segment's risk can name its dents; absent on older results. */
+  featureType?: string | null;
   modelVersion: string;
   computedAt: Date;
   sourceEventId: string;

@@ -89,7 +89,7 @@ export class AnalyticsRepository {
         { $group: { _id: '$responseCategory', count: { $sum: 1 } } },
       ])
       .toArray();
-    const all: ResponseCategory[] = ['IMMEDIATE', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR', 'MONITORED', 'OTHER'];
+    const all: ResponseCategory[] = ['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR', 'MONITORED', 'OTHER'];
     return all.map((c) => ({ responseCategory: c, count: groups.find((g) => g._id === c)?.count ?? 0 }));
   }
 

@@ -134,14 +134,21 @@ it('says why an anomaly cannot be assessed', async () => {
   const seg = randomUUID();
   await upsertAsset(seg, { ...gasSegment, wallThicknessMm: null, classLocation: 2 });
   await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 30, lengthMm: 40 });
-  await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 3, featureType: 'DENT' });
+  await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', depthPctWt: 20, featureType: 'CRACK' });
+  // A dent needs no wall thickness: it is categorised by the dent conditions (repair-conditions.test.ts).
+  await anomaly(seg, { runId: 'x', observedAt: '2026-01-01T00:00:00.000Z', featureType: 'DENT', clockDeg: 180, dentDepthPctOd: 1 });
   const result = await until(
     () => assessments(seg, { assessable: false }),
     (a) => a.anomalyAssessments.totalCount === 2,
   );
   const reasons = result.anomalyAssessments.edges.map((e: { node: { notAssessableReason: string } }) => e.node.notAssessableReason).sort();
-  expect(reasons[0]).toMatch(/^a dent is assessed by its depth as % of diameter/);
+  expect(reasons[0]).toMatch(/^a crack 30\.0 % of wall deep .*fracture-mechanics failure pressure \(§192\.712\(d\)\)/);
   expect(reasons[1]).toBe('the asset has no wallThicknessMm');
+  const categorised = await until(
+    () => assessments(seg, { assessable: true }),
+    (a) => a.anomalyAssessments.totalCount === 1,
+  );
+  expect(categorised.anomalyAssessments.edges[0].node.responseCategory).toBe('MONITORED');
 });
 
 it('lists the risk register highest score first, and a second tenant sees none of it', async () => {

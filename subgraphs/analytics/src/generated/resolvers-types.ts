@@ -91,11 +91,18 @@ export type AnomalyAssessment = {
   matchedMeasurementId: Maybe<Scalars['ID']['output']>;
   /** The ILI_ANOMALY measurement assessed (resolved by the measurements subgraph). */
   measurement: Measurement;
+  /**
+   * Where the assessment departs from the tenant's settings or the plain method, in words: a flow-stress fallback
+   * (SMYS + 69 MPa above X70, or the mean of SMYS and SMTS on a segment without SMTS, assessed with 1.1 × SMYS), the
+   * flow stress capped at SMTS, the safe pressure capped at the design pressure, a dent's clock position not
+   * recorded (taken as the top of the pipe). Empty when there is none.
+   */
+  methodNotes: Array<Scalars['String']['output']>;
   /** The models and their versions, including the flow stress method. */
   modelVersion: Scalars['String']['output'];
   /** Failure pressure at the reported depth, kPa. */
   nominalFailurePressureKpa: Maybe<Scalars['Float']['output']>;
-  /** Why it cannot be assessed (missing wall thickness, a dent or crack, …); null when assessed. */
+  /** Why it cannot be assessed (missing wall thickness, a dent without its depth, a shallow crack on gas pipe, …); null when assessed. */
   notAssessableReason: Maybe<Scalars['String']['output']>;
   /** Which limit comes first. */
   remainingLifeLimit: Maybe<RemainingLifeLimit>;
@@ -107,7 +114,7 @@ export type AnomalyAssessment = {
   responseCategory: Maybe<ResponseCategory>;
   /** The rule that decided the category, e.g. §192.933(d)(1)(ii). */
   ruleRef: Maybe<Scalars['String']['output']>;
-  /** Failure pressure × design factor, kPa. */
+  /** Failure pressure × design factor, kPa, capped at the design pressure 2·SMYS·t/D × F (see methodNotes). */
   safePressureKpa: Maybe<Scalars['Float']['output']>;
   /** The domain event this result was last computed from. */
   sourceEventId: Scalars['String']['output'];
@@ -181,9 +188,16 @@ export type CountByRiskBand = {
 
 /** The flow stress Modified B31G uses; recorded in `modelVersion`. */
 export type FlowStressMethod =
-  /** (SMYS + SMTS) / 2 (ASME B31G-2012); needs smtsMpa. */
+  /**
+   * (SMYS + SMTS) / 2 (ASME B31G-2012); needs SMTS. The calculator refuses it without smtsMpa; a recorded segment
+   * without SMTS is assessed with the conservative 1.1 × SMYS instead, and its assessment's methodNotes say so.
+   */
   | 'MEAN_OF_SMYS_AND_SMTS'
-  /** SMYS + 69 MPa (10 ksi): Kiefner & Vieth's Modified B31G; ASME B31G-2012 allows it for SMYS ≤ 483 MPa (70 ksi). */
+  /**
+   * SMYS + 69 MPa (10 ksi): Kiefner & Vieth's Modified B31G; ASME B31G-2012 allows it up to grade X70 (70 ksi,
+   * which API 5L states as 485 MPa in SI). Above 485 MPa SMYS the conservative 1.1 × SMYS is used instead, and the
+   * result's notes say so.
+   */
   | 'SMYS_PLUS_69_MPA'
   /** 1.1 × SMYS (ASME B31G-2012). */
   | 'SMYS_TIMES_1_1';
@@ -206,10 +220,12 @@ export type Measurement = {
 /** A Modified B31G result. */
 export type ModifiedB31GAssessment = {
   __typename?: 'ModifiedB31GAssessment';
-  /** False when the method does not apply (metal loss deeper than 80 % of the wall, or SMYS + 69 MPa above 483 MPa SMYS); the figures are then null. */
+  /** False when the method does not apply (metal loss deeper than 80 % of the wall); the figures are then null. */
   applicable: Scalars['Boolean']['output'];
   /** The design factor F. */
   designFactor: Maybe<Scalars['Float']['output']>;
+  /** Design pressure of the intact pipe, 2·SMYS·t/D × F × E × T (§192.105, §195.106) with E = T = 1, kPa: the cap on the safe pressure. */
+  designPressureKpa: Maybe<Scalars['Float']['output']>;
   /** MAOP / safe pressure; above 1 the feature needs action. Null without MAOP. */
   erf: Maybe<Scalars['Float']['output']>;
   /** Pf = 2·Sf·t/D, kPa. */
@@ -218,9 +234,9 @@ export type ModifiedB31GAssessment = {
   failurePressureRatio: Maybe<Scalars['Float']['output']>;
   /** Hoop stress at failure Sf, MPa. */
   failureStressMpa: Maybe<Scalars['Float']['output']>;
-  /** The flow stress method used. */
+  /** The flow stress method used (1.1 × SMYS where the one asked for does not apply; see notes). */
   flowStressMethod: FlowStressMethod;
-  /** Flow stress Sflow, MPa. */
+  /** Flow stress Sflow, MPa (capped at SMTS when smtsMpa is given). */
   flowStressMpa: Maybe<Scalars['Float']['output']>;
   /** Folias bulging factor M. */
   foliasFactor: Maybe<Scalars['Float']['output']>;
@@ -228,7 +244,9 @@ export type ModifiedB31GAssessment = {
   modelVersion: Scalars['String']['output'];
   /** Why the method does not apply, in words; null when it does. */
   notApplicableReason: Maybe<Scalars['String']['output']>;
-  /** Pf × F, kPa. */
+  /** Where the result departs from the plain method: a flow-stress fallback, the flow stress capped at SMTS, the safe pressure capped at the design pressure. */
+  notes: Array<Scalars['String']['output']>;
+  /** Pf × F, kPa, capped at designPressureKpa. */
   safePressureKpa: Maybe<Scalars['Float']['output']>;
   /** z = L² / (D·t). */
   z: Maybe<Scalars['Float']['output']>;
@@ -343,19 +361,43 @@ export type RemainingLifeLimit =
 /**
  * How urgently an anomaly must be responded to, by the repair criteria for its pipe (criteria in
  * the README): gas in an HCA §192.933(d), gas outside an HCA §192.714(d), liquid §195.452(h)(4).
+ * Metal loss, dents and cracks are categorised; the rule and its words are in each assessment's ruleRef
+ * and categoryReason.
  */
 export type ResponseCategory =
-  /** Metal loss > 80 % of wall; gas: Pf ≤ 1.1 × MAOP; liquid: burst pressure below MOP. Repair on discovery (pressure reduced meanwhile). */
+  /**
+   * Metal loss > 80 % of wall; gas: Pf ≤ 1.1 × MAOP, a dent between 8 and 4 o'clock with metal loss, cracking or a
+   * stress riser, a crack deeper than 50 % of wall; liquid: burst pressure below MOP, a dent on the top of the pipe
+   * with metal loss, cracking or a stress riser, or deeper than 6 % of the diameter. Repair on discovery (pressure
+   * reduced meanwhile).
+   */
   | 'IMMEDIATE'
-  /** Gas (§192.933(d)(3), §192.714(d)(3)): any other metal loss; monitored and re-evaluated at the next assessment. */
+  /** Gas (§192.933(d)(3), §192.714(d)(3)): any other metal loss or dent; monitored and re-evaluated at the next assessment. */
   | 'MONITORED'
-  /** Liquid (§195.452(h)(4)(iii)): safe operating pressure below MOP. Within 180 days of discovery. */
+  /**
+   * Liquid (§195.452(h)(4)(iii)): safe operating pressure below MOP; general corrosion, or metal loss at a pipeline
+   * crossing, in widespread circumferential corrosion or at a girth weld, deeper than 50 % of wall; corrosion of or
+   * along a seam weld; a gouge or groove deeper than 12.5 % of wall; a dent deeper than 2 % at a weld or on the top of
+   * the pipe, or deeper than 6 % on the bottom; a crack indication. Within 180 days of discovery.
+   */
   | 'ONE_HUNDRED_EIGHTY_DAY'
-  /** Gas in an HCA (§192.933(d)(2)): failure-pressure ratio ≤ 1.25 / 1.39 / 1.67 / 2.00 for class 1 / 2 / 3 / 4. Within one year of discovery. */
+  /**
+   * Gas in an HCA (§192.933(d)(2)): failure-pressure ratio ≤ 1.25 / 1.39 / 1.67 / 2.00 for class 1 / 2 / 3 / 4; a
+   * smooth dent between 8 and 4 o'clock deeper than 6 % of the diameter, a dent deeper than 2 % at a girth or seam
+   * weld, a dent between 4 and 8 o'clock with metal loss, cracking or a stress riser. Within one year of discovery.
+   */
   | 'ONE_YEAR'
-  /** Liquid (§195.452(h)(4)(iv)): any other metal loss; evaluated and scheduled by the operator. */
+  /** Liquid (§195.452(h)(4)(iv)): any other metal loss or dent; evaluated and scheduled by the operator. */
   | 'OTHER'
-  /** Gas outside an HCA (§192.714(d)(2)): failure-pressure ratio ≤ 1.39 / 1.67 / 2.00 / 2.50 for class 1 / 2 / 3 / 4. Within two years of discovery. */
+  /**
+   * Liquid (§195.452(h)(4)(ii)): a dent on the top of the pipe deeper than 3 % of the diameter (0.250 in below NPS 12),
+   * or on the bottom with metal loss, cracking or a stress riser. Within 60 days of discovery.
+   */
+  | 'SIXTY_DAY'
+  /**
+   * Gas outside an HCA (§192.714(d)(2)): failure-pressure ratio ≤ 1.39 / 1.67 / 2.00 / 2.50 for class 1 / 2 / 3 / 4;
+   * the same dent conditions as ONE_YEAR. Within two years of discovery.
+   */
   | 'TWO_YEAR';
 
 /** A risk band on the 5 × 5 matrix. */
@@ -636,6 +678,7 @@ export type AnomalyAssessmentResolvers<ContextType = SubgraphContext, ParentType
   growthRateMmPerYear?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   matchedMeasurementId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   measurement?: Resolver<ResolversTypes['Measurement'], ParentType, ContextType>;
+  methodNotes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   modelVersion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   nominalFailurePressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   notAssessableReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
@@ -689,6 +732,7 @@ export type MeasurementResolvers<ContextType = SubgraphContext, ParentType exten
 export type ModifiedB31GAssessmentResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ModifiedB31GAssessment'] = ResolversParentTypes['ModifiedB31GAssessment']> = ResolversObject<{
   applicable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   designFactor?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  designPressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   erf?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   failurePressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   failurePressureRatio?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
@@ -698,6 +742,7 @@ export type ModifiedB31GAssessmentResolvers<ContextType = SubgraphContext, Paren
   foliasFactor?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   modelVersion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   notApplicableReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  notes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   safePressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   z?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
 }>;

@@ -2,8 +2,9 @@
  * Risk of a pipe segment on a 5 × 5 matrix: score = likelihood (1–5) × consequence (1–5).
  *
  * Likelihood is the worst of:
- *   - the most severe response category among its assessed anomalies (IMMEDIATE 5, ONE_YEAR /
- *     ONE_HUNDRED_EIGHTY_DAY 4, TWO_YEAR 3, MONITORED / OTHER 2, none 1);
+ *   - the most severe response category among its assessed anomalies — metal loss, dents and cracks
+ *     alike (IMMEDIATE 5, SIXTY_DAY / ONE_YEAR / ONE_HUNDRED_EIGHTY_DAY 4, TWO_YEAR 3, MONITORED / OTHER 2,
+ *     none 1); the driver names how many of them are dents;
  *   - the shortest remaining life (< 2 years 5, < 5 years 4, < 10 years 3, < 20 years 2);
  *   - cathodic protection: the latest pipe-to-soil potential less negative than −850 mV (the
  *     polarised-potential criterion of AMPP/NACE SP0169 referenced by 49 CFR 192 Appendix D) raises it by one.
@@ -26,7 +27,15 @@ export const RISK_BANDS: readonly { band: RiskBand; minScore: number; maxScore: 
   { band: 'VERY_HIGH', minScore: 15, maxScore: 25 },
 ];
 
-const categoryLikelihood: Record<ResponseCategory, number> = { IMMEDIATE: 5, ONE_YEAR: 4, ONE_HUNDRED_EIGHTY_DAY: 4, TWO_YEAR: 3, MONITORED: 2, OTHER: 2 };
+const categoryLikelihood: Record<ResponseCategory, number> = {
+  IMMEDIATE: 5,
+  SIXTY_DAY: 4,
+  ONE_YEAR: 4,
+  ONE_HUNDRED_EIGHTY_DAY: 4,
+  TWO_YEAR: 3,
+  MONITORED: 2,
+  OTHER: 2,
+};
 /** −850 mV (vs Cu/CuSO4): less negative means the pipe may be under-protected. */
 export const CP_CRITERION_MV = -850;
 const KPA_PER_PSI = 6.894757;
@@ -42,6 +51,8 @@ export interface RiskInput {
   maopKpa: number | null;
   /** How many of the segment's assessed anomalies are in each category. */
   categoryCounts: Partial<Record<ResponseCategory, number>>;
+  /** How many of those in each category are dents (a dented segment is scored on its dents like on its metal loss). */
+  dentCounts?: Partial<Record<ResponseCategory, number>>;
   minRemainingLifeYears: number | null;
   worstFailurePressureRatio: number | null;
   latestPipeToSoilMv: number | null;
@@ -73,13 +84,15 @@ export function segmentRisk(input: RiskInput): RiskResult {
     if (to > likelihood) likelihood = to;
     drivers.push(`${why}: likelihood ${to}`);
   };
-  const order: ResponseCategory[] = ['IMMEDIATE', 'ONE_YEAR', 'ONE_HUNDRED_EIGHTY_DAY', 'TWO_YEAR', 'MONITORED', 'OTHER'];
+  const order: ResponseCategory[] = ['IMMEDIATE', 'SIXTY_DAY', 'ONE_YEAR', 'ONE_HUNDRED_EIGHTY_DAY', 'TWO_YEAR', 'MONITORED', 'OTHER'];
   const worst = order.find((c) => (input.categoryCounts[c] ?? 0) > 0);
   if (worst) {
     const count = input.categoryCounts[worst] ?? 0;
+    const dents = input.dentCounts?.[worst] ?? 0;
+    const ofWhichDents = dents > 0 ? `, ${dents === count ? (count === 1 ? 'a dent' : 'all dents') : `${dents} of them dent${dents === 1 ? '' : 's'}`}` : '';
     raise(
       categoryLikelihood[worst],
-      `${count} ${worst} anomal${count === 1 ? 'y' : 'ies'}${input.worstFailurePressureRatio != null ? ` (worst failure-pressure ratio ${input.worstFailurePressureRatio.toFixed(2)})` : ''}`,
+      `${count} ${worst} anomal${count === 1 ? 'y' : 'ies'}${ofWhichDents}${input.worstFailurePressureRatio != null ? ` (worst failure-pressure ratio ${input.worstFailurePressureRatio.toFixed(2)})` : ''}`,
     );
   } else {
     drivers.push('no assessed anomalies: likelihood 1');

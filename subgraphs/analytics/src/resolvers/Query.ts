@@ -51,13 +51,15 @@ const nullFigures = {
   safePressureKpa: null,
   erf: null,
   failurePressureRatio: null,
+  designPressureKpa: null,
+  notes: [],
 };
 
 export const Query: QueryResolvers = {
   modifiedB31G: (_parent, { input }) => {
     const values = validateInput(inputSchema, input);
     try {
-      const result = modifiedB31G(values);
+      const result = modifiedB31G({ ...values, refuseMissingSmts: true });
       if (result.applicable) return { ...result, notApplicableReason: null };
       return { ...nullFigures, applicable: false, notApplicableReason: result.message, flowStressMethod: values.flowStress, modelVersion: result.modelVersion };
     } catch (err) {

@@ -65,7 +65,7 @@ describe('flow stress choices', () => {
     expect(result.failurePressureKpa / PSI_KPA).toBeCloseTo((published * (smys + 10_000)) / (1.1 * smys), 0);
   });
 
-  it('(SMYS + SMTS) / 2 needs SMTS; SMYS + 69 MPa is not defined above 483 MPa (70 ksi)', () => {
+  it('(SMYS + SMTS) / 2 needs SMTS in the calculator; above X70 SMYS + 69 MPa falls back to 1.1 × SMYS and says so', () => {
     const pipe = {
       outsideDiameterMm: 914,
       wallThicknessMm: 15.9,
@@ -75,8 +75,11 @@ describe('flow stress choices', () => {
       regulation: 'CFR_192' as const,
       classLocation: 1,
     };
-    expect(modifiedB31G(pipe)).toMatchObject({ applicable: false, reason: 'FLOW_STRESS_NOT_DEFINED' });
-    expect(fieldOfError(() => modifiedB31G({ ...pipe, flowStress: 'MEAN_OF_SMYS_AND_SMTS' }))).toBe('smtsMpa');
+    const x80 = modifiedB31G(pipe) as B31GFigures;
+    expect(x80).toMatchObject({ applicable: true, flowStressMethod: 'SMYS_TIMES_1_1', modelVersion: 'modified-b31g-0.85dL/2.0.0+SMYS_TIMES_1_1' });
+    expect(x80.flowStressMpa).toBeCloseTo(1.1 * 552, 9);
+    expect(x80.notes[0]).toContain('1.1 × SMYS is used instead');
+    expect(fieldOfError(() => modifiedB31G({ ...pipe, flowStress: 'MEAN_OF_SMYS_AND_SMTS', refuseMissingSmts: true }))).toBe('smtsMpa');
     const mean = modifiedB31G({ ...pipe, smtsMpa: 625, flowStress: 'MEAN_OF_SMYS_AND_SMTS' }) as B31GFigures;
     expect(mean.flowStressMpa).toBe(588.5);
     expect(mean.modelVersion).toBe('modified-b31g-0.85dL/2.0.0+MEAN_OF_SMYS_AND_SMTS');

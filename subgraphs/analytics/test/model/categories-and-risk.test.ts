@@ -95,7 +95,7 @@ describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.93
 });
 
 describe('liquid (§195.452(h)(4))', () => {
-  it('burst pressure below MOP is immediate; a safe pressure below MOP is a 180-day condition; otherwise other', () => {
+  it('burst pressure below MOP is immediate; a safe pressure below MOP is a 180-day condition (§195.452(h)(4)(iii)(D)); otherwise other', () => {
     const liquid = { regulation: 'CFR_195' as const, inHca: true, classLocation: null, depthPctWt: 50, maopKpa: 5000 };
     expect(responseCategory({ ...liquid, failurePressureKpa: 4999, safePressureKpa: 3599 })).toMatchObject({
       category: 'IMMEDIATE',
@@ -103,7 +103,7 @@ describe('liquid (§195.452(h)(4))', () => {
     });
     expect(responseCategory({ ...liquid, failurePressureKpa: 5000, safePressureKpa: 3600 })).toMatchObject({
       category: 'ONE_HUNDRED_EIGHTY_DAY',
-      ruleRef: '§195.452(h)(4)(iii)',
+      ruleRef: '§195.452(h)(4)(iii)(D)',
     });
     expect(responseCategory({ ...liquid, failurePressureKpa: 7000, safePressureKpa: 5040 })).toMatchObject({
       category: 'OTHER',
@@ -112,9 +112,11 @@ describe('liquid (§195.452(h)(4))', () => {
   });
 });
 
-it('dates the response from the discovery (the ILI observation): immediate at once, one year, two years, 180 days, none when monitored', () => {
+it('dates the response from the discovery (the ILI observation): immediate at once, 60 days, one year, two years, 180 days, none when monitored', () => {
   const found = new Date('2024-02-29T00:00:00.000Z');
   expect(repairDueAt('IMMEDIATE', found)).toEqual(found);
+  // §195.452(h)(4)(ii): "within 60 days of discovery of condition".
+  expect(repairDueAt('SIXTY_DAY', found)?.toISOString()).toBe('2024-04-29T00:00:00.000Z');
   expect(repairDueAt('ONE_YEAR', found)?.toISOString()).toBe('2025-02-28T00:00:00.000Z');
   expect(repairDueAt('TWO_YEAR', found)?.toISOString()).toBe('2026-02-28T00:00:00.000Z');
   expect(repairDueAt('ONE_HUNDRED_EIGHTY_DAY', found)?.toISOString()).toBe('2024-08-27T00:00:00.000Z');
@@ -181,6 +183,26 @@ describe('risk on the 5 × 5 matrix', () => {
       'in a high consequence area: consequence +1 to 4',
       'class 3 location: consequence +1 to 5',
     ]);
+  });
+
+  it('scores a dented segment on its dents, and says how many of the worst category are dents', () => {
+    // A liquid segment whose only assessed anomaly is a 60-day dent: likelihood 4 (as ONE_YEAR / 180-day), consequence 3.
+    const risk = segmentRisk({
+      regulation: 'CFR_195',
+      product: 'CRUDE_OIL',
+      classLocation: null,
+      inHca: false,
+      couldAffectHca: false,
+      outsideDiameterMm: 508,
+      maopKpa: 6000,
+      categoryCounts: { SIXTY_DAY: 1 },
+      dentCounts: { SIXTY_DAY: 1 },
+      minRemainingLifeYears: null,
+      worstFailurePressureRatio: null,
+      latestPipeToSoilMv: null,
+    });
+    expect(risk).toMatchObject({ likelihood: 4, consequence: 3, score: 12, band: 'HIGH' });
+    expect(risk.drivers[0]).toBe('1 SIXTY_DAY anomaly, a dent: likelihood 4');
   });
 
   it('keeps a segment with nothing found LOW', () => {
