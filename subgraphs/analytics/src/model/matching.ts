@@ -36,6 +36,7 @@ export interface MatchableRow extends AlignableRow {
   clockDeg: number | null;
   depthPctWt: number | null;
   lengthMm: number | null;
+  widthMm: number | null;
   wallThicknessMm: number | null;
   surface: string | null;
 }
@@ -101,14 +102,15 @@ export function depthSizingSd(tolerancePctWt: number, certainty: number): number
   return tolerancePctWt / normalQuantile((1 + certainty) / 2);
 }
 
-const UNMATCHED_COST = 2;
+/** Every gated pair costs at most 5 × TERM_CAP < 2 × UNMATCHED_COST. */
+export const UNMATCHED_COST = 23;
 /** Stands for a forbidden cell in the assignment; finite so that potentials stay finite. */
 const FORBIDDEN = 1e9;
 
 export interface FeaturePair<Row> {
   older: ReferencePosition<Row>;
   newer: ReferencePosition<Row>;
-  /** Sum of squared gate-normalised distances (axial, clock, depth change), each at most 1. */
+  /** Sum of squared standardised differences (axial, clock, depth, length, width), each capped at TERM_CAP. */
   cost: number;
 }
 
@@ -123,28 +125,80 @@ type MatchSettings = Pick<
   'odometerToleranceM' | 'clockToleranceDeg' | 'toolTolerancePctWt' | 'toolCertainty' | 'implausibleShallowingSigmas'
 >;
 
-/** The cost of pairing two features, or null when a gate rules the pair out. */
-function pairCost(older: ReferencePosition<MatchableRow>, newer: ReferencePosition<MatchableRow>, settings: MatchSettings, depthGateSd: number): number | null {
+/** Signed differences newer − older of a gated pair; null components where a run gives no value. */
+interface Residual {
+  axialM: number;
+  clockDeg: number | null;
+  depthPctWt: number | null;
+  lengthMm: number | null;
+  widthMm: number | null;
+}
+
+/** The differences of two features, or null when a gate rules the pair out. */
+function gatedResidual(
+  older: ReferencePosition<MatchableRow>,
+  newer: ReferencePosition<MatchableRow>,
+  settings: MatchSettings,
+  shallowingGatePctWt: number,
+): Residual | null {
   const o = older.row;
   const n = newer.row;
   if (o.kind !== n.kind) return null;
   if (o.surface != null && n.surface != null && o.surface !== n.surface) return null;
   if (Math.abs(older.referenceJointIndex - newer.referenceJointIndex) > 1) return null;
-  const axial = Math.abs(older.referencePositionM - newer.referencePositionM);
-  if (axial > settings.odometerToleranceM) return null;
-  let cost = settings.odometerToleranceM > 0 ? (axial / settings.odometerToleranceM) ** 2 : 0;
+  const axialM = newer.referencePositionM - older.referencePositionM;
+  if (Math.abs(axialM) > settings.odometerToleranceM) return null;
+  let clockDeg: number | null = null;
   if (o.clockDeg != null && n.clockDeg != null) {
-    const around = clockDistanceDeg(o.clockDeg, n.clockDeg);
-    if (around > settings.clockToleranceDeg) return null;
-    cost += settings.clockToleranceDeg > 0 ? (around / settings.clockToleranceDeg) ** 2 : 0;
+    if (clockDistanceDeg(o.clockDeg, n.clockDeg) > settings.clockToleranceDeg) return null;
+    clockDeg = ((((n.clockDeg - o.clockDeg) % 360) + 540) % 360) - 180;
   }
+  let depthPctWt: number | null = null;
   if (o.depthPctWt != null && n.depthPctWt != null) {
-    const change = n.depthPctWt - o.depthPctWt;
-    if (change < -depthGateSd) return null;
-    // Growth is expected but a smaller change is the likelier partner: a 50 % pit is more likely 55 % now than a 15 % one is.
-    cost += Math.min(1, (change / depthGateSd) ** 2);
+    depthPctWt = n.depthPctWt - o.depthPctWt;
+    if (depthPctWt < -shallowingGatePctWt) return null;
   }
-  return cost;
+  const lengthMm = o.lengthMm != null && n.lengthMm != null ? n.lengthMm - o.lengthMm : null;
+  const widthMm = o.widthMm != null && n.widthMm != null ? n.widthMm - o.widthMm : null;
+  return { axialM, clockDeg, depthPctWt, lengthMm, widthMm };
+}
+
+/** Centre and scale of each difference: what a true pair's residual looks like. */
+interface Scatter {
+  axial: [number, number];
+  clock: [number, number];
+  depth: [number, number];
+  length: [number, number] | null;
+  width: [number, number] | null;
+}
+
+/** Unambiguous windows (one feature on each side) needed before their scatter replaces the gate-based one. */
+const MIN_CALIBRATION_PAIRS = 30;
+/** Beyond three standard deviations every residual is equally unlikely: the cap keeps one bad term from deciding. */
+const TERM_CAP = 9;
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+/** Median and 1.4826 × median absolute deviation: a standard deviation that a few wrong pairs cannot inflate. */
+const robust = (values: number[], fallback: [number, number], floor: number): [number, number] => {
+  if (values.length < MIN_CALIBRATION_PAIRS) return fallback;
+  const centre = median(values);
+  return [centre, Math.max(floor, 1.4826 * median(values.map((v) => Math.abs(v - centre))))];
+};
+
+function pairCost(r: Residual, scatter: Scatter): number {
+  const term = (value: number | null, fit: [number, number] | null) =>
+    value == null || fit == null ? 0 : Math.min(TERM_CAP, ((value - fit[0]) / fit[1]) ** 2);
+  return (
+    term(r.axialM, scatter.axial) +
+    term(r.clockDeg, scatter.clock) +
+    term(r.depthPctWt, scatter.depth) +
+    term(r.lengthMm, scatter.length) +
+    term(r.widthMm, scatter.width)
+  );
 }
 
 /**
@@ -215,14 +269,14 @@ export function matchFeatures<Row extends MatchableRow>(
   newer: readonly ReferencePosition<Row>[],
   settings: MatchSettings = DEFAULT_RUN_COMPARISON_SETTINGS,
 ): FeatureMatching<Row> {
-  const sd = depthSizingSd(settings.toolTolerancePctWt, settings.toolCertainty);
-  const depthGateSd = settings.implausibleShallowingSigmas * Math.SQRT2 * sd;
+  const sizingSdOfChange = Math.SQRT2 * depthSizingSd(settings.toolTolerancePctWt, settings.toolCertainty);
+  const shallowingGatePctWt = settings.implausibleShallowingSigmas * sizingSdOfChange;
   const newerOrder = newer.map((_, k) => k).sort((a, b) => newer[a]!.referencePositionM - newer[b]!.referencePositionM);
   const newerAt = newerOrder.map((k) => newer[k]!.referencePositionM);
   // Candidate edges, found by a sweep over the newer run sorted by position; windows are their connected components.
   const edgeOlder: number[] = [];
   const edgeNewer: number[] = [];
-  const edgeCost: number[] = [];
+  const edgeResidual: Residual[] = [];
   const parent = new Int32Array(older.length + newer.length).map((_, k) => k);
   older.forEach((o, i) => {
     let lo = 0;
@@ -234,23 +288,61 @@ export function matchFeatures<Row extends MatchableRow>(
     }
     for (let s = lo; s < newerAt.length && newerAt[s]! <= o.referencePositionM + settings.odometerToleranceM; s++) {
       const j = newerOrder[s]!;
-      const cost = pairCost(o, newer[j]!, settings, depthGateSd);
-      if (cost == null) continue;
+      const residual = gatedResidual(o, newer[j]!, settings, shallowingGatePctWt);
+      if (residual == null) continue;
       edgeOlder.push(i);
       edgeNewer.push(j);
-      edgeCost.push(cost);
+      edgeResidual.push(residual);
       const a = find(parent, i);
       const b = find(parent, older.length + j);
       if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
     }
   });
   const windows = new Map<number, number[]>();
-  edgeCost.forEach((_, e) => {
+  edgeResidual.forEach((_, e) => {
     const root = find(parent, edgeOlder[e]!);
     const list = windows.get(root);
     if (list) list.push(e);
     else windows.set(root, [e]);
   });
+  // The scatter of true pairs, from the windows that hold one feature of each run (no choice to make there);
+  // with too few of them, the gates stand for three standard deviations and the sizing error for the depth.
+  const lone = [...windows.values()].filter((edges) => edges.length === 1).map((edges) => edgeResidual[edges[0]!]!);
+  const scatter: Scatter = {
+    axial: robust(
+      lone.map((r) => r.axialM),
+      [0, settings.odometerToleranceM / 3],
+      0.01,
+    ),
+    clock: robust(
+      lone.flatMap((r) => (r.clockDeg == null ? [] : [r.clockDeg])),
+      [0, settings.clockToleranceDeg / 3],
+      1,
+    ),
+    depth: robust(
+      lone.flatMap((r) => (r.depthPctWt == null ? [] : [r.depthPctWt])),
+      [0, sizingSdOfChange],
+      1,
+    ),
+    // Length and width have no tenant tolerance to stand in for their scatter: they count only once calibrated.
+    length:
+      lone.filter((r) => r.lengthMm != null).length >= MIN_CALIBRATION_PAIRS
+        ? robust(
+            lone.flatMap((r) => (r.lengthMm == null ? [] : [r.lengthMm])),
+            [0, 1],
+            1,
+          )
+        : null,
+    width:
+      lone.filter((r) => r.widthMm != null).length >= MIN_CALIBRATION_PAIRS
+        ? robust(
+            lone.flatMap((r) => (r.widthMm == null ? [] : [r.widthMm])),
+            [0, 1],
+            1,
+          )
+        : null,
+  };
+  const edgeCost = edgeResidual.map((r) => pairCost(r, scatter));
 
   const pairs: FeaturePair<Row>[] = [];
   const olderUsed = new Uint8Array(older.length);

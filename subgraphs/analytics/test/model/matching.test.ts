@@ -37,6 +37,7 @@ import {
   matchFeatures,
   normalQuantile,
   pairGrowth,
+  UNMATCHED_COST,
   yearsBetween,
   type MatchableRow,
 } from '../../src/model/matching';
@@ -57,6 +58,7 @@ const row = (kind: string, logDistanceM: number, extra: Partial<MatchableRow> = 
   clockDeg: null,
   depthPctWt: null,
   lengthMm: null,
+  widthMm: null,
   wallThicknessMm: WALL_MM,
   surface: 'EXTERNAL',
   ...extra,
@@ -312,12 +314,12 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** The least Σ cost + 2 per unmatched feature over every one-to-one partial matching, by enumeration. */
+/** The least Σ cost + UNMATCHED_COST per unmatched feature over every one-to-one partial matching, by enumeration. */
 function bruteForceObjective(cost: (number | null)[][], nOlder: number, nNewer: number): number {
   const usedNewer = new Array<boolean>(nNewer).fill(false);
   const best = (i: number): number => {
-    if (i === nOlder) return 2 * usedNewer.filter((u) => !u).length;
-    let result = 2 + best(i + 1);
+    if (i === nOlder) return UNMATCHED_COST * usedNewer.filter((u) => !u).length;
+    let result = UNMATCHED_COST + best(i + 1);
     for (let j = 0; j < nNewer; j++) {
       const c = cost[i]![j];
       if (c == null || usedNewer[j]) continue;
@@ -339,7 +341,7 @@ describe('assignment (randomized, seeded)', () => {
     const newer = make('b', 1 + Math.floor(rnd() * 5));
     const result = matchFeatures(older, newer);
     const cost = older.map((o) => newer.map((n) => matchFeatures([o], [n]).pairs[0]?.cost ?? null));
-    const objective = result.pairs.reduce((s, p) => s + p.cost, 0) + 2 * (result.unmatchedOlder.length + result.unmatchedNewer.length);
+    const objective = result.pairs.reduce((s, p) => s + p.cost, 0) + UNMATCHED_COST * (result.unmatchedOlder.length + result.unmatchedNewer.length);
     expect(objective).toBeCloseTo(bruteForceObjective(cost, older.length, newer.length), 9);
     const olderIds = result.pairs.map((p) => p.older.row.vendorFeatureId);
     const newerIds = result.pairs.map((p) => p.newer.row.vendorFeatureId);
