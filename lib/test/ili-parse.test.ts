@@ -112,6 +112,24 @@ describe('ILI listing row errors', () => {
     expect(rows).toHaveLength(sample.length - 3);
   });
 
+  it('reads a clock position typed into Excel as a time', async () => {
+    const file = path.join(dir, 'clock-as-time.xlsx');
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('Listing');
+    sheet.addRow(['Log distance [m]', 'Feature type', 'Clock position [h:min]']);
+    // Excel keeps a time as a fraction of a day on its 1899-12-30 epoch, shown through an h:mm number format.
+    sheet.addRow([23.139, 'Valve', new Date(Date.UTC(1899, 11, 30, 10, 32))]);
+    sheet.getCell('C2').numFmt = 'h:mm';
+    await workbook.xlsx.writeFile(file);
+    const profile: MappingProfile = {
+      ...POF_DEFAULT_PROFILE,
+      columns: { logDistance: 'Log distance [m]', eventType: 'Feature type', clock: 'Clock position [h:min]' },
+    };
+    const { rows, rejected } = await parseListingFile(file, 'xlsx', profile, pipe);
+    expect(rejected).toEqual([]);
+    expect(rows[0]!.clockDeg).toBe(316);
+  });
+
   it('applies the rules of each kind', async () => {
     const header = [
       'Log distance [m]',
