@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
 import { graphqlErrorBody, requestError } from '@linepack/lib/errors';
+import { MAX_BASE64_CHARACTERS } from '@linepack/lib/scalars';
 
 /**
  * Bounds on the shape of a GraphQL request that hold before graphql-js ever sees it. Parsing, validation and
@@ -80,13 +81,33 @@ function scalarRule(value: unknown): string | null {
 }
 
 /**
+ * Top-level variables the operation declares as `Base64` (bytes of an upload part): exempt from the string limit,
+ * since their scalar bounds them (4 MiB) and the subgraph checks them; any other use of a long string is refused.
+ */
+export function base64Variables(query: unknown): Set<string> {
+  const names = new Set<string>();
+  if (typeof query !== 'string') return names;
+  for (const match of query.matchAll(/\$([_A-Za-z][_0-9A-Za-z]*)\s*:\s*Base64\s*!?/g)) names.add(match[1]!);
+  return names;
+}
+
+/**
  * The first variable value that breaks a limit, found without recursion (it is the input being bounded) and
  * without building a path for every value (a 10,000-item batch has 80,000 of them): only the offender's.
  */
-export function variableProblem(variables: unknown): VariableProblem | null {
+export function variableProblem(variables: unknown, base64Names: ReadonlySet<string> = new Set()): VariableProblem | null {
   const root: Visit = { value: variables, depth: 0, parent: null, key: null };
   const rootRule = scalarRule(variables);
   if (rootRule) return { path: pathOf(root), rule: rootRule };
+  if (base64Names.size > 0 && variables !== null && typeof variables === 'object' && !Array.isArray(variables)) {
+    const rest: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(variables)) {
+      if (!base64Names.has(name) || typeof value !== 'string') rest[name] = value;
+      else if (value.length > MAX_BASE64_CHARACTERS)
+        return { path: `variables.${name}`, rule: `is ${value.length} characters long; a Base64 value is at most ${MAX_BASE64_CHARACTERS}` };
+    }
+    return variableProblem(rest);
+  }
   const stack: Visit[] = [root];
   while (stack.length > 0) {
     const visit = stack.pop()!;
@@ -144,7 +165,7 @@ export function requestShapeGuard(req: Request, res: Response, next: NextFunctio
   }
   const variables = jsonParameter(body.variables);
   if (variables === INVALID_JSON) return refuse('BAD_USER_INPUT', 'variables is not valid JSON');
-  const problem = variableProblem(variables);
+  const problem = variableProblem(variables, base64Variables(query));
   if (problem) return refuse('BAD_USER_INPUT', `${problem.path} ${problem.rule}`);
 
   const extensions = jsonParameter(body.extensions);

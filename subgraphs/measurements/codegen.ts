@@ -6,6 +6,12 @@ export default subgraphCodegenConfig('measurements', __dirname, {
     MeasurementConnection: '../documents#MeasurementPage',
     Asset: '../documents#AssetReference',
     PipelineSummary: '../documents#PipelineSummaryParent',
+    IliRun: '../ili/documents#IliRunDocument',
+    IliImport: '../ili/documents#IliImportJob',
+    IliUpload: '../ili/documents#IliUploadDocument',
+    IliTallyItem: '../ili/documents#IliTallyDocument',
+    IliTallyConnection: '../ili/documents#IliTallyPage',
+    IliMappingProfile: '../ili/documents#IliProfileView',
   },
-  scalars: { DateTime: 'Date' },
+  scalars: { DateTime: 'Date', Base64: 'Buffer' },
 });

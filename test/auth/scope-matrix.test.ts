@@ -17,6 +17,9 @@ const rootOperations: Record<string, string> = {
   'Query.complianceObligations': '{ complianceObligations { obligation } }',
   'Query.complianceStatus': '{ complianceStatus { totalCount } }',
   'Query.complianceSettings': '{ complianceSettings { timeZone } }',
+  'Query.iliRun': '{ iliRun(id: "00000000-0000-4000-8000-000000000000") { id } }',
+  'Query.iliImport': '{ iliImport(id: "00000000-0000-4000-8000-000000000000") { id } }',
+  'Query.iliMappingProfiles': '{ iliMappingProfiles { id } }',
   'Query.riskRegister': '{ riskRegister { totalCount } }',
   'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
   'Query.me': '{ me { id } }',
@@ -36,6 +39,11 @@ const rootOperations: Record<string, string> = {
     'mutation { recordMeasurement(input: { idempotencyKey: "sm-1", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { insertedCount } }',
   'Mutation.recordMeasurements':
     'mutation { recordMeasurements(input: [{ idempotencyKey: "sm-2", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }]) { insertedCount } }',
+  'Mutation.createIliUpload': `mutation { createIliUpload(input: { fileName: "a.csv", format: CSV, sizeBytes: 1, sha256: "${'0'.repeat(64)}" }) { id } }`,
+  'Mutation.appendIliUploadPart': 'mutation { appendIliUploadPart(uploadId: "00000000-0000-4000-8000-000000000000", index: 0, data: "AA==") { id } }',
+  'Mutation.startIliImport':
+    'mutation { startIliImport(input: { uploadId: "u", assetId: "a", run: { vendor: "v", toolTechnologies: [MFL], runDate: "2026-01-01T00:00:00Z" } }) { id } }',
+  'Mutation.saveIliMappingProfile': 'mutation { saveIliMappingProfile(input: { name: "p", vendor: "v", definitionJson: "{}" }) { id } }',
   'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
   'Mutation.updateAnalyticsSettings': 'mutation { updateAnalyticsSettings(input: {}) { toolTolerancePctWt } }',
   'Mutation.updateComplianceSettings': 'mutation { updateComplianceSettings(input: {}) { timeZone } }',

@@ -12,6 +12,9 @@ export const ASSET_REFS_COLLECTION = 'asset_refs';
 export interface AssetRef {
   _id: string;
   tenantId: string;
+  /** The pipe's nominal dimensions (latest version): an ILI listing in mm or inches of depth is converted with them. */
+  outsideDiameterMm?: number | null;
+  wallThicknessMm?: number | null;
 }
 
 /** How long a batch waits for an asset created a moment ago to reach the projection (events take ~0.2 s). */
@@ -24,15 +27,21 @@ export async function ensureAssetRefIndexes(db: Db): Promise<void> {
   await db.collection<AssetRef>(ASSET_REFS_COLLECTION).createIndex({ tenantId: 1, _id: 1 }, { name: 'tenant_asset' });
 }
 
-/** Idempotent: an asset is recorded once; replays and later versions change nothing. */
+/** Idempotent: an asset is recorded once, with its latest dimensions (events of one asset arrive in order). */
 export function assetRefHandler(db: Db) {
   const refs = db.collection<AssetRef>(ASSET_REFS_COLLECTION);
   return async (events: readonly DomainEvent[]): Promise<void> => {
     const upserts = events
       .filter((event) => event.type === ASSET_UPSERTED)
       .map((event) => {
-        const { id } = assetUpsertedData.parse(event.data);
-        return { updateOne: { filter: { _id: id, tenantId: event.tenantId }, update: { $setOnInsert: { tenantId: event.tenantId } }, upsert: true } };
+        const { id, outsideDiameterMm, wallThicknessMm } = assetUpsertedData.parse(event.data);
+        return {
+          updateOne: {
+            filter: { _id: id, tenantId: event.tenantId },
+            update: { $setOnInsert: { tenantId: event.tenantId }, $set: { outsideDiameterMm, wallThicknessMm } },
+            upsert: true,
+          },
+        };
       });
     if (upserts.length > 0) await refs.bulkWrite(upserts, { ordered: false });
   };
@@ -40,6 +49,12 @@ export function assetRefHandler(db: Db) {
 
 export class AssetRefs {
   constructor(private readonly db: Db) {}
+
+  /** The asset's pipe dimensions as last announced; null when the asset is not (yet) known in this tenant. */
+  async dimensions(tenantId: string, assetId: string): Promise<{ outsideDiameterMm: number | null; wallThicknessMm: number | null } | null> {
+    const ref = await this.db.collection<AssetRef>(ASSET_REFS_COLLECTION).findOne({ _id: assetId, tenantId });
+    return ref ? { outsideDiameterMm: ref.outsideDiameterMm ?? null, wallThicknessMm: ref.wallThicknessMm ?? null } : null;
+  }
 
   /**
    * The ids among `assetIds` that name no asset of `tenantId`, after giving the projection time to catch up —

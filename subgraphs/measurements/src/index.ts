@@ -11,6 +11,10 @@ import { measurementEventData, type MeasurementDocument } from './documents';
 import { measurementLoaders } from './loaders';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
+import { ensureJobIndexes, JobRunner, JobStore, type JobHandler } from '@linepack/lib/jobs';
+import { ensureIliIndexes } from './ili/documents';
+import { ILI_IMPORT_JOB, iliImportHandler } from './ili/import-job';
+import { IliStore } from './ili/store';
 
 /** Measurements follow the assets stream to know which asset ids exist (asset-refs.ts). */
 export const MEASUREMENTS_CONSUMER_GROUP = 'measurements';
@@ -25,6 +29,8 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
     async prepare(db) {
       await ensureMeasurementIndexes(db);
       await ensureAssetRefIndexes(db);
+      await ensureIliIndexes(db);
+      await ensureJobIndexes(db);
       const consumer = startEventConsumer(options, db, {
         group: MEASUREMENTS_CONSUMER_GROUP,
         streams: [eventStream(options.dbPrefix, 'assets')],
@@ -38,12 +44,18 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         eventStream(options.dbPrefix, 'measurements'),
         measurementEventData,
       );
+      // Imports run in the subgraph that owns their data; one job per tenant at a time (lib/jobs.ts).
+      const jobRunner = new JobRunner(db, { [ILI_IMPORT_JOB]: iliImportHandler(db) as JobHandler<never, never> }, { logger: options.logger });
+      jobRunner.start();
+      const jobs = new JobStore(db);
       return {
         buildContext: (base) => {
           const measurements = new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline);
-          return { ...base, assetRefs, measurements, ...measurementLoaders(measurements) };
+          const ili = new IliStore(db, base.identity.tenantId, base.identity.deadline);
+          return { ...base, assetRefs, measurements, ili, jobs, wakeJobRunner: () => jobRunner.wake(), ...measurementLoaders(measurements) };
         },
         stop: async () => {
+          await jobRunner.stop();
           await consumer.stop();
           await relay.stop();
         },

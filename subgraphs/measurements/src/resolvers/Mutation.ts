@@ -2,6 +2,7 @@ import { invalidInput } from '@linepack/lib/validation';
 import type { MutationResolvers } from '../generated/resolvers-types';
 import type { SubgraphContext } from '../context';
 import { validateBatch } from '../validation';
+import { startIliImport } from '../ili/start-import';
 
 /** All or nothing: any invalid item rejects the batch before anything is written. */
 async function record(items: readonly unknown[], { measurements, assetRefs, identity }: SubgraphContext) {
@@ -26,6 +27,14 @@ export const Mutation: MutationResolvers = {
       throw renameSingle(err);
     }),
   recordMeasurements: (_parent, { input }, context) => record(input, context),
+  createIliUpload: (_parent, { input }, { ili }) => ili.createUpload(input),
+  appendIliUploadPart: (_parent, { uploadId, index, data }, { ili }) => ili.appendPart(uploadId, index, data),
+  startIliImport: async (_parent, { input }, { ili, jobs, assetRefs, wakeJobRunner }) => {
+    const job = await startIliImport(input, { ili, jobs, assetRefs });
+    wakeJobRunner();
+    return job;
+  },
+  saveIliMappingProfile: (_parent, { input }, { ili }) => ili.saveProfile(input),
 };
 
 /** A single item is reported as `input.field`, not `input[0].field`. */

@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import type { Logger } from './logger';
+
+/**
+ * Durable jobs: bulk work (an ILI listing import) that outlives the request that started it and the process that
+ * runs it. A job is a document — state, progress, counts, the first errors, and a checkpoint its handler commits after
+ * each chunk it has durably written — so a job killed half-way resumes from its last committed chunk on the next
+ * runner that claims it (its lease expired). Handlers write idempotently (every item under a key of its own), so the
+ * chunk a crash interrupted is written again without duplicates.
+ *
+ * Fairness: a runner takes at most one job of a tenant at a time (across every replica: a tenant with a job under a
+ * live lease is skipped), so one tenant's queue of imports waits behind its own, never in front of another tenant's.
+ */
+export const JOBS_COLLECTION = 'jobs';
+
+export type JobState = 'QUEUED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+/** One rejected item, e.g. a row of a listing: where it is, which column, and the rule it broke. */
+export interface JobItemError {
+  rowNumber: number;
+  column: string | null;
+  rule: string;
+  value: string | null;
+}
+
+/** Errors kept on the job document; `errorCount` has them all (a 100,000-row file of errors is no report to read). */
+export const MAX_KEPT_ERRORS = 1_000;
+
+export interface JobProgress {
+  /** Items handled so far (rows read, features written: the handler says which). */
+  done: number;
+  /** Items in all; null until known. */
+  total: number | null;
+  /** What is being done now, in words ("validating", "writing features"). */
+  phase: string;
+}
+
+export interface JobDocument<Input = Record<string, unknown>, Checkpoint = Record<string, unknown>> {
+  _id: string;
+  tenantId: string;
+  kind: string;
+  /** The client's idempotency key: starting the same job again answers with this one. */
+  key: string;
+  state: JobState;
+  input: Input;
+  checkpoint: Checkpoint | null;
+  progress: JobProgress;
+  counts: Record<string, number>;
+  errors: JobItemError[];
+  errorCount: number;
+  /** Why the job failed as a whole (e.g. "3 rows were rejected; nothing was stored"); null otherwise. */
+  failure: string | null;
+  lease: { owner: string; until: Date } | null;
+  /** How many times a runner has claimed it: more than one means it was resumed. */
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface JobCommit<Checkpoint> {
+  /** Null while the job has written nothing a resume could skip (it starts over). */
+  checkpoint: Checkpoint | null;
+  progress: JobProgress;
+  counts?: Record<string, number>;
+  errors?: readonly JobItemError[];
+  errorCount?: number;
+}
+
+export type JobOutcome = { state: 'SUCCEEDED'; counts?: Record<string, number> } | { state: 'FAILED'; failure: string; counts?: Record<string, number> };
+
+export interface JobHandler<Input, Checkpoint> {
+  /**
+   * Does the job from `job.checkpoint` (null: from the start), calling `commit` after each chunk it has durably
+   * written. `signal` aborts when the runner stops or loses the lease: stop at the next chunk.
+   */
+  run(job: JobDocument<Input, Checkpoint>, commit: (step: JobCommit<Checkpoint>) => Promise<void>, signal: AbortSignal): Promise<JobOutcome>;
+}
+
+export async function ensureJobIndexes(db: Db): Promise<void> {
+  const jobs = db.collection<JobDocument>(JOBS_COLLECTION);
+  await jobs.createIndex({ tenantId: 1, kind: 1, key: 1 }, { unique: true, name: 'tenant_kind_key' });
+  await jobs.createIndex({ state: 1, createdAt: 1 }, { name: 'state_created' });
+}
+
+/** Starting and reading jobs, for the resolvers. */
+export class JobStore {
+  private readonly jobs: Collection<JobDocument>;
+
+  constructor(db: Db) {
+    this.jobs = db.collection<JobDocument>(JOBS_COLLECTION);
+  }
+
+  /**
+   * Queues a job, or answers with the job already started under this key (whatever its state): a client that
+   * retries a start never starts the work twice. `created` says which.
+   */
+  async start<Input extends Record<string, unknown>>(
+    tenantId: string,
+    kind: string,
+    key: string,
+    input: Input,
+  ): Promise<{ job: JobDocument<Input>; created: boolean }> {
+    const now = new Date();
+    const job: JobDocument<Input> = {
+      _id: randomUUID(),
+      tenantId,
+      kind,
+      key,
+      state: 'QUEUED',
+      input,
+      checkpoint: null,
+      progress: { done: 0, total: null, phase: 'queued' },
+      counts: {},
+      errors: [],
+      errorCount: 0,
+      failure: null,
+      lease: null,
+      attempts: 0,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    try {
+      await this.jobs.insertOne(job as JobDocument);
+      return { job, created: true };
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      const existing = await this.jobs.findOne({ tenantId, kind, key });
+      if (!existing) throw err;
+      return { job: existing as JobDocument<Input>, created: false };
+    }
+  }
+
+  get(tenantId: string, id: string): Promise<JobDocument | null> {
+    return this.jobs.findOne({ _id: id, tenantId });
+  }
+}
+
+export interface JobRunnerOptions {
+  /** How long a claim lasts without a commit or heartbeat; a runner that died releases its jobs after this. */
+  leaseMs?: number;
+  /** How often an idle runner looks for work. */
+  pollMs?: number;
+  /** Jobs this runner does at once (of different tenants). */
+  concurrency?: number;
+  logger: Logger;
+}
+
+/** Claims queued (or abandoned) jobs of its kinds and runs them with their handlers. */
+export class JobRunner {
+  private readonly jobs: Collection<JobDocument>;
+  private readonly owner = randomUUID();
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly concurrency: number;
+  private readonly running = new Map<string, { tenantId: string; abort: AbortController; done: Promise<void> }>();
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private polling: Promise<void> | null = null;
+
+  constructor(
+    db: Db,
+    private readonly handlers: Readonly<Record<string, JobHandler<never, never>>>,
+    private readonly options: JobRunnerOptions,
+  ) {
+    this.jobs = db.collection<JobDocument>(JOBS_COLLECTION);
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 500;
+    this.concurrency = options.concurrency ?? 2;
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Looks for work now (a job was just queued) instead of at the next poll. */
+  wake(): void {
+    if (!this.stopped && !this.polling) this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.polling;
+    for (const { abort } of this.running.values()) abort.abort();
+    await Promise.allSettled([...this.running.values()].map((r) => r.done));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.polling = this.poll()
+        .catch((err: unknown) => this.options.logger.error({ err }, 'job runner: claiming a job failed'))
+        .finally(() => {
+          this.polling = null;
+          this.schedule(this.pollMs);
+        });
+    }, ms);
+  }
+
+  private async poll(): Promise<void> {
+    while (!this.stopped && this.running.size < this.concurrency) {
+      const job = await this.claim();
+      if (!job) return;
+      this.launch(job);
+    }
+  }
+
+  /** The oldest runnable job of a tenant no runner is working for now. */
+  private async claim(): Promise<JobDocument | null> {
+    const now = new Date();
+    const busyTenants = await this.jobs.distinct('tenantId', { state: 'RUNNING', 'lease.until': { $gt: now } });
+    return this.jobs.findOneAndUpdate(
+      {
+        kind: { $in: Object.keys(this.handlers) },
+        tenantId: { $nin: [...new Set([...busyTenants, ...[...this.running.values()].map((r) => r.tenantId)])] },
+        $or: [{ state: 'QUEUED' }, { state: 'RUNNING', 'lease.until': { $lte: now } }],
+      },
+      { $set: { state: 'RUNNING', lease: { owner: this.owner, until: new Date(now.getTime() + this.leaseMs) }, updatedAt: now }, $inc: { attempts: 1 } },
+      { sort: { createdAt: 1 }, returnDocument: 'after' },
+    );
+  }
+
+  private launch(job: JobDocument): void {
+    const abort = new AbortController();
+    const done = this.execute(job, abort)
+      .catch((err: unknown) => this.options.logger.error({ err, jobId: job._id, kind: job.kind }, 'job runner: a job stopped on an error'))
+      .finally(() => {
+        this.running.delete(job._id);
+        this.wake();
+      });
+    this.running.set(job._id, { tenantId: job.tenantId, abort, done });
+  }
+
+  /** Writes only while this runner still holds the lease: a runner that lost it (paused past it) must not overwrite another's progress. */
+  private async update(job: JobDocument, set: Record<string, unknown>, abort: AbortController): Promise<void> {
+    const now = new Date();
+    const result = await this.jobs.updateOne(
+      { _id: job._id, 'lease.owner': this.owner },
+      { $set: { ...set, updatedAt: now, ...(set['lease'] === undefined ? { 'lease.until': new Date(now.getTime() + this.leaseMs) } : {}) } },
+    );
+    if (result.matchedCount === 0) {
+      abort.abort();
+      throw new Error(`job ${job._id}: another runner holds it now`);
+    }
+  }
+
+  private async execute(job: JobDocument, abort: AbortController): Promise<void> {
+    const handler = this.handlers[job.kind] as unknown as JobHandler<Record<string, unknown>, Record<string, unknown>>;
+    const heartbeat = setInterval(() => {
+      this.update(job, {}, abort).catch(() => undefined);
+    }, this.leaseMs / 3);
+    const { logger } = this.options;
+    logger.info(
+      { jobId: job._id, kind: job.kind, tenantId: job.tenantId, attempt: job.attempts, resumedFrom: job.checkpoint ? job.progress.done : null },
+      'job started',
+    );
+    try {
+      const commit = async (step: JobCommit<Record<string, unknown>>) => {
+        if (abort.signal.aborted) throw new Error('job runner stopping');
+        await this.update(
+          job,
+          {
+            checkpoint: step.checkpoint,
+            progress: step.progress,
+            ...(step.counts ? { counts: step.counts } : {}),
+            ...(step.errors ? { errors: step.errors.slice(0, MAX_KEPT_ERRORS) } : {}),
+            ...(step.errorCount !== undefined ? { errorCount: step.errorCount } : {}),
+          },
+          abort,
+        );
+      };
+      let outcome: JobOutcome;
+      try {
+        outcome = await handler.run(job, commit, abort.signal);
+      } catch (err) {
+        // Stopping (or a lost lease) leaves the job RUNNING: its lease runs out and a runner resumes it.
+        if (abort.signal.aborted) return;
+        logger.error({ err, jobId: job._id }, 'job failed on an unexpected error');
+        outcome = { state: 'FAILED', failure: 'the job stopped on an internal error; starting it again with the same key resumes it' };
+        // An unexpected error is retried by a new start only if the job is made runnable again: keep it FAILED and say so.
+      }
+      const now = new Date();
+      await this.update(
+        job,
+        {
+          state: outcome.state,
+          failure: outcome.state === 'FAILED' ? outcome.failure : null,
+          ...(outcome.counts ? { counts: outcome.counts } : {}),
+          finishedAt: now,
+          lease: null,
+        },
+        abort,
+      );
+      logger.info({ jobId: job._id, kind: job.kind, tenantId: job.tenantId, state: outcome.state }, 'job finished');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

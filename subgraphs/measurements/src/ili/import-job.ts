@@ -1,0 +1,202 @@
+import type { Db } from 'mongodb';
+import { MongoBulkWriteError } from 'mongodb';
+import { heavyWork } from '@linepack/lib/fair-share';
+import { TALLY_KINDS, validateMappingProfile, type IliListingRow, type MappedField, type ValidMappingProfile } from '@linepack/lib/ili/listing';
+import { ListingHeaderError, parseListing, type PipeDimensions } from '@linepack/lib/ili/parse';
+import type { JobHandler, JobItemError, JobOutcome } from '@linepack/lib/jobs';
+import { MeasurementRepository } from '../repository';
+import { validateBatch } from '../validation';
+import type { IliTallyDocument } from './documents';
+import { IliStore } from './store';
+
+export const ILI_IMPORT_JOB = 'ILI_IMPORT';
+
+/** What startIliImport records on the job: everything the import needs, so a resumed job needs nothing else. */
+export interface IliImportInput extends Record<string, unknown> {
+  uploadId: string;
+  fileName: string;
+  runId: string;
+  assetId: string;
+  profile: Record<string, unknown>;
+  pipe: PipeDimensions;
+  runDate: string;
+}
+
+export interface IliImportCheckpoint extends Record<string, unknown> {
+  /** Batches of the listing whose features and tally are durably written (pass 2); the next resumes after them. */
+  batchesWritten: number;
+  rows: number;
+  features: number;
+  tallyItems: number;
+}
+
+/** Measurement fields a feature row fills, and the profile column each comes from (to name a rejected cell). */
+const FIELD_COLUMNS: Record<string, MappedField> = {
+  odometerM: 'logDistance',
+  clockDeg: 'clock',
+  depthPctWt: 'depth',
+  lengthMm: 'length',
+  widthMm: 'width',
+  dentDepthPctOd: 'dentDepth',
+  surface: 'surface',
+};
+
+/** A feature row as the ILI_ANOMALY measurement it is stored as: keyed by run and row, so writing it twice stores it once. */
+function featureItem(row: IliListingRow, input: IliImportInput): Record<string, unknown> {
+  const item: Record<string, unknown> = {
+    idempotencyKey: `ili:${input.runId}:${row.rowNumber}`,
+    assetId: input.assetId,
+    type: 'ILI_ANOMALY',
+    observedAt: new Date(input.runDate),
+    source: 'ILI',
+    runId: input.runId,
+    featureType: row.kind,
+    odometerM: row.logDistanceM,
+  };
+  const optional: Record<string, unknown> = {
+    clockDeg: row.clockDeg,
+    depthPctWt: row.depthPctWt,
+    lengthMm: row.lengthMm,
+    widthMm: row.widthMm,
+    surface: row.surface,
+    ...(row.kind === 'DENT' ? { dentDepthPctOd: row.dentDepthPctOd } : {}),
+  };
+  for (const [field, value] of Object.entries(optional)) if (value != null) item[field] = value;
+  return item;
+}
+
+function tallyDocument(row: IliListingRow, input: IliImportInput, tenantId: string): IliTallyDocument {
+  return {
+    _id: `${input.runId}:${row.rowNumber}`,
+    tenantId,
+    runId: input.runId,
+    kind: row.kind,
+    logDistanceM: row.logDistanceM,
+    jointNumber: row.jointNumber,
+    jointLengthM: row.jointLengthM,
+    wallThicknessMm: row.wallThicknessMm,
+    name: row.markerName,
+    rowNumber: row.rowNumber,
+  };
+}
+
+/** The rows of a batch a measurement would refuse, as row errors naming the profile's column. */
+function featureErrors(features: readonly IliListingRow[], input: IliImportInput, profile: ValidMappingProfile): JobItemError[] {
+  if (features.length === 0) return [];
+  const { violations } = validateBatch(features.map((row) => featureItem(row, input)));
+  return violations.map((v) => {
+    const match = /^input\[(\d+)\]\.?(\w+)?/.exec(v.field);
+    const row = features[Number(match?.[1] ?? 0)]!;
+    const field = match?.[2] ?? null;
+    const mapped = field ? FIELD_COLUMNS[field] : undefined;
+    const column = mapped ? ((profile.columns as Record<string, string | undefined>)[mapped] ?? mapped) : field;
+    return { rowNumber: row.rowNumber, column, rule: v.message, value: null };
+  });
+}
+
+/**
+ * An ILI listing import in two passes over the stored file. Pass 1 reads every row and checks it (the listing's rules,
+ * then the rules every measurement obeys): any rejected row fails the import with all of them and nothing is stored.
+ * Pass 2 reads it again and writes each batch's features (as measurements) and tally, committing after each batch; a
+ * resumed job skips the batches committed. Every write is keyed by run and row, so the batch a crash cut short is
+ * written again without duplicates.
+ */
+export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCheckpoint> {
+  return {
+    async run(job, commit, signal): Promise<JobOutcome> {
+      const input = job.input;
+      const store = new IliStore(db, job.tenantId);
+      const measurements = new MeasurementRepository(db, job.tenantId);
+      const fail = async (failure: string, counts?: Record<string, number>): Promise<JobOutcome> => {
+        await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { status: 'FAILED' } });
+        return { state: 'FAILED', failure, ...(counts ? { counts } : {}) };
+      };
+      const upload = await store.upload(input.uploadId);
+      if (!upload) return fail('the uploaded file is no longer stored');
+      const profile = validateMappingProfile(input.profile);
+      const format = upload.format === 'CSV' ? 'csv' : 'xlsx';
+      const read = () => parseListing(store.fileStream(upload), format, profile, input.pipe);
+
+      let checkpoint = job.checkpoint;
+      if (!checkpoint) {
+        const integrity = await store.verifyUpload(upload);
+        if (integrity) return fail(integrity);
+        const errors: JobItemError[] = [];
+        let errorCount = 0;
+        let rows = 0;
+        let features = 0;
+        let tallyItems = 0;
+        try {
+          for await (const batch of read()) {
+            if (signal.aborted) throw new Error('stopping');
+            const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
+            const rejected: JobItemError[] = [
+              ...batch.rejected.map((e) => ({ rowNumber: e.rowNumber, column: e.column, rule: e.rule, value: e.value == null ? null : String(e.value) })),
+              ...featureErrors(featureRows, input, profile),
+            ];
+            rows += batch.rows.length + new Set(batch.rejected.map((e) => e.rowNumber)).size;
+            features += featureRows.length;
+            tallyItems += batch.rows.length - featureRows.length;
+            errorCount += rejected.length;
+            if (errors.length < 1_000) errors.push(...rejected.slice(0, 1_000 - errors.length));
+            await commit({ checkpoint: null, progress: { done: rows, total: null, phase: 'checking rows' }, errors, errorCount });
+          }
+        } catch (err) {
+          if (err instanceof ListingHeaderError) return fail(err.message);
+          throw err;
+        }
+        const counts = { rows, features: 0, tallyItems: 0, rejectedRows: new Set(errors.map((e) => e.rowNumber)).size };
+        if (errorCount > 0) {
+          errors.sort((a, b) => a.rowNumber - b.rowNumber);
+          await commit({ checkpoint: null, progress: { done: rows, total: rows, phase: 'rejected' }, errors, errorCount, counts });
+          return fail(`${errorCount} ${errorCount === 1 ? 'value was' : 'values were'} rejected in ${counts.rejectedRows} rows; nothing was stored`, counts);
+        }
+        checkpoint = { batchesWritten: 0, rows, features: 0, tallyItems: 0 };
+        await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { featureCount: features, tallyItemCount: tallyItems } });
+        await commit({ checkpoint, progress: { done: 0, total: rows, phase: 'writing' }, counts: { rows, features: 0, tallyItems: 0, rejectedRows: 0 } });
+      }
+
+      let batchIndex = 0;
+      let girthWelds = 0;
+      const state = { ...checkpoint };
+      for await (const batch of read()) {
+        if (signal.aborted) throw new Error('stopping');
+        girthWelds += batch.rows.filter((row) => row.kind === 'GIRTH_WELD').length;
+        if (batchIndex++ < state.batchesWritten) continue;
+        const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
+        const tallyRows = batch.rows.filter((row) => TALLY_KINDS.has(row.kind));
+        if (featureRows.length > 0) {
+          const { items } = validateBatch(featureRows.map((row) => featureItem(row, input)));
+          await measurements.record(items);
+        }
+        if (tallyRows.length > 0) {
+          await heavyWork.run(job.tenantId, async () => {
+            try {
+              await store.tally.collection.insertMany(
+                tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
+                { ordered: false },
+              );
+            } catch (err) {
+              // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
+              const duplicatesOnly =
+                err instanceof MongoBulkWriteError && !err.result.getWriteConcernError() && [err.writeErrors].flat().every((e) => e.code === 11000);
+              if (!duplicatesOnly) throw err;
+            }
+          });
+        }
+        state.batchesWritten = batchIndex;
+        state.features += featureRows.length;
+        state.tallyItems += tallyRows.length;
+        const done = Math.min(state.rows, batchIndex * 1_000);
+        await commit({
+          checkpoint: state,
+          progress: { done, total: state.rows, phase: 'writing' },
+          counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 },
+        });
+      }
+      await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { status: 'COMPLETE', girthWeldCount: girthWelds } });
+      await store.deleteUploadParts(upload._id);
+      return { state: 'SUCCEEDED', counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 } };
+    },
+  };
+}

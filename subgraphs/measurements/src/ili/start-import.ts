@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { validateMappingProfile } from '@linepack/lib/ili/listing';
+import type { JobStore } from '@linepack/lib/jobs';
+import { invalidInput } from '@linepack/lib/validation';
+import type { AssetRefs } from '../asset-refs';
+import type { IliImportJob } from './documents';
+import { ILI_IMPORT_JOB, type IliImportInput } from './import-job';
+import type { IliStore } from './store';
+
+const runInput = z.object({
+  vendor: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
+  toolTechnologies: z.array(z.string()).min(1, 'name at least one technology'),
+  runDate: z.date(),
+  toolTolerancePctWt: z.number().min(0, 'must be 0–50 % of wall').max(50, 'must be 0–50 % of wall').nullish(),
+  certaintyPct: z.number().min(50, 'must be 50–100 %').max(100, 'must be 50–100 %').nullish(),
+  discoveredAt: z.date().nullish(),
+});
+
+export interface StartIliImportArgs {
+  uploadId: string;
+  assetId: string;
+  profileId?: string | null;
+  run: z.input<typeof runInput>;
+}
+
+/**
+ * Starts an import: checks what can be checked before any row is read (the upload, the asset, the profile, the
+ * run's dates), records the run as IMPORTING and queues the job. The job's key is the file's SHA-256, the asset
+ * and the run date: the same file imported again for the same run answers with the first import.
+ */
+export async function startIliImport(
+  args: StartIliImportArgs,
+  { ili, jobs, assetRefs, now = new Date() }: { ili: IliStore; jobs: JobStore; assetRefs: AssetRefs | null; now?: Date },
+): Promise<IliImportJob> {
+  const violations: { field: string; message: string }[] = [];
+  const run = runInput.safeParse(args.run);
+  if (!run.success) violations.push(...run.error.issues.map((i) => ({ field: ['input', 'run', ...i.path].join('.'), message: i.message })));
+  const upload = await ili.upload(args.uploadId);
+  if (!upload) violations.push({ field: 'input.uploadId', message: 'no upload with this id in your tenant' });
+  else if (upload.receivedBytes !== upload.sizeBytes)
+    violations.push({
+      field: 'input.uploadId',
+      message: `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first`,
+    });
+  const profile = await ili.profile(args.profileId);
+  if (!profile) violations.push({ field: 'input.profileId', message: 'no mapping profile with this id in your tenant' });
+  const dimensions = assetRefs ? await assetRefs.dimensions(ili.tenantId, args.assetId) : null;
+  if (assetRefs && !dimensions) violations.push({ field: 'input.assetId', message: 'no asset with this id in your tenant' });
+  if (run.success) {
+    const { runDate, discoveredAt } = run.data;
+    if (runDate > now) violations.push({ field: 'input.run.runDate', message: 'must not be in the future' });
+    if (discoveredAt && discoveredAt < runDate) violations.push({ field: 'input.run.discoveredAt', message: 'must not be before the run date' });
+    if (discoveredAt && discoveredAt > now) violations.push({ field: 'input.run.discoveredAt', message: 'must not be in the future' });
+  }
+  const definition = profile ? validateMappingProfile(profile.definition) : null;
+  // Depths in mm or inches are turned into % of wall / % of OD with the pipe's dimensions; in % they are not needed.
+  const needsDimensions = definition !== null && (definition.units.depth !== 'PCT_WT' || definition.units.dentDepth !== 'PCT_OD');
+  if (needsDimensions && dimensions && (dimensions.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
+    violations.push({
+      field: 'input.profileId',
+      message: 'the profile gives depths in mm or inches, and the asset has no wallThicknessMm and outsideDiameterMm to convert them with',
+    });
+  if (violations.length > 0 || !run.success || !upload || !profile) throw invalidInput(violations);
+
+  const runId = ili.newRunId();
+  const runDate = run.data.runDate;
+  const input: IliImportInput = {
+    uploadId: upload._id,
+    fileName: upload.fileName,
+    runId,
+    assetId: args.assetId,
+    profile: definition as unknown as Record<string, unknown>,
+    // Placeholders of 1 are never used: the profile's depths are in % (needsDimensions above).
+    pipe: { wallThicknessMm: dimensions?.wallThicknessMm ?? 1, outsideDiameterMm: dimensions?.outsideDiameterMm ?? 1 },
+    runDate: runDate.toISOString(),
+  };
+  const key = `${upload.sha256}:${args.assetId}:${input.runDate}`;
+  const { job, created } = await jobs.start(ili.tenantId, ILI_IMPORT_JOB, key, input);
+  if (!created) {
+    // The same file again: the first import answers; this upload's bytes are not needed.
+    if (job.input.uploadId !== upload._id) await ili.deleteUploadParts(upload._id);
+    return job as IliImportJob;
+  }
+  await ili.runs.insertOne({
+    _id: runId,
+    assetId: args.assetId,
+    vendor: run.data.vendor,
+    toolTechnologies: run.data.toolTechnologies as never,
+    runDate,
+    toolTolerancePctWt: run.data.toolTolerancePctWt ?? null,
+    certaintyPct: run.data.certaintyPct ?? 80,
+    discoveredAt: run.data.discoveredAt ?? runDate,
+    status: 'IMPORTING',
+    featureCount: 0,
+    tallyItemCount: 0,
+    girthWeldCount: 0,
+    importId: job._id,
+    createdAt: now,
+  });
+  return job as IliImportJob;
+}

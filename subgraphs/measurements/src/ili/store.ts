@@ -1,0 +1,192 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Db } from 'mongodb';
+import { v7 as uuidv7 } from 'uuid';
+import { invalidInput } from '@linepack/lib/validation';
+import { decodeCursor, encodeCursor, pageSize, toConnection } from '@linepack/lib/pagination';
+import { TenantCollection } from '@linepack/lib/tenant-collection';
+import { MAX_BASE64_BYTES } from '@linepack/lib/scalars';
+import { POF_DEFAULT_PROFILE, validateMappingProfile, InvalidMappingProfileError } from '@linepack/lib/ili/listing';
+import { z } from 'zod';
+import {
+  ILI_COLLECTIONS,
+  type IliListingFormat,
+  type IliProfileDocument,
+  type IliRunDocument,
+  type IliTallyDocument,
+  type IliUploadDocument,
+  type IliUploadPartDocument,
+} from './documents';
+
+export const MAX_FILE_BYTES = 512 * 1024 * 1024;
+export const POF_PROFILE_ID = POF_DEFAULT_PROFILE.id;
+
+const uploadInput = z.object({
+  fileName: z.string().trim().min(1, 'must not be empty').max(200, 'at most 200 characters'),
+  format: z.enum(['CSV', 'XLSX']),
+  sizeBytes: z.number().int().min(1, 'must be more than 0').max(MAX_FILE_BYTES, `at most ${MAX_FILE_BYTES} bytes (512 MiB)`),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the SHA-256 of the whole file)'),
+});
+
+const zodViolations = (error: z.ZodError, prefix: string) =>
+  error.issues.map((issue) => ({ field: [prefix, ...issue.path].join('.'), message: issue.message }));
+
+/** The tenant's ILI records: uploads, runs and their tally, mapping profiles. */
+export class IliStore {
+  readonly runs: TenantCollection<IliRunDocument>;
+  readonly tally: TenantCollection<IliTallyDocument>;
+  private readonly uploads: TenantCollection<IliUploadDocument>;
+  private readonly parts: TenantCollection<IliUploadPartDocument>;
+  private readonly profiles: TenantCollection<IliProfileDocument>;
+
+  constructor(
+    db: Db,
+    readonly tenantId: string,
+    deadline?: number,
+  ) {
+    this.runs = new TenantCollection(db.collection<IliRunDocument>(ILI_COLLECTIONS.runs), tenantId, deadline);
+    this.tally = new TenantCollection(db.collection<IliTallyDocument>(ILI_COLLECTIONS.tally), tenantId, deadline);
+    this.uploads = new TenantCollection(db.collection<IliUploadDocument>(ILI_COLLECTIONS.uploads), tenantId, deadline);
+    this.parts = new TenantCollection(db.collection<IliUploadPartDocument>(ILI_COLLECTIONS.uploadParts), tenantId, deadline);
+    this.profiles = new TenantCollection(db.collection<IliProfileDocument>(ILI_COLLECTIONS.profiles), tenantId, deadline);
+  }
+
+  async createUpload(input: unknown): Promise<IliUploadDocument> {
+    const parsed = uploadInput.safeParse(input);
+    if (!parsed.success) throw invalidInput(zodViolations(parsed.error, 'input'));
+    const doc: IliUploadDocument = {
+      _id: randomUUID(),
+      tenantId: this.tenantId,
+      ...parsed.data,
+      format: parsed.data.format as IliListingFormat,
+      sha256: parsed.data.sha256.toLowerCase(),
+      receivedBytes: 0,
+      receivedParts: 0,
+      createdAt: new Date(),
+    };
+    await this.uploads.insertOne(doc);
+    return doc;
+  }
+
+  upload(id: string): Promise<IliUploadDocument | null> {
+    return this.uploads.findOne({ _id: id });
+  }
+
+  /** Parts arrive in order; a part sent again with the same bytes is answered as stored (a client's retry). */
+  async appendPart(uploadId: string, index: number, data: Buffer): Promise<IliUploadDocument> {
+    const upload = await this.upload(uploadId);
+    if (!upload) throw invalidInput([{ field: 'uploadId', message: 'no upload with this id in your tenant' }]);
+    if (data.length === 0 || data.length > MAX_BASE64_BYTES) throw invalidInput([{ field: 'data', message: `must hold 1 to ${MAX_BASE64_BYTES} bytes` }]);
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    if (index < upload.receivedParts) {
+      const stored = await this.parts.findOne({ _id: `${uploadId}:${index}` }, { projection: { sha256: 1 } });
+      if (stored?.sha256 === sha256) return upload;
+      throw invalidInput([{ field: 'index', message: `part ${index} is already stored with other bytes; parts cannot be replaced` }]);
+    }
+    if (index !== upload.receivedParts) throw invalidInput([{ field: 'index', message: `parts arrive in order: the next is ${upload.receivedParts}` }]);
+    if (upload.receivedBytes + data.length > upload.sizeBytes)
+      throw invalidInput([{ field: 'data', message: `more bytes than the ${upload.sizeBytes} announced` }]);
+    await this.parts.insertOne({ _id: `${uploadId}:${index}`, tenantId: this.tenantId, uploadId, index, data, sha256 });
+    const updated = await this.uploads.findOneAndUpdate(
+      { _id: uploadId, receivedParts: index },
+      { $inc: { receivedParts: 1, receivedBytes: data.length } },
+      { returnDocument: 'after' },
+    );
+    return updated ?? (await this.upload(uploadId))!;
+  }
+
+  /** The uploaded file as a stream of its parts, read one part at a time. */
+  fileStream(upload: IliUploadDocument): Readable {
+    const parts = this.parts;
+    return Readable.from(
+      (async function* () {
+        for (let index = 0; index < upload.receivedParts; index++) {
+          const part = await parts.findOne({ _id: `${upload._id}:${index}` });
+          if (!part) throw new Error(`upload ${upload._id}: part ${index} is missing`);
+          yield Buffer.from(part.data.buffer ?? part.data);
+        }
+      })(),
+    );
+  }
+
+  /** Checks the stored bytes against the announced size and SHA-256 (one pass over the parts). */
+  async verifyUpload(upload: IliUploadDocument): Promise<string | null> {
+    if (upload.receivedBytes !== upload.sizeBytes)
+      return `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first`;
+    const hash = createHash('sha256');
+    for await (const chunk of this.fileStream(upload)) hash.update(chunk as Buffer);
+    const actual = hash.digest('hex');
+    return actual === upload.sha256 ? null : `the uploaded bytes have SHA-256 ${actual}, not the ${upload.sha256} announced`;
+  }
+
+  async deleteUploadParts(uploadId: string): Promise<void> {
+    await this.parts.collection.deleteMany({ tenantId: this.tenantId, uploadId });
+  }
+
+  // Runs and their tally
+
+  newRunId(): string {
+    return uuidv7();
+  }
+
+  run(id: string): Promise<IliRunDocument | null> {
+    return this.runs.findOne({ _id: id });
+  }
+
+  runsOf(assetId: string): Promise<IliRunDocument[]> {
+    return this.runs.find({ assetId }, { sort: { runDate: -1 } }).toArray();
+  }
+
+  async tallyPage(runId: string, kinds: readonly string[] | null | undefined, first: number | null | undefined, after: string | null | undefined) {
+    const size = pageSize(first);
+    const cursor = decodeCursor(after, z.tuple([z.number(), z.string()]));
+    const filter: Record<string, unknown> = { runId, ...(kinds && kinds.length > 0 ? { kind: { $in: [...kinds] } } : {}) };
+    const page = cursor ? { ...filter, $or: [{ logDistanceM: { $gt: cursor[0] } }, { logDistanceM: cursor[0], _id: { $gt: cursor[1] } }] } : filter;
+    const [rows, totalCount] = await Promise.all([
+      this.tally.find(page, { sort: { logDistanceM: 1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.tally.countDocuments(filter),
+    ]);
+    return toConnection(rows, size, totalCount, (row) => encodeCursor([row.logDistanceM, row._id]));
+  }
+
+  // Mapping profiles
+
+  async profile(id: string | null | undefined): Promise<{ id: string; name: string; vendor: string | null; definition: Record<string, unknown> } | null> {
+    if (!id || id === POF_PROFILE_ID)
+      return { id: POF_PROFILE_ID, name: POF_DEFAULT_PROFILE.name, vendor: null, definition: POF_DEFAULT_PROFILE as unknown as Record<string, unknown> };
+    const doc = await this.profiles.findOne({ _id: id });
+    return doc ? { id: doc._id, name: doc.name, vendor: doc.vendor, definition: doc.definition } : null;
+  }
+
+  async listProfiles() {
+    const own = await this.profiles.find({}, { sort: { name: 1 } }).toArray();
+    return [(await this.profile(POF_PROFILE_ID))!, ...own.map((doc) => ({ id: doc._id, name: doc.name, vendor: doc.vendor, definition: doc.definition }))];
+  }
+
+  async saveProfile(input: { name: string; vendor: string; definitionJson: string }) {
+    const violations: { field: string; message: string }[] = [];
+    const name = input.name.trim();
+    const vendor = input.vendor.trim();
+    if (name.length < 1 || name.length > 100) violations.push({ field: 'input.name', message: 'must be 1–100 characters' });
+    if (vendor.length < 1 || vendor.length > 100) violations.push({ field: 'input.vendor', message: 'must be 1–100 characters' });
+    if (input.definitionJson.length > 100_000) violations.push({ field: 'input.definitionJson', message: 'at most 100,000 characters' });
+    let definition: Record<string, unknown> = {};
+    if (violations.length === 0) {
+      try {
+        definition = JSON.parse(input.definitionJson) as Record<string, unknown>;
+        definition = { ...definition, id: (await this.profiles.findOne({ name }, { projection: { _id: 1 } }))?._id ?? randomUUID(), name, vendor };
+        validateMappingProfile(definition);
+      } catch (err) {
+        const message = err instanceof InvalidMappingProfileError || err instanceof SyntaxError ? err.message : 'is not a valid mapping profile';
+        violations.push({ field: 'input.definitionJson', message });
+      }
+    }
+    if (violations.length > 0) throw invalidInput(violations);
+    const doc = await this.profiles.findOneAndUpdate(
+      { name },
+      { $set: { vendor, definition, updatedAt: new Date() }, $setOnInsert: { _id: definition['id'] as string, tenantId: this.tenantId } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return { id: doc!._id, name: doc!.name, vendor: doc!.vendor, definition: doc!.definition };
+  }
+}
