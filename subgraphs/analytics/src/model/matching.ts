@@ -9,10 +9,14 @@
  * may read shallower only by what the two runs' sizing errors can explain: at most
  * `implausibleShallowingSigmas` standard deviations of the difference of two readings. Among candidates the
  * pairing is an assignment, not a greedy nearest: the gated graph falls apart into small windows (a joint or
- * two), and each window is solved exactly by the Hungarian method (shortest augmenting paths with potentials),
- * minimising the sum of squared gate-normalised distances, where leaving a feature unmatched costs
- * UNMATCHED_COST. Every gated pair costs at most 3 < 2 × UNMATCHED_COST, so two features inside each other's
- * gates are paired unless a better pairing needs one of them. No feature is used twice.
+ * two), and each window is solved exactly by the Hungarian method (shortest augmenting paths with potentials).
+ * A pair's cost is the sum of its squared standardised differences — axial, clock, depth, length, width — each
+ * capped at TERM_CAP (3σ): a Gaussian negative log-likelihood. The centre and scale of each difference are
+ * measured on the run itself, as the median and 1.4826 × MAD over the windows that hold one feature of each run
+ * (no choice to make there), so a clock offset between tools or a tool with tighter positioning is used as it is;
+ * with fewer than MIN_CALIBRATION_PAIRS of them the gates stand for 3σ and the sizing error for the depth.
+ * Leaving a feature unmatched costs UNMATCHED_COST, more than half any gated pair's cost, so two features inside
+ * each other's gates are paired unless a better pairing needs one of them. No feature is used twice.
  *
  * Growth. A depth change read from two runs carries both runs' sizing errors: with each run's error normal
  * with standard deviation σ = tolerance / z((1 + certainty) / 2) (a tool specified ±10 % of wall at 80 %

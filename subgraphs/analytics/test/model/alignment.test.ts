@@ -335,3 +335,55 @@ describe('randomized runs (seeded): alignment, one-to-one matching and growth', 
     expect(outside.length).toBeLessThanOrEqual(Math.ceil(0.002 * correct.length));
   });
 });
+
+/** lib/ili/generator.ts, as agreed between engineers (GeneratedRun, GeneratedTruth, generateTwoRunListing). */
+interface GeneratorModule {
+  generateTwoRunListing(options: { features: number; seed: number }): {
+    runA: { runId: string; runDate: string; rows: MatchableRow[] };
+    runB: { runId: string; runDate: string; rows: MatchableRow[] };
+    truth: {
+      matches: Array<{ a: string; b: string; trueDepthGrowthPctWtPerYear: number }>;
+      weldPairs: Array<{ a: number; b: number }>;
+      clusters: string[][];
+      toolNoise: { depthPctWtSd: number };
+    };
+  };
+}
+const GENERATOR = join(__dirname, '../../../../lib/ili/generator.ts');
+
+describe('a generated 20,000-feature two-run listing (lib/ili/generator.ts)', () => {
+  if (!existsSync(GENERATOR)) {
+    it.todo('recovers ≥ 99 % of the truth matches, none many-to-one, growth within truth ± tool noise (the generator is not in the tree yet)');
+    return;
+  }
+  it('every weld pair; ≥ 99 % of the matches outside colonies and ≥ 97 % of all; none many-to-one; growth within truth ± tool noise', async () => {
+    const { generateTwoRunListing } = (await import(GENERATOR)) as GeneratorModule;
+    const { runA, runB, truth } = generateTwoRunListing({ features: 20_000, seed: 1 });
+    const comparison = compareRuns(runA, runB);
+
+    const weldTruth = new Map(truth.weldPairs.map((w) => [w.a, w.b]));
+    const weldsRight = comparison.alignment.weldPairs.filter((p) => weldTruth.get(p.older.jointNumber!) === p.newer.jointNumber);
+    expect(weldsRight.length).toBe(truth.weldPairs.length);
+    expect(comparison.alignment.weldPairs.length).toBe(truth.weldPairs.length);
+
+    const olderIds = comparison.matched.map((m) => m.older.row.vendorFeatureId);
+    const newerIds = comparison.matched.map((m) => m.newer.row.vendorFeatureId);
+    expect(new Set(olderIds).size).toBe(olderIds.length);
+    expect(new Set(newerIds).size).toBe(newerIds.length);
+
+    const found = new Map(comparison.matched.map((m) => [m.older.row.vendorFeatureId!, m]));
+    const inColony = new Set(truth.clusters.flat());
+    const recovered = truth.matches.filter((t) => found.get(t.a)?.newer.row.vendorFeatureId === t.b);
+    const outside = truth.matches.filter((t) => !inColony.has(t.b));
+    expect(recovered.filter((t) => !inColony.has(t.b)).length / outside.length).toBeGreaterThanOrEqual(0.99);
+    expect(recovered.length / truth.matches.length).toBeGreaterThanOrEqual(0.97);
+
+    // Depth is listed to whole percent and capped at 95 % of wall, so allow the rounding beside 3.5 σ of the difference.
+    const sdRate = (Math.SQRT2 * truth.toolNoise.depthPctWtSd) / comparison.years;
+    const withDepth = recovered.filter((t) => found.get(t.a)!.growth != null);
+    const off = withDepth.filter(
+      (t) => Math.abs(found.get(t.a)!.growth!.depthChangePctWt / comparison.years - t.trueDepthGrowthPctWtPerYear) > 3.5 * sdRate + 1 / comparison.years,
+    );
+    expect(off.length).toBeLessThanOrEqual(Math.ceil(0.002 * withDepth.length));
+  });
+});
