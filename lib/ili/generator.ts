@@ -44,8 +44,8 @@ export interface GenerateOptions {
  */
 export const GENERATOR_TOOL_NOISE = { depthPctWtSd: 4, positionMSd: 0.07, clockDegSd: 7 } as const;
 
-/** Mulberry32: a small, fast, seedable generator; quality is ample for synthetic data. */
-function seededRandom(seed: number): () => number {
+/** Mulberry32: a small, fast, seedable generator in [0, 1); quality is ample for synthetic data. */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0 || 0x9e3779b9;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

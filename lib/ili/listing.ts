@@ -33,17 +33,8 @@ export const ILI_EVENT_KINDS = [
 
 export type IliEventKind = (typeof ILI_EVENT_KINDS)[number];
 
-/** The pipe tally: girth welds and the fittings and markers a run is aligned on. */
-export const TALLY_KINDS: ReadonlySet<IliEventKind> = new Set<IliEventKind>([
-  'GIRTH_WELD',
-  'VALVE',
-  'TEE',
-  'BEND',
-  'FLANGE',
-  'WALL_THICKNESS_CHANGE',
-  'REFERENCE_MARKER',
-  'OTHER_TALLY',
-]);
+/** The pipe tally (the first eight kinds): girth welds and the fittings and markers a run is aligned on. */
+export const TALLY_KINDS: ReadonlySet<IliEventKind> = new Set<IliEventKind>(ILI_EVENT_KINDS.slice(0, ILI_EVENT_KINDS.indexOf('OTHER_TALLY') + 1));
 
 export type IliSurface = 'EXTERNAL' | 'INTERNAL' | 'MID_WALL';
 
