@@ -20,6 +20,7 @@ import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
 import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 import { cliAudit } from '@linepack/subgraph-auth/audit';
+import { importListing } from '@linepack/lib/ili/client';
 
 const usage = `usage: linepack <command> [options]
 
@@ -41,6 +42,11 @@ const usage = `usage: linepack <command> [options]
                  remove from the tenant: sessions end, the keys they made there are revoked
   users sign-out --email EMAIL [--json]
                  end every session of the user at once
+  ili import FILE --asset ID --vendor V --tools MFL,CALIPER --run-date YYYY-MM-DD [--profile ID]
+                 [--discovered-at YYYY-MM-DD] [--tool-tolerance PCT] [--url GATEWAY_URL] [--json]
+                 import a vendor's ILI listing (.csv or .xlsx) as a new run of a pipeline or segment, through the
+                 gateway with the API key in LINEPACK_API_KEY (never an argument); shows upload and import progress,
+                 and every rejected row (row, column, rule) when the file is refused. --pipeline is --asset's alias
   service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
   <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
                  drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
@@ -51,6 +57,25 @@ Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (defaul
 written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
 
 class UsageError extends Error {}
+
+/** The gateway of the running development system (dev.json), else the default port. */
+function devGatewayUrl(): string {
+  return (devState() as { gatewayUrl?: string }).gatewayUrl ?? 'http://localhost:4000/graphql';
+}
+
+/** A one-line progress bar on stderr, redrawn in place: the upload's bytes, then the import's rows. */
+function progressBar() {
+  return (p: { stage: string; done: number; total: number | null; phase: string }) => {
+    const width = 30;
+    const share = p.total ? Math.min(1, p.done / p.total) : 0;
+    const bar = '#'.repeat(Math.round(share * width)).padEnd(width, '.');
+    const amount =
+      p.stage === 'uploading'
+        ? `${(p.done / 1048576).toFixed(1)}/${((p.total ?? 0) / 1048576).toFixed(1)} MiB`
+        : `${p.done}${p.total ? `/${p.total}` : ''} rows`;
+    process.stderr.write(`\r${p.phase.padEnd(14)} [${bar}] ${p.total ? `${Math.round(share * 100)}%`.padStart(4) : '    '} ${amount}   `);
+  };
+}
 
 function devState(): { mongodbUri?: string; redisUrl?: string } {
   const devJson = path.join(path.resolve(process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack')), 'dev.json');
@@ -195,7 +220,17 @@ async function run(argv: string[]): Promise<void> {
       role: { type: 'string' },
       json: { type: 'boolean', default: false },
       'all-tenants': { type: 'boolean', default: false },
+      asset: { type: 'string' },
+      pipeline: { type: 'string' },
+      profile: { type: 'string' },
+      vendor: { type: 'string' },
+      tools: { type: 'string' },
+      'run-date': { type: 'string' },
+      'discovered-at': { type: 'string' },
+      'tool-tolerance': { type: 'string' },
+      url: { type: 'string' },
     },
+    allowPositionals: group === 'ili',
   });
   const json = values.json ?? false;
   const print = (object: unknown, text: string) => console.log(json ? JSON.stringify(object) : text);
@@ -311,6 +346,46 @@ async function run(argv: string[]): Promise<void> {
         return s.signOutEverywhere(user, cliAudit);
       });
       print({ email, sessionsEnded: ended }, `${email}: ${ended} session${ended === 1 ? '' : 's'} ended`);
+      return;
+    }
+    case 'ili import': {
+      const file = argv[2];
+      if (!file || file.startsWith('--')) throw new UsageError('ili import needs the listing file: ili import FILE --asset ID …');
+      const apiKey = process.env['LINEPACK_API_KEY'];
+      if (!apiKey) throw new UsageError('set LINEPACK_API_KEY to an API key with measurements:write (a key is never a command-line argument)');
+      const assetId = values.asset ?? values.pipeline;
+      if (!assetId) throw new UsageError('ili import needs --asset ID (or --pipeline ID)');
+      const date = (text: string | undefined) => (text === undefined ? undefined : /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+      const result = await importListing({
+        gatewayUrl: values.url ?? process.env['LINEPACK_URL'] ?? devGatewayUrl(),
+        apiKey,
+        file,
+        assetId,
+        profileId: values.profile ?? null,
+        run: {
+          vendor: required(values, 'vendor'),
+          toolTechnologies: required(values, 'tools')
+            .split(',')
+            .map((t) => t.trim().toUpperCase()),
+          runDate: date(required(values, 'run-date'))!,
+          discoveredAt: date(values['discovered-at']) ?? null,
+          toolTolerancePctWt: values['tool-tolerance'] === undefined ? null : Number(values['tool-tolerance']),
+        },
+        onProgress: json || !process.stderr.isTTY ? undefined : progressBar(),
+      });
+      if (!json && process.stderr.isTTY) process.stderr.write('\n');
+      const c = result.counts;
+      print(
+        result,
+        result.state === 'SUCCEEDED'
+          ? `imported run ${result.run.id}: ${c.rows} rows, ${c.features} features, ${c.tallyItems} tally items (import ${result.id})`
+          : [
+              `import ${result.id} failed: ${result.failure}`,
+              ...result.errors.map((e) => `  row ${e.rowNumber}${e.column ? `, ${e.column}` : ''}: ${e.rule}${e.value ? ` (${e.value})` : ''}`),
+              ...(result.errorCount > result.errors.length ? [`  … and ${result.errorCount - result.errors.length} more`] : []),
+            ].join('\n'),
+      );
+      if (result.state !== 'SUCCEEDED') process.exitCode = 1;
       return;
     }
     case 'service-keys': {

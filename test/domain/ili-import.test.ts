@@ -124,3 +124,35 @@ test('a bad start is refused at once, naming the field', async () => {
   const fields = (body.errors![0]!.extensions!['violations'] as { field: string }[]).map((v) => v.field).sort();
   expect(fields).toEqual(['input.run.toolTechnologies', 'input.run.vendor', 'input.uploadId']);
 });
+
+test('the CLI imports an XLSX listing through the gateway (npx linepack ili import) and says what it stored', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const other = generateTwoRunListing({ features: 120, seed: 11 });
+  const file = path.join(dir, 'cli-run.xlsx');
+  await writePofListingXlsx(other.runA.rows, file);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      'bin/linepack.cjs',
+      'ili',
+      'import',
+      file,
+      '--asset',
+      segmentId,
+      '--vendor',
+      'CLI Vendor',
+      '--tools',
+      'mfl',
+      '--run-date',
+      '2023-03-01',
+      '--url',
+      stack.gatewayUrl,
+      '--json',
+    ],
+    { env: { ...process.env, LINEPACK_API_KEY: key } },
+  );
+  const result = JSON.parse(stdout) as { state: string; counts: { features: number } };
+  expect(result.state).toBe('SUCCEEDED');
+  expect(result.counts.features).toBe(other.runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length);
+});
