@@ -82,7 +82,7 @@ export async function* parseListing(
   const batchSize = options.batchSize ?? 1000;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be a whole number of 1 or more');
   const stream = typeof input === 'string' ? createReadStream(input) : input;
-  const records = format === 'csv' ? csvRecords(stream, validProfile.csvDelimiter ?? ',') : xlsxRecords(stream, validProfile.sheetName);
+  const records = format === 'csv' ? csvRecords(stream, validProfile.csvDelimiter ?? ',') : notXlsxExplained(xlsxRecords(stream, validProfile.sheetName));
   try {
     let converter: RowConverter | undefined;
     let batch: ListingBatch = { rows: [], rejected: [] };
@@ -147,11 +147,15 @@ async function* xlsxRecords(stream: Readable, sheetName: string | undefined): As
     hyperlinks: 'ignore',
     entries: 'ignore',
   });
+  // exceljs pipes the input into its unzipper without forwarding the input's errors (a missing file, a failed read):
+  // waiting on the next row would then never end, so every wait also listens for them.
+  const inputFailed = new Promise<never>((_, reject) => stream.once('error', reject));
+  inputFailed.catch(() => undefined);
   let found = false;
-  for await (const worksheet of workbook) {
+  for await (const worksheet of failingWith(workbook, inputFailed)) {
     const wanted = !found && (sheetName === undefined || (worksheet as unknown as { name?: string }).name === sheetName);
     // Every worksheet is read to its end: the reader streams one zip entry after the other and cannot skip one.
-    for await (const row of worksheet) {
+    for await (const row of failingWith(worksheet, inputFailed)) {
       if (!wanted) continue;
       const values = row.values as unknown[];
       yield { rowNumber: row.number, cells: values.slice(1).map(excelCellValue) };
@@ -159,6 +163,28 @@ async function* xlsxRecords(stream: Readable, sheetName: string | undefined): As
     if (wanted) found = true;
   }
   if (!found && sheetName !== undefined) throw new ListingHeaderError(`the workbook has no worksheet named "${sheetName}"`);
+}
+
+/** An unzip failure (the file is CSV, or damaged) said in words; read errors (a missing file) stay as they are. */
+async function* notXlsxExplained(records: AsyncGenerator<RawRecord>): AsyncGenerator<RawRecord> {
+  try {
+    yield* records;
+  } catch (error) {
+    if (error instanceof Error && !('code' in error) && /signature|zip|end of central directory/i.test(error.message)) {
+      throw new ListingHeaderError(`the file is not an XLSX workbook (${error.message})`);
+    }
+    throw error;
+  }
+}
+
+/** The items of `source`, or the rejection of `failure` as soon as it comes, even while an item is awaited. */
+async function* failingWith<T>(source: AsyncIterable<T>, failure: Promise<never>): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await Promise.race([iterator.next(), failure]);
+    if (next.done) return;
+    yield next.value;
+  }
 }
 
 /** exceljs cell values (rich text, formulas, hyperlinks, errors) as the plain value a person sees in the cell. */

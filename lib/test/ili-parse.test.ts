@@ -214,6 +214,15 @@ describe('ILI listing header check', () => {
     expect(rejected).toEqual([{ rowNumber: 2, column: 'Extra column', rule: 'must be a whole number of 0 or more', value: 'x' }]);
   });
 
+  it('fails, rather than waits, on a file it cannot read or that is not a workbook', async () => {
+    for (const format of ['csv', 'xlsx'] as const) {
+      await expect(parseListingFile(path.join(dir, `missing.${format}`), format, POF_DEFAULT_PROFILE, pipe)).rejects.toThrow('ENOENT');
+    }
+    const csvAsXlsx = path.join(dir, 'listing-really-csv.xlsx');
+    writeFileSync(csvAsXlsx, `${POF_LISTING_HEADER.join(',')}\n1,Weld,,,10,12,,,,,,,,,,\n`);
+    await expect(parseListingFile(csvAsXlsx, 'xlsx', POF_DEFAULT_PROFILE, pipe)).rejects.toThrow('the file is not an XLSX workbook');
+  });
+
   it('refuses an empty file', async () => {
     await expect(parseListingFile(Readable.from(['']), 'csv', POF_DEFAULT_PROFILE, pipe)).rejects.toThrow('the file has no header row');
   });
