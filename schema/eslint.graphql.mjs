@@ -8,7 +8,7 @@
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
 
 /** Numeric names end with their unit. Dimensionless quantities and counts are listed by name. */
-const UNIT_SUFFIXES = ['Mm', 'M', 'Kpa', 'Mpa', 'Deg', 'PctWt', 'Pct', 'Mv', 'A', 'V', 'Years', 'MmPerYear', 'Days', 'Ms'];
+const UNIT_SUFFIXES = ['Mm', 'M', 'Kpa', 'Mpa', 'Deg', 'PctWt', 'Pct', 'PctOd', 'Mv', 'A', 'V', 'Years', 'MmPerYear', 'Days', 'Ms', 'Bytes'];
 const DIMENSIONLESS = new Set([
   'value', // Measurement.value: its unit is the `unit` field beside it
   'z',
@@ -28,6 +28,18 @@ const DIMENSIONLESS = new Set([
   'first',
   'dueSoonDays',
   'expiresInDays',
+  // ILI imports: positions and tallies of things (a file's row, a joint's number, a job's items), not quantities.
+  'index',
+  'rowNumber',
+  'jointNumber',
+  'attempts',
+  'done',
+  'total',
+  'rows',
+  'features',
+  'tallyItems',
+  'rejectedRows',
+  'receivedParts',
 ]);
 
 // graphql-eslint renames GraphQL's `type` property to `gqlType` (ESTree reserves `type`).
