@@ -1,3 +1,4 @@
+import { seededRandom } from '../seeded-random';
 import type { IliEventKind, IliListingRow, IliSurface } from './listing';
 
 /**
@@ -43,18 +44,6 @@ export interface GenerateOptions {
  * within the joint, clock sd 5–10°); illustrative values for a synthetic data set, not a tool specification.
  */
 export const GENERATOR_TOOL_NOISE = { depthPctWtSd: 4, positionMSd: 0.07, clockDegSd: 7 } as const;
-
-/** Mulberry32: a small, fast, seedable generator in [0, 1); quality is ample for synthetic data. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0 || 0x9e3779b9;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Rand {
   private spare: number | null = null;

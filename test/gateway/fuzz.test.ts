@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { startTestStack, type TestStack } from '../support/stack';
+import { seededRandom } from '@linepack/lib/seeded-random';
 
 /**
  * A deterministic fuzz of the whole public endpoint (issue "Fair share under heavy writes", item 5): malformed JSON,
@@ -21,18 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Fuzz {
   constructor(private readonly random: () => number) {}
@@ -257,7 +246,7 @@ function graphqlCase(f: Fuzz, index: number): { name: string; method: string; pa
 }
 
 it(`answers ${GRAPHQL_CASES} fuzzed /graphql requests without a 5xx or an internal detail`, async () => {
-  const f = new Fuzz(prng(SEED));
+  const f = new Fuzz(seededRandom(SEED));
   const failures: Verdict[] = [];
   const statuses = new Map<number, number>();
   for (let i = 0; i < GRAPHQL_CASES; i++) {
@@ -275,7 +264,7 @@ it(`answers ${GRAPHQL_CASES} fuzzed /graphql requests without a 5xx or an intern
 }, 120_000);
 
 it(`answers ${AUTH_CASES} fuzzed /auth requests without a 5xx or an internal detail`, async () => {
-  const f = new Fuzz(prng(SEED + 1));
+  const f = new Fuzz(seededRandom(SEED + 1));
   const failures: Verdict[] = [];
   for (let i = 0; i < AUTH_CASES; i++) {
     const route = f.pick([

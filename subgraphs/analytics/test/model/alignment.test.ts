@@ -20,18 +20,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { alignRuns } from '../../src/model/alignment';
 import { compareRuns, DEFAULT_RUN_COMPARISON_SETTINGS, type MatchableRow } from '../../src/model/matching';
-
-/** mulberry32: a small seeded generator, so every randomized case can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '@linepack/lib/seeded-random';
 
 interface SyntheticOptions {
   joints: number;
@@ -65,7 +54,7 @@ interface SyntheticRuns {
 }
 
 function syntheticRuns(o: SyntheticOptions): SyntheticRuns {
-  const rnd = seeded(o.seed);
+  const rnd = seededRandom(o.seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
   const years = o.years ?? 5;
   const starts: number[] = [];
@@ -288,7 +277,7 @@ describe('weld alignment under drift, slip and offsets', () => {
 
 describe('randomized runs (seeded): alignment, one-to-one matching and growth', () => {
   it.each(Array.from({ length: 12 }, (_, k) => k + 1))('seed %i', (seed) => {
-    const rnd = seeded(seed * 7919);
+    const rnd = seededRandom(seed * 7919);
     const years = 5;
     const depthNoise = 3;
     const s = syntheticRuns({

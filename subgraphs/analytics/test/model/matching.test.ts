@@ -42,6 +42,7 @@ import {
   type MatchableRow,
 } from '../../src/model/matching';
 import { depthWithTolerance } from '../../src/model/tool-tolerance';
+import { seededRandom } from '@linepack/lib/seeded-random';
 
 const WALL_MM = 9.5;
 const YEARS = yearsBetween('2020-01-01', '2025-01-01');
@@ -302,18 +303,6 @@ describe('gates', () => {
   });
 });
 
-/** mulberry32: a seeded generator, so a failing randomized case can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The least Σ cost + UNMATCHED_COST per unmatched feature over every one-to-one partial matching, by enumeration. */
 function bruteForceObjective(cost: (number | null)[][], nOlder: number, nNewer: number): number {
   const usedNewer = new Array<boolean>(nNewer).fill(false);
@@ -334,7 +323,7 @@ function bruteForceObjective(cost: (number | null)[][], nOlder: number, nNewer: 
 
 describe('assignment (randomized, seeded)', () => {
   it.each(Array.from({ length: 40 }, (_, k) => k + 1))('seed %i: optimal against brute force and one-to-one', (seed) => {
-    const rnd = seeded(seed);
+    const rnd = seededRandom(seed);
     const make = (prefix: string, count: number) =>
       Array.from({ length: count }, (_, k) => placed(`${prefix}${k}`, rnd() * 2.5, { clockDeg: 60 + rnd() * 60, depthPctWt: 10 + rnd() * 50 }));
     const older = make('a', 1 + Math.floor(rnd() * 5));
