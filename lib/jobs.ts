@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from './logger';
+import { isDuplicateKeyError } from './mongo';
 
 /**
  * Durable jobs: bulk work (an ILI listing import) that outlives the request that started it and the process that
@@ -126,7 +127,7 @@ export class JobStore {
       await this.jobs.insertOne(job as JobDocument);
       return { job, created: true };
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
       const existing = await this.jobs.findOne({ tenantId, kind, key });
       if (!existing) throw err;
       return { job: existing as JobDocument<Input>, created: false };

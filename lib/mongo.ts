@@ -1,4 +1,4 @@
-import { MongoClient, type MongoClientOptions } from 'mongodb';
+import { MongoBulkWriteError, MongoClient, type Collection, type Document, type MongoClientOptions, type OptionalUnlessRequiredId } from 'mongodb';
 
 /**
  * Each subgraph owns one database. Names carry a prefix so several stacks (tests,
@@ -29,4 +29,21 @@ export async function connectMongo(uri: string, options: MongoClientOptions = {}
 /** MongoDB's duplicate-key error (E11000). */
 export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}
+
+/**
+ * Inserts `docs` unordered and answers the indexes of those refused because their unique key is stored already (a
+ * retried batch, a resumed import): every other document is stored. Any other failure — a write error of another
+ * kind, or a write concern not met — throws.
+ */
+export async function insertKeepingDuplicates<T extends Document>(collection: Collection<T>, docs: readonly OptionalUnlessRequiredId<T>[]): Promise<number[]> {
+  try {
+    await collection.insertMany([...docs], { ordered: false });
+    return [];
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError) || err.result.getWriteConcernError()) throw err;
+    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== 11000)) throw err;
+    return writeErrors.map((e) => e.index);
+  }
 }

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { MAX_BASE64_BYTES } from '../scalars';
 
 /**
  * Imports a listing file through the API as any client does: announce the upload (size, SHA-256), send it in 4 MiB
  * parts, start the import, and follow the job until it finishes. The CLI, the tests and bench:ili use it.
  */
-export const UPLOAD_PART_BYTES = 4 * 1024 * 1024;
 
 export interface IliImportRequest {
   gatewayUrl: string;
@@ -68,7 +68,7 @@ export async function importListing(request: IliImportRequest): Promise<IliImpor
   const uploadId = upload.createIliUpload.id;
   let index = 0;
   let sent = 0;
-  for await (const part of createReadStream(request.file, { highWaterMark: UPLOAD_PART_BYTES })) {
+  for await (const part of createReadStream(request.file, { highWaterMark: MAX_BASE64_BYTES })) {
     await call(request, 'mutation($u: ID!, $n: Int!, $d: Base64!) { appendIliUploadPart(uploadId: $u, index: $n, data: $d) { receivedBytes } }', {
       u: uploadId,
       n: index++,

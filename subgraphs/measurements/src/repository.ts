@@ -1,9 +1,10 @@
-import { MongoBulkWriteError, type Db, type Document, type Filter } from 'mongodb';
+import { type Db, type Document, type Filter } from 'mongodb';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { heavyWork } from '@linepack/lib/fair-share';
+import { insertKeepingDuplicates } from '@linepack/lib/mongo';
 import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '@linepack/lib/events/outbox';
 import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementPage, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
@@ -225,15 +226,9 @@ export class MeasurementRepository {
     const refused: number[] = [];
     for (let start = 0; start < docs.length; start += INSERT_SLICE) {
       await heavyWork.run(this.measurements.tenantId, async () => {
-        try {
-          // Stamped with the tenant above, as TenantCollection.insertOne stamps one document (it has no insertMany).
-          await collection.insertMany(docs.slice(start, start + INSERT_SLICE), { ordered: false });
-        } catch (err) {
-          if (!(err instanceof MongoBulkWriteError) || err.result.getWriteConcernError()) throw err;
-          const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-          if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== 11000)) throw err;
-          refused.push(...writeErrors.map((e) => start + e.index));
-        }
+        // Stamped with the tenant above, as TenantCollection.insertOne stamps one document (it has no insertMany).
+        const slice = await insertKeepingDuplicates(collection, docs.slice(start, start + INSERT_SLICE));
+        refused.push(...slice.map((index) => start + index));
       });
     }
     return refused;

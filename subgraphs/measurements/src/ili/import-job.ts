@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { MongoBulkWriteError } from 'mongodb';
 import { heavyWork } from '@linepack/lib/fair-share';
+import { insertKeepingDuplicates } from '@linepack/lib/mongo';
 import { TALLY_KINDS, validateMappingProfile, type IliListingRow, type MappedField, type ValidMappingProfile } from '@linepack/lib/ili/listing';
 import { ListingHeaderError, parseListing, type PipeDimensions } from '@linepack/lib/ili/parse';
 import type { JobHandler, JobItemError, JobOutcome } from '@linepack/lib/jobs';
@@ -170,19 +170,13 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           await measurements.record(items);
         }
         if (tallyRows.length > 0) {
-          await heavyWork.run(job.tenantId, async () => {
-            try {
-              await store.tally.collection.insertMany(
-                tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
-                { ordered: false },
-              );
-            } catch (err) {
-              // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
-              const duplicatesOnly =
-                err instanceof MongoBulkWriteError && !err.result.getWriteConcernError() && [err.writeErrors].flat().every((e) => e.code === 11000);
-              if (!duplicatesOnly) throw err;
-            }
-          });
+          // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
+          await heavyWork.run(job.tenantId, () =>
+            insertKeepingDuplicates(
+              store.tally.collection,
+              tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
+            ),
+          );
         }
         state.batchesWritten = batchIndex;
         state.features += featureRows.length;
