@@ -46,7 +46,10 @@ class IdentityDataSource extends RemoteGraphQLDataSource<BareContext> {
     private readonly subgraph: string,
     url: string,
   ) {
-    super({ url });
+    // Node's own fetch (undici), as Linepack's gateway uses undici: it honours the subgraph's `Keep-Alive: timeout=5`,
+    // where @apollo/gateway's default fetcher kept idle sockets longer than the subgraphs do and sometimes sent a
+    // request down one the subgraph had just closed ("socket hang up" in bench:gateway --short, a CI failure).
+    super({ url, fetcher: fetch as unknown as RemoteGraphQLDataSource['fetcher'] });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<BareContext>): void {
