@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CommandStartedEvent, MongoClient } from 'mongodb';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { JOBS_COLLECTION } from '@linepack/lib/jobs';
 import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
 import { canonicalScopes, type Scope } from '@linepack/lib/scopes';
 import type { Tier } from '@linepack/subgraph-auth/documents';
@@ -99,9 +100,15 @@ export async function createAsset(url: string, apiKey: string, input: Record<str
 }
 
 /** The MongoDB commands a service's own client sends while `work` runs (the driver's command monitoring). */
+/**
+ * The commands a client sent while `work` ran. The job runner's polling of its jobs collection is left out: it runs on
+ * its own timer, whatever the request, and would make a count of a request's queries depend on timing.
+ */
 export async function mongoCommandsDuring(client: MongoClient, work: () => Promise<unknown>): Promise<CommandStartedEvent[]> {
   const commands: CommandStartedEvent[] = [];
-  const listener = (e: CommandStartedEvent) => commands.push(e);
+  const listener = (e: CommandStartedEvent) => {
+    if (e.command[e.commandName] !== JOBS_COLLECTION) commands.push(e);
+  };
   client.on('commandStarted', listener);
   try {
     await work();
