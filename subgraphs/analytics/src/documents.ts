@@ -72,7 +72,62 @@ export const ANALYTICS_COLLECTIONS = {
   assessments: 'assessments',
   risks: 'risks',
   settings: 'settings',
+  fieldResults: 'field_results',
+  repairs: 'repairs',
+  pressureReductions: 'pressure_reductions',
 } as const;
+
+/**
+ * What the dig crew found at an anomaly (NDE in the ditch). It supersedes the tool's call: the anomaly is assessed
+ * again on the measured depth and length, with no tool tolerance added (the tolerance is the tool's, not the
+ * ultrasonic gauge's). The latest examination of an anomaly wins; earlier ones stay for the audit trail.
+ */
+export interface FieldResultDocument extends TenantDocument {
+  _id: string;
+  assetId: string;
+  /** The ILI_ANOMALY measurement examined. */
+  measurementId: string;
+  examinedAt: Date;
+  /** e.g. UT, PAUT, MPI, LASER_SCAN, PIT_GAUGE, VISUAL. */
+  method: string;
+  measuredDepthPctWt: number | null;
+  measuredLengthMm: number | null;
+  measuredWidthMm: number | null;
+  remainingWallMm: number | null;
+  notes: string | null;
+  recordedBy: string;
+  recordedAt: Date;
+}
+
+/**
+ * A repair that closes anomalies: their assessments stay (auditable) but read REPAIRED, leave the dig list and no
+ * longer count in the segment's risk likelihood.
+ */
+export interface RepairDocument extends TenantDocument {
+  _id: string;
+  assetId: string;
+  /** RECOAT, TYPE_A_SLEEVE, TYPE_B_SLEEVE, COMPOSITE_SLEEVE, CUT_OUT, GRIND_REPAIR, DEPOSITED_WELD, OTHER. */
+  repairType: string;
+  repairedAt: Date;
+  measurementIds: string[];
+  notes: string | null;
+  recordedBy: string;
+  recordedAt: Date;
+}
+
+/** A pressure reduction taken for an immediate repair condition (§192.933(a)(1), §195.452(h)(1)). */
+export interface PressureReductionDocument extends TenantDocument {
+  _id: string;
+  assetId: string;
+  measurementIds: string[];
+  reducedPressureKpa: number;
+  effectiveAt: Date;
+  /** null while the reduction is in force. */
+  liftedAt: Date | null;
+  reason: string;
+  recordedBy: string;
+  recordedAt: Date;
+}
 
 /** One ILI anomaly's assessment (`_id` = the measurement id). */
 export interface AssessmentDocument extends TenantDocument {
@@ -103,6 +158,14 @@ export interface AssessmentDocument extends TenantDocument {
   remainingLifeLimit: string | null;
   /** Where the assessment departs from the settings or the plain method (flow-stress fallback, caps); absent on older results. */
   methodNotes?: string[];
+  /** OPEN, or REPAIRED once a repair covers the anomaly (absent on older results: OPEN). */
+  status?: 'OPEN' | 'REPAIRED';
+  repairId?: string | null;
+  /** TOOL (the ILI call, with tool tolerance) or FIELD (a field result's measurement, no tool tolerance). */
+  depthSource?: 'TOOL' | 'FIELD';
+  fieldResultId?: string | null;
+  /** The ILI run the anomaly was reported by, when it came from an imported run. */
+  runId?: string | null;
   /** The anomaly's feature type, so the segment's risk can name its dents; absent on older results. */
   featureType?: string | null;
   modelVersion: string;
