@@ -1,4 +1,12 @@
+import type { GraphQLError } from 'graphql';
 import { requestError } from './errors';
+
+export interface FairShareOptions {
+  /** Pieces one tenant may have running at once (default: every slot); its others wait even when slots are free. */
+  maxRunningPerTenant?: number;
+  /** The error a tenant over its queue cap is refused with (default: RATE_LIMITED, Retry-After 1 s). */
+  refusal?: (tenantId: string) => GraphQLError;
+}
 
 /**
  * Slots for heavy work (a slice of a big write, a chunk of an import), handed out round-robin over the tenants
@@ -7,31 +15,64 @@ import { requestError } from './errors';
  * waits behind its own: another tenant's first piece runs after at most one piece of each tenant ahead of it.
  *
  * A tenant may keep `maxQueuedPerTenant` pieces waiting; more is refused (RATE_LIMITED with Retry-After) rather than queued
- * without bound in memory.
+ * without bound in memory. With `maxRunningPerTenant`, a tenant never holds more than that many slots, so the other
+ * slots stay free for other tenants even when it alone has work.
  */
 export class FairShare {
   private running = 0;
-  private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly waiting = new Map<string, Waiter[]>();
   /** When each tenant with work queued or running was last given a slot (a counter): the longest unserved goes next. */
   private readonly lastServed = new Map<string, number>();
   private readonly runningOf = new Map<string, number>();
   private served = 0;
+  readonly maxRunningPerTenant: number;
 
   constructor(
     readonly slots: number,
     readonly maxQueuedPerTenant = 1_000,
+    private readonly options: FairShareOptions = {},
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`FairShare needs at least one slot, not ${slots}`);
+    this.maxRunningPerTenant = options.maxRunningPerTenant ?? slots;
+    if (!Number.isInteger(this.maxRunningPerTenant) || this.maxRunningPerTenant < 1)
+      throw new Error(`FairShare needs at least one slot per tenant, not ${this.maxRunningPerTenant}`);
   }
 
-  /** Runs `work` in a slot of `tenantId`'s turn. */
-  async run<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
-    await this.acquire(tenantId);
+  /**
+   * Runs `work` in a slot of `tenantId`'s turn. When `signal` aborts while the piece is still waiting, it leaves the
+   * queue and rejects with the signal's reason (a request past its deadline must not hold a place, nor later a slot).
+   */
+  async run<T>(tenantId: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const release = await this.acquire(tenantId, signal);
     try {
       return await work();
     } finally {
-      this.release(tenantId);
+      release();
     }
+  }
+
+  /**
+   * Waits for a slot of `tenantId`'s turn and resolves with the function that gives it back (call it once; later
+   * calls do nothing), for work whose start and end are not one function (a request's hooks).
+   */
+  async acquire(tenantId: string, signal?: AbortSignal): Promise<() => void> {
+    await this.enter(tenantId, signal);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.release(tenantId);
+    };
+  }
+
+  /** Whether `tenantId` may queue one more piece now (false: `acquire` would refuse it). */
+  hasRoomFor(tenantId: string): boolean {
+    return this.canStartNow(tenantId) || (this.waiting.get(tenantId)?.length ?? 0) < this.maxQueuedPerTenant;
+  }
+
+  /** Pieces of `tenantId` running now. */
+  runningFor(tenantId: string): number {
+    return this.runningOf.get(tenantId) ?? 0;
   }
 
   /** Pieces waiting now, over all tenants (for metrics and tests). */
@@ -41,20 +82,43 @@ export class FairShare {
     return n;
   }
 
-  private acquire(tenantId: string): Promise<void> {
-    if (this.running < this.slots && this.waiting.size === 0) {
+  private canStartNow(tenantId: string): boolean {
+    return this.running < this.slots && this.waiting.size === 0 && this.runningFor(tenantId) < this.maxRunningPerTenant;
+  }
+
+  private enter(tenantId: string, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (this.canStartNow(tenantId)) {
       this.start(tenantId);
       return Promise.resolve();
     }
     const queue = this.waiting.get(tenantId) ?? [];
     if (queue.length >= this.maxQueuedPerTenant) {
       return Promise.reject(
-        requestError('RATE_LIMITED', 'too much heavy work of your tenant is waiting already; retry when some of it has finished', {}, { 'retry-after': '1' }),
+        this.options.refusal?.(tenantId) ??
+          requestError('RATE_LIMITED', 'too much heavy work of your tenant is waiting already; retry when some of it has finished', {}, { 'retry-after': '1' }),
       );
     }
     if (queue.length === 0) this.waiting.set(tenantId, queue);
-    return new Promise((resolve) => {
-      queue.push(resolve);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, leave: null };
+      if (signal) {
+        const onAbort = () => {
+          const index = queue.indexOf(waiter);
+          if (index === -1) return;
+          queue.splice(index, 1);
+          if (queue.length === 0 && this.waiting.get(tenantId) === queue) {
+            this.waiting.delete(tenantId);
+            if (!this.runningOf.has(tenantId)) this.lastServed.delete(tenantId);
+          }
+          reject(signal.reason as Error);
+          // The tenant that left may have been the only one another tenant was waiting behind.
+          this.dispatch();
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiter.leave = () => signal.removeEventListener('abort', onAbort);
+      }
+      queue.push(waiter);
       this.dispatch();
     });
   }
@@ -76,25 +140,37 @@ export class FairShare {
     this.dispatch();
   }
 
-  /** Gives free slots to waiting tenants, the one served longest ago first (ties: the one that queued first). */
+  /**
+   * Gives free slots to waiting tenants below their own cap, the one served longest ago first (ties: the one that
+   * queued first).
+   */
   private dispatch(): void {
     while (this.running < this.slots && this.waiting.size > 0) {
       let next: string | null = null;
       let oldest = Infinity;
       for (const tenantId of this.waiting.keys()) {
+        if (this.runningFor(tenantId) >= this.maxRunningPerTenant) continue;
         const at = this.lastServed.get(tenantId) ?? 0;
         if (at < oldest) {
           oldest = at;
           next = tenantId;
         }
       }
-      const queue = this.waiting.get(next!)!;
-      const resolve = queue.shift()!;
-      if (queue.length === 0) this.waiting.delete(next!);
-      this.start(next!);
-      resolve();
+      if (next === null) return;
+      const queue = this.waiting.get(next)!;
+      const waiter = queue.shift()!;
+      if (queue.length === 0) this.waiting.delete(next);
+      this.start(next);
+      waiter.leave?.();
+      waiter.resolve();
     }
   }
+}
+
+interface Waiter {
+  resolve: () => void;
+  /** Stops listening for the abort of the request it waits for. */
+  leave: (() => void) | null;
 }
 
 /**

@@ -26,6 +26,7 @@ import { requestError } from '@linepack/lib/errors';
 import { MAX_PAGE_SIZE } from '@linepack/lib/pagination';
 import type { GatewayContext } from './context';
 import type { TieredRateLimiter } from './rate-limit';
+import type { ExpensiveOperations } from './expensive-operations';
 
 /**
  * What one operation may cost, computed after its variables are known (graphql-armor's cost limit counts a
@@ -204,11 +205,14 @@ export function operationCost(
 /**
  * Prices each operation before it runs: refuses one over the per-request maximum or calling a mutation twice
  * (400), spends the credential's per-minute cost budget (429 when spent), and reports both in `extensions.cost`.
+ * An expensive one (expensive-operations.ts) then waits for its tenant's turn, and holds its slot until its response
+ * is sent; a tenant whose queue is full is refused before its budget is spent.
  */
-export function costPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<GatewayContext> {
+export function costPlugin(rateLimiter: TieredRateLimiter, expensiveOperations?: ExpensiveOperations): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart() {
       let report: { requested: number; maximum: number; budgetRemaining?: number } | null = null;
+      let releaseSlot: (() => void) | null = null;
       return {
         async didResolveOperation({ schema, document, operation, request, contextValue }) {
           if (!operation) return;
@@ -221,6 +225,11 @@ export function costPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<G
             );
           }
           const { credential } = contextValue;
+          const expensive = expensiveOperations?.isExpensive(cost) ? expensiveOperations : null;
+          if (expensive && !expensive.hasRoomFor(credential.tenantId)) {
+            rateLimitDecisions.inc({ tier: credential.tier, decision: 'concurrency_limited' });
+            throw expensive.refusal();
+          }
           const budget = await rateLimiter.consumeCost(credential.rateLimitKey, credential.tier, cost);
           if (!budget.allowed) {
             rateLimitDecisions.inc({ tier: credential.tier, decision: 'cost_limited' });
@@ -232,8 +241,22 @@ export function costPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<G
             );
           }
           report = { requested: cost, maximum: costLimits.maxOperationCost, ...(budget.remaining !== null ? { budgetRemaining: budget.remaining } : {}) };
+          if (expensive) {
+            try {
+              releaseSlot = await expensive.admit(credential.tenantId, contextValue.deadline.signal);
+            } catch (err) {
+              if (err instanceof GraphQLError) {
+                rateLimitDecisions.inc({ tier: credential.tier, decision: 'concurrency_limited' });
+                throw err;
+              }
+              // The request ended (deadline or client gone) while it waited: deadline.ts answers a passed deadline with 504.
+              throw requestError('RATE_LIMITED', 'the request ended while it waited for its turn to run an expensive operation');
+            }
+          }
         },
         async willSendResponse({ response }) {
+          releaseSlot?.();
+          releaseSlot = null;
           if (report && response.body.kind === 'single') {
             response.body.singleResult.extensions = { ...response.body.singleResult.extensions, cost: report };
           }

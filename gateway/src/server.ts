@@ -38,6 +38,7 @@ import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgra
 import { IdentityTokenCache } from './identity-tokens';
 import { knownRootTypeRule, literalLimitsRule, operationSelectionPlugin, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
+import { ExpensiveOperations } from './expensive-operations';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 import { scopeRequirementsDocument } from './schema-scopes';
 import { recordAccessDenied } from './audit';
@@ -184,7 +185,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
         (context) => context.credential.scopes,
         (context, denial) => void recordAccessDenied(config, context, denial),
       ),
-      costPlugin(rateLimiter),
+      costPlugin(rateLimiter, new ExpensiveOperations()),
       writeEpochPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),

@@ -68,3 +68,65 @@ test('a tenant over its queue cap is refused with RATE_LIMITED and Retry-After; 
   await expect(other).resolves.toBe('B ran');
   await Promise.all([first, ...queued]);
 });
+
+test("with a per-tenant cap, one tenant's pieces leave the other slots free for other tenants", async () => {
+  const share = new FairShare(3, 10, { maxRunningPerTenant: 1 });
+  const holds = [gate(), gate(), gate()];
+  const started: string[] = [];
+  const a = holds.map((hold, n) =>
+    share.run('A', async () => {
+      started.push(`A${n + 1}`);
+      await hold.opened;
+    }),
+  );
+  const b = share.run('B', async () => void started.push('B1'));
+  await b;
+  // B ran while A's first piece held one slot and two slots stood free: A may use one only.
+  expect(started).toEqual(['A1', 'B1']);
+  expect(share.runningFor('A')).toBe(1);
+  expect(share.queued).toBe(2);
+  holds[0]!.open();
+  await new Promise((r) => setImmediate(r));
+  expect(started).toEqual(['A1', 'B1', 'A2']);
+  holds[1]!.open();
+  holds[2]!.open();
+  await Promise.all(a);
+  expect(share.runningFor('A')).toBe(0);
+});
+
+test('a piece whose request ends while it waits leaves the queue, rejects with the reason and never runs', async () => {
+  const share = new FairShare(1, 2);
+  const hold = gate();
+  const first = share.run('A', () => hold.opened);
+  const abort = new AbortController();
+  let ran = false;
+  const waiting = share.run(
+    'A',
+    async () => {
+      ran = true;
+    },
+    abort.signal,
+  );
+  expect(share.queued).toBe(1);
+  abort.abort(new Error('deadline passed'));
+  await expect(waiting).rejects.toThrow('deadline passed');
+  expect(share.queued).toBe(0);
+  // Its place is free again: the tenant can queue two more.
+  expect(share.hasRoomFor('A')).toBe(true);
+  const next = share.run('A', async () => 'next ran');
+  hold.open();
+  await expect(next).resolves.toBe('next ran');
+  await first;
+  expect(ran).toBe(false);
+});
+
+test('acquire hands back a release that frees the slot once, however often it is called', async () => {
+  const share = new FairShare(1);
+  const release = await share.acquire('A');
+  const other = share.run('B', async () => 'B ran');
+  release();
+  release();
+  await expect(other).resolves.toBe('B ran');
+  expect(share.runningFor('A')).toBe(0);
+  expect(share.runningFor('B')).toBe(0);
+});

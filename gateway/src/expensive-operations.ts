@@ -1,0 +1,108 @@
+import { Gauge } from 'prom-client';
+import { requestError } from '@linepack/lib/errors';
+import { FairShare } from '@linepack/lib/fair-share';
+import { metricsRegistry } from '@linepack/lib/metrics';
+
+/**
+ * Per-tenant concurrency for expensive operations at the gateway (issue 31, item 1). The cost budget (cost.ts)
+ * bounds what a tenant spends per minute, not how much of it runs at once: four 240,000-cost queries sent together
+ * fill the gateway and the subgraphs for seconds, and every other tenant's small read waits behind them. Here an
+ * operation priced at `minCost` or more takes one of `slots` slots, at most `perTenantRunning` of them per tenant,
+ * handed out round-robin over the tenants waiting (lib/fair-share.ts): a tenant's expensive work waits behind its
+ * own, another tenant's expensive operation waits for at most one of each tenant ahead of it, and cheap operations
+ * take no slot at all. A tenant with `perTenantQueued` waiting already is refused with 429 and a Retry-After rather
+ * than queued without bound. The limits are per gateway process (README: Rate limits › Expensive operations).
+ */
+export const expensiveOperationLimits = {
+  /**
+   * From this cost on an operation is expensive: a page of 50 assets costs about 100, a 10,000-item batch 10,011,
+   * the most expensive legal query up to 250,000.
+   */
+  minCost: 10_000,
+  /** Expensive operations of all tenants running at once in one gateway process. */
+  slots: 4,
+  /** Of those, one tenant's. */
+  perTenantRunning: 1,
+  /** A tenant's expensive operations waiting for a slot; one more is refused (429). */
+  perTenantQueued: 4,
+} as const;
+
+export type ExpensiveOperationLimits = { [K in keyof typeof expensiveOperationLimits]: number };
+
+/** Summed over the gateways of a process; no tenant label (one series per tenant would grow without bound). */
+export const expensiveOperationsGauge = new Gauge({
+  name: 'linepack_gateway_expensive_operations',
+  help: "Expensive operations (cost at or above the limit) in this gateway process, running or waiting for their tenant's turn",
+  labelNames: ['state'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Until the gateway has timed one, an expensive operation is assumed to take this long (for Retry-After). */
+const ASSUMED_DURATION_MS = 2_000;
+/** Weight of the latest duration in the running average. */
+const DURATION_SMOOTHING = 0.2;
+
+export class ExpensiveOperations {
+  private readonly share: FairShare;
+  private averageMs = ASSUMED_DURATION_MS;
+
+  constructor(readonly limits: ExpensiveOperationLimits = expensiveOperationLimits) {
+    this.share = new FairShare(limits.slots, limits.perTenantQueued, {
+      maxRunningPerTenant: limits.perTenantRunning,
+      refusal: () => this.refusal(),
+    });
+  }
+
+  isExpensive(cost: number): boolean {
+    return cost >= this.limits.minCost;
+  }
+
+  /** Whether the tenant may queue one more expensive operation now; ask before spending its cost budget on it. */
+  hasRoomFor(tenantId: string): boolean {
+    return this.share.hasRoomFor(tenantId);
+  }
+
+  /**
+   * Waits for the tenant's turn (rejects with the 429 of `refusal` when its queue is full, or with the signal's reason
+   * when the request ends first) and resolves with the function that frees the slot.
+   */
+  async admit(tenantId: string, signal?: AbortSignal): Promise<() => void> {
+    expensiveOperationsGauge.inc({ state: 'waiting' });
+    let release: () => void;
+    try {
+      release = await this.share.acquire(tenantId, signal);
+    } finally {
+      expensiveOperationsGauge.dec({ state: 'waiting' });
+    }
+    expensiveOperationsGauge.inc({ state: 'running' });
+    const started = performance.now();
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      expensiveOperationsGauge.dec({ state: 'running' });
+      this.averageMs += DURATION_SMOOTHING * (performance.now() - started - this.averageMs);
+      release();
+    };
+  }
+
+  /** Expensive operations waiting now, over all tenants. */
+  get queued(): number {
+    return this.share.queued;
+  }
+
+  /**
+   * The refusal names the limit, and its Retry-After is when the queue will likely have room again: the queued
+   * operations ahead, run `perTenantRunning` at a time, at the recent average duration.
+   */
+  refusal() {
+    const { minCost, perTenantRunning, perTenantQueued } = this.limits;
+    const seconds = Math.max(1, Math.ceil(((perTenantQueued / perTenantRunning) * this.averageMs) / 1000));
+    return requestError(
+      'RATE_LIMITED',
+      `your tenant has ${perTenantRunning} expensive ${perTenantRunning === 1 ? 'operation' : 'operations'} (cost ${minCost.toLocaleString('en')} or more) running and ${perTenantQueued} waiting, the most this gateway runs or queues for one tenant; retry in ${seconds} s, or ask for less at once`,
+      { retryAfterSeconds: seconds, limit: { name: 'expensiveOperationsPerTenant', running: perTenantRunning, queued: perTenantQueued, minCost } },
+      { 'Retry-After': String(seconds) },
+    );
+  }
+}

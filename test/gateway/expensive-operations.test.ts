@@ -1,0 +1,99 @@
+/**
+ * Per-tenant concurrency for expensive operations at the gateway (issue 31, item 1; gateway/src/expensive-operations.ts):
+ * one tenant runs one expensive operation at a time and queues four more, the fifth waiting one is refused with 429,
+ * a Retry-After and the limit named, and another tenant's expensive operation takes a free slot at once instead of
+ * waiting behind that queue.
+ *
+ * The operations are held running by stopping the database (SIGSTOP on a MongoDB of this file's own): the first one is
+ * then certainly in progress while the others arrive, and every state is observed through the gateway's gauge, never
+ * timed.
+ */
+import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
+import { metricsRegistry } from '@linepack/lib/metrics';
+import { until } from '@linepack/lib/testing/until';
+import { expensiveOperationLimits } from '@linepack/gateway/expensive-operations';
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+
+jest.setTimeout(120_000);
+
+/** 500 assets' pages of 40 measurements: about 41,500, well above the expensive threshold and far below the maximum. */
+const EXPENSIVE = '{ assets(first: 500) { edges { node { id measurements(first: 40) { edges { node { id } } } } } } }';
+const CHEAP = '{ assets(first: 5) { edges { node { id } } } }';
+
+let database: EmbeddedMongo;
+let stack: TestStack;
+let a: string;
+let b: string;
+
+async function gauge(): Promise<{ running: number; waiting: number }> {
+  const metric = await metricsRegistry.getSingleMetric('linepack_gateway_expensive_operations')!.get();
+  const value = (state: string) => metric.values.find((v) => v.labels['state'] === state)?.value ?? 0;
+  return { running: value('running'), waiting: value('waiting') };
+}
+
+beforeAll(async () => {
+  database = await startEmbeddedMongo();
+  // Keys stay cached while the database is stopped: authentication needs no lookup then.
+  stack = await startTestStack({ mongoUri: database.uri, redisUrl: process.env['REDIS_URL'], credentialCacheTtlSeconds: 300 });
+  a = (await stack.tenantWithKey({ name: 'tenant A' })).apiKey;
+  b = (await stack.tenantWithKey({ name: 'tenant B' })).apiKey;
+  for (const key of [a, b]) {
+    await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line' });
+    expect((await graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: key })).status).toBe(200);
+  }
+});
+
+afterAll(async () => {
+  if (database) process.kill(-database.pid, 'SIGCONT');
+  await stack?.stop();
+  await database?.stop();
+});
+
+test('the query this test sends is expensive by the cost model, and a cheap one is not', async () => {
+  const res = await graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a });
+  const cost = (res.body.extensions?.['cost'] as { requested: number }).requested;
+  expect(cost).toBeGreaterThanOrEqual(expensiveOperationLimits.minCost);
+  const cheap = await graphql(stack.gatewayUrl, CHEAP, { apiKey: a });
+  expect((cheap.body.extensions?.['cost'] as { requested: number }).requested).toBeLessThan(expensiveOperationLimits.minCost);
+});
+
+test("one tenant's expensive operations run one at a time, four wait, the next is refused naming the limit, and another tenant's runs at once", async () => {
+  const { perTenantRunning, perTenantQueued } = expensiveOperationLimits;
+  expect(await gauge()).toEqual({ running: 0, waiting: 0 });
+  process.kill(-database.pid, 'SIGSTOP');
+  let answers: Promise<Awaited<ReturnType<typeof graphql>>[]>;
+  try {
+    answers = Promise.all(Array.from({ length: perTenantRunning + perTenantQueued }, () => graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a })));
+    expect(await until(gauge, (g) => g.running === perTenantRunning && g.waiting === perTenantQueued, 30_000)).toEqual({
+      running: perTenantRunning,
+      waiting: perTenantQueued,
+    });
+
+    const refused = await graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      limit: { name: 'expensiveOperationsPerTenant', running: perTenantRunning, queued: perTenantQueued, minCost: expensiveOperationLimits.minCost },
+    });
+    expect(refused.body.errors?.[0]?.message).toMatch(/1 expensive operation \(cost 10,000 or more\) running and 4 waiting/);
+    // Cheap operations take no slot: one is not refused (it waits for the stopped database like any other read).
+    const cheap = graphql(stack.gatewayUrl, CHEAP, { apiKey: a });
+
+    // Tenant B's expensive operation takes a free slot although four of A's were waiting before it.
+    const other = graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: b });
+    expect(await until(gauge, (g) => g.running === perTenantRunning + 1 && g.waiting === perTenantQueued, 30_000)).toEqual({
+      running: perTenantRunning + 1,
+      waiting: perTenantQueued,
+    });
+
+    process.kill(-database.pid, 'SIGCONT');
+    expect((await other).status).toBe(200);
+    expect((await cheap).status).toBe(200);
+  } finally {
+    process.kill(-database.pid, 'SIGCONT');
+  }
+  const statuses = (await answers).map((res) => res.status);
+  expect(statuses).toEqual(statuses.map(() => 200));
+  expect(await gauge()).toEqual({ running: 0, waiting: 0 });
+});
