@@ -2,6 +2,7 @@
 export const scopeDeclarations = [
   { name: "admin:*", description: "Everything within the tenant, including managing API keys and users. Grants every other scope.", subgraph: "auth" },
   { name: "analytics:read", description: "Read fitness-for-service and risk results: anomaly assessments, segment risk, the risk register and the calculator.", subgraph: "analytics" },
+  { name: "analytics:write", description: "Record field (NDE) results, repairs and pressure reductions against ILI anomalies: they change the anomalies' assessments, the dig list and the segments' risk.", subgraph: "analytics" },
   { name: "assets:read", description: "Read the asset register: assets, their hierarchy and attributes, and the assets part of pipelineSummary.", subgraph: "assets" },
   { name: "assets:write", description: "Create, update and decommission assets (status transitions are checked; updates carry the version they read).", subgraph: "assets" },
   { name: "compliance:read", description: "Read regulatory obligations and each asset's compliance status, due dates and evidence.", subgraph: "compliance" },

@@ -15,6 +15,7 @@ import { ensureJobIndexes, JobRunner, JobStore, type JobHandler } from '@linepac
 import { ensureIliIndexes } from './ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler } from './ili/import-job';
 import { IliStore } from './ili/store';
+import { iliLocationLoader } from './ili/location';
 
 /** Measurements follow the assets stream to know which asset ids exist (asset-refs.ts). */
 export const MEASUREMENTS_CONSUMER_GROUP = 'measurements';
@@ -52,7 +53,16 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         buildContext: (base) => {
           const measurements = new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline);
           const ili = new IliStore(db, base.identity.tenantId, base.identity.deadline);
-          return { ...base, assetRefs, measurements, ili, jobs, wakeJobRunner: () => jobRunner.wake(), ...measurementLoaders(measurements) };
+          return {
+            ...base,
+            assetRefs,
+            measurements,
+            ili,
+            iliLocation: iliLocationLoader(ili),
+            jobs,
+            wakeJobRunner: () => jobRunner.wake(),
+            ...measurementLoaders(measurements),
+          };
         },
         stop: async () => {
           await jobRunner.stop();

@@ -8,7 +8,7 @@ export type MeasurementField = keyof MeasurementDocument;
  * The stored field each Measurement field is resolved from (resolvers/Measurement.ts). Typed against the generated
  * Measurement type, so a field added to the SDL fails the type check here until it is mapped.
  */
-const storedFieldOf: Record<Exclude<keyof Measurement, '__typename'>, MeasurementField> = {
+const storedFieldOf: Record<Exclude<keyof Measurement, '__typename'>, MeasurementField | readonly MeasurementField[]> = {
   id: '_id',
   asset: 'assetId',
   type: 'type',
@@ -35,10 +35,12 @@ const storedFieldOf: Record<Exclude<keyof Measurement, '__typename'>, Measuremen
   atPipelineCrossing: 'atPipelineCrossing',
   metalLossKind: 'metalLossKind',
   recordedAt: 'recordedAt',
+  // Only features an import stored have a location (ili/location.ts isImportedFeature).
+  iliLocation: ['runId', 'odometerM', 'clockDeg', 'idempotencyKey'],
 };
 
 /** Every stored field a client can read: what a selection this cannot read precisely falls back to. */
-const ALL_MEASUREMENT_FIELDS: readonly MeasurementField[] = [...new Set(Object.values(storedFieldOf))].sort();
+const ALL_MEASUREMENT_FIELDS: readonly MeasurementField[] = [...new Set(Object.values(storedFieldOf).flat())].sort();
 
 /** Adds the stored fields `selectionSet` reads (through fragments, each once); false when it names a field this does not know. */
 function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolveInfo, into: Set<MeasurementField>, seen: Set<string>): boolean {
@@ -47,9 +49,9 @@ function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolv
     if (selection.kind === Kind.FIELD) {
       const name = selection.name.value;
       if (name.startsWith('__')) continue;
-      const stored = storedFieldOf[name as keyof typeof storedFieldOf] as MeasurementField | undefined;
+      const stored = storedFieldOf[name as keyof typeof storedFieldOf] as MeasurementField | readonly MeasurementField[] | undefined;
       if (!stored) return false;
-      into.add(stored);
+      for (const field of Array.isArray(stored) ? (stored as readonly MeasurementField[]) : [stored as MeasurementField]) into.add(field);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       if (!collect(selection.selectionSet, info, into, seen)) return false;
     } else {

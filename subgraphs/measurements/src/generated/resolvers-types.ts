@@ -91,6 +91,32 @@ export type CreateIliUploadInput = {
   sizeBytes: Scalars['Int']['input'];
 };
 
+/**
+ * Where an imported ILI feature lies, as a dig sheet lays it out: distances along the pipe from the girth welds and the
+ * markers the crew can find (by the run's odometer, in metres, to the millimetre the listing gives).
+ */
+export type IliFeatureLocation = {
+  __typename?: 'IliFeatureLocation';
+  /** Orientation, degrees clockwise from top of pipe looking downstream (0–360); null when not reported. */
+  clockDeg: Maybe<Scalars['Float']['output']>;
+  /** Metres downstream of the upstream girth weld (what the crew measures along the pipe); null before the first girth weld. */
+  distanceFromUpstreamWeldM: Maybe<Scalars['Float']['output']>;
+  /** The nearest reference marker (AGM) or valve downstream of the feature; null when there is none. */
+  downstreamMarker: Maybe<IliLocationMarker>;
+  /** The nearest girth weld downstream of the feature; null after the last. */
+  downstreamWeld: Maybe<IliLocationWeld>;
+  /** The joint the feature is in (the number of the girth weld that starts it); null before the run's first girth weld. */
+  jointNumber: Maybe<Scalars['Int']['output']>;
+  /** The feature's log distance in the run, metres. */
+  logDistanceM: Scalars['Float']['output'];
+  /** The run whose listing reported the feature. */
+  runId: Scalars['ID']['output'];
+  /** The nearest reference marker (AGM) or valve at or upstream of the feature; null when there is none. */
+  upstreamMarker: Maybe<IliLocationMarker>;
+  /** The nearest girth weld at or upstream of the feature; null before the first girth weld. */
+  upstreamWeld: Maybe<IliLocationWeld>;
+};
+
 /** An ILI listing import: a durable job. */
 export type IliImport = {
   __typename?: 'IliImport';
@@ -145,6 +171,30 @@ export type IliListingFormat =
   | 'CSV'
   /** An Excel workbook (.xlsx); the first worksheet, one header row. */
   | 'XLSX';
+
+/** A marker of the run's tally a crew can find from the surface (a REFERENCE_MARKER such as an AGM, or a VALVE), seen from a feature. */
+export type IliLocationMarker = {
+  __typename?: 'IliLocationMarker';
+  /** Metres between the marker and the feature along the pipe (never negative; upstream or downstream says which way). */
+  distanceM: Scalars['Float']['output'];
+  /** REFERENCE_MARKER or VALVE. */
+  kind: IliTallyKind;
+  /** Its log distance, metres. */
+  logDistanceM: Scalars['Float']['output'];
+  /** Its name in the listing; null when not listed. */
+  name: Maybe<Scalars['String']['output']>;
+};
+
+/** A girth weld of the run's tally, seen from a feature. */
+export type IliLocationWeld = {
+  __typename?: 'IliLocationWeld';
+  /** Metres between the weld and the feature along the pipe (never negative; upstream or downstream says which way). */
+  distanceM: Scalars['Float']['output'];
+  /** The weld's number in the listing (the joint that starts at it); null when not listed. */
+  jointNumber: Maybe<Scalars['Int']['output']>;
+  /** The weld's log distance, metres. */
+  logDistanceM: Scalars['Float']['output'];
+};
 
 /** Which column of a vendor's listing holds each field, and its units. */
 export type IliMappingProfile = {
@@ -393,6 +443,12 @@ export type Measurement = {
   id: Scalars['ID']['output'];
   /** The client-supplied key this measurement was stored under. */
   idempotencyKey: Scalars['String']['output'];
+  /**
+   * ILI anomalies imported from a run's listing: where a field crew finds the feature, from the run's pipe tally (its
+   * joint, the nearest girth welds and reference markers on either side). Null for measurements not from an imported
+   * run. Upstream means a smaller log distance (the tool travels with the flow).
+   */
+  iliLocation: Maybe<IliFeatureLocation>;
   /** ILI anomalies: the feature affects a girth (circumferential) weld — for a dent, it affects pipe curvature at the weld; null when not reported. */
   interactsWithGirthWeld: Maybe<Scalars['Boolean']['output']>;
   /** ILI anomalies: the feature affects a longitudinal or helical (spiral) seam weld — for a dent, it affects pipe curvature at the seam; for metal loss, it is corrosion of or along the seam; null when not reported. */
@@ -851,14 +907,17 @@ export type ResolversTypes = ResolversObject<{
   Base64: ResolverTypeWrapper<Scalars['Base64']['output']>;
   CreateIliUploadInput: CreateIliUploadInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
+  IliFeatureLocation: ResolverTypeWrapper<IliFeatureLocation>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   IliImport: ResolverTypeWrapper<IliImportJob>;
   IliImportCounts: ResolverTypeWrapper<IliImportCounts>;
   IliListingFormat: IliListingFormat;
+  IliLocationMarker: ResolverTypeWrapper<IliLocationMarker>;
+  IliLocationWeld: ResolverTypeWrapper<IliLocationWeld>;
   IliMappingProfile: ResolverTypeWrapper<IliProfileView>;
   IliMappingProfileInput: IliMappingProfileInput;
   IliRowError: ResolverTypeWrapper<IliRowError>;
   IliRun: ResolverTypeWrapper<IliRunDocument>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   IliRunInput: IliRunInput;
   IliRunStatus: IliRunStatus;
   IliTallyConnection: ResolverTypeWrapper<IliTallyPage>;
@@ -895,13 +954,16 @@ export type ResolversParentTypes = ResolversObject<{
   Base64: Scalars['Base64']['output'];
   CreateIliUploadInput: CreateIliUploadInput;
   DateTime: Scalars['DateTime']['output'];
+  IliFeatureLocation: IliFeatureLocation;
+  Float: Scalars['Float']['output'];
   IliImport: IliImportJob;
   IliImportCounts: IliImportCounts;
+  IliLocationMarker: IliLocationMarker;
+  IliLocationWeld: IliLocationWeld;
   IliMappingProfile: IliProfileView;
   IliMappingProfileInput: IliMappingProfileInput;
   IliRowError: IliRowError;
   IliRun: IliRunDocument;
-  Float: Scalars['Float']['output'];
   IliRunInput: IliRunInput;
   IliTallyConnection: IliTallyPage;
   IliTallyEdge: Omit<IliTallyEdge, 'node'> & { node: ResolversParentTypes['IliTallyItem'] };
@@ -953,6 +1015,18 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
   name: 'DateTime';
 }
 
+export type IliFeatureLocationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliFeatureLocation'] = ResolversParentTypes['IliFeatureLocation']> = ResolversObject<{
+  clockDeg?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  distanceFromUpstreamWeldM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  downstreamMarker?: Resolver<Maybe<ResolversTypes['IliLocationMarker']>, ParentType, ContextType>;
+  downstreamWeld?: Resolver<Maybe<ResolversTypes['IliLocationWeld']>, ParentType, ContextType>;
+  jointNumber?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  logDistanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  runId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  upstreamMarker?: Resolver<Maybe<ResolversTypes['IliLocationMarker']>, ParentType, ContextType>;
+  upstreamWeld?: Resolver<Maybe<ResolversTypes['IliLocationWeld']>, ParentType, ContextType>;
+}>;
+
 export type IliImportResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliImport'] = ResolversParentTypes['IliImport']> = ResolversObject<{
   attempts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   counts?: Resolver<ResolversTypes['IliImportCounts'], ParentType, ContextType>;
@@ -973,6 +1047,19 @@ export type IliImportCountsResolvers<ContextType = SubgraphContext, ParentType e
   rejectedRows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   rows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   tallyItems?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type IliLocationMarkerResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliLocationMarker'] = ResolversParentTypes['IliLocationMarker']> = ResolversObject<{
+  distanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['IliTallyKind'], ParentType, ContextType>;
+  logDistanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  name?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type IliLocationWeldResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliLocationWeld'] = ResolversParentTypes['IliLocationWeld']> = ResolversObject<{
+  distanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  jointNumber?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  logDistanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;
 
 export type IliMappingProfileResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliMappingProfile'] = ResolversParentTypes['IliMappingProfile']> = ResolversObject<{
@@ -1056,6 +1143,7 @@ export type MeasurementResolvers<ContextType = SubgraphContext, ParentType exten
   featureType?: Resolver<Maybe<ResolversTypes['AnomalyFeatureType']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   idempotencyKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  iliLocation?: Resolver<Maybe<ResolversTypes['IliFeatureLocation']>, ParentType, ContextType>;
   interactsWithGirthWeld?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   interactsWithSeamWeld?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   lengthMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
@@ -1122,8 +1210,11 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   Asset?: AssetResolvers<ContextType>;
   Base64?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
+  IliFeatureLocation?: IliFeatureLocationResolvers<ContextType>;
   IliImport?: IliImportResolvers<ContextType>;
   IliImportCounts?: IliImportCountsResolvers<ContextType>;
+  IliLocationMarker?: IliLocationMarkerResolvers<ContextType>;
+  IliLocationWeld?: IliLocationWeldResolvers<ContextType>;
   IliMappingProfile?: IliMappingProfileResolvers<ContextType>;
   IliRowError?: IliRowErrorResolvers<ContextType>;
   IliRun?: IliRunResolvers<ContextType>;

@@ -84,6 +84,8 @@ export interface IliProfileDocument extends TenantDocument {
 export async function ensureIliIndexes(db: Db): Promise<void> {
   await db.collection(ILI_COLLECTIONS.runs).createIndex({ tenantId: 1, assetId: 1, runDate: -1 }, { name: 'tenant_asset_run_date' });
   await db.collection(ILI_COLLECTIONS.tally).createIndex({ tenantId: 1, runId: 1, logDistanceM: 1 }, { name: 'tenant_run_distance' });
+  // A feature's location (ili/location.ts): the nearest girth weld or marker before or after a log distance on one run.
+  await db.collection(ILI_COLLECTIONS.tally).createIndex({ tenantId: 1, runId: 1, kind: 1, logDistanceM: 1 }, { name: 'tenant_run_kind_distance' });
   await db.collection(ILI_COLLECTIONS.uploadParts).createIndex({ tenantId: 1, uploadId: 1, index: 1 }, { name: 'tenant_upload_index' });
   await db.collection(ILI_COLLECTIONS.profiles).createIndex({ tenantId: 1, name: 1 }, { unique: true, name: 'tenant_name' });
 }

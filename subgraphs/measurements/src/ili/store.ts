@@ -18,6 +18,9 @@ import {
   type IliUploadPartDocument,
 } from './documents';
 
+/** What a feature's location reads of a tally item. */
+const TALLY_LOCATION_FIELDS = { kind: 1, logDistanceM: 1, jointNumber: 1, name: 1 } as const;
+
 export const MAX_FILE_BYTES = 512 * 1024 * 1024;
 export const POF_PROFILE_ID = POF_DEFAULT_PROFILE.id;
 
@@ -147,6 +150,33 @@ export class IliStore {
       this.tally.countDocuments(filter),
     ]);
     return toConnection(rows, size, totalCount, (row) => encodeCursor([row.logDistanceM, row._id]));
+  }
+
+  /**
+   * The run's tally items of these kinds whose log distance lies in any of the intervals, in log-distance order: one
+   * query (index tenant_run_kind_distance) for the welds around every feature of a dig-list page.
+   */
+  tallyWithin(runId: string, kinds: readonly string[], intervals: readonly (readonly [number, number])[]): Promise<IliTallyDocument[]> {
+    if (intervals.length === 0) return Promise.resolve([]);
+    return this.tally
+      .find({ runId, kind: { $in: [...kinds] }, $or: intervals.map(([from, to]) => ({ logDistanceM: { $gte: from, $lte: to } })) } as never, {
+        sort: { logDistanceM: 1 },
+        projection: TALLY_LOCATION_FIELDS,
+      })
+      .toArray();
+  }
+
+  /** The run's tally items of these kinds, in log-distance order (the markers of a run: a few per kilometre). */
+  tallyOfKinds(runId: string, kinds: readonly string[]): Promise<IliTallyDocument[]> {
+    return this.tally.find({ runId, kind: { $in: [...kinds] } } as never, { sort: { logDistanceM: 1 }, projection: TALLY_LOCATION_FIELDS }).toArray();
+  }
+
+  /** The nearest tally item of these kinds at or before (`upstream`) or after (`downstream`) a log distance; null when none. */
+  nearestTallyItem(runId: string, kinds: readonly string[], logDistanceM: number, side: 'upstream' | 'downstream'): Promise<IliTallyDocument | null> {
+    return this.tally.findOne(
+      { runId, kind: { $in: [...kinds] }, logDistanceM: side === 'upstream' ? { $lte: logDistanceM } : { $gt: logDistanceM } } as never,
+      { sort: { logDistanceM: side === 'upstream' ? -1 : 1 }, projection: TALLY_LOCATION_FIELDS },
+    );
   }
 
   // Mapping profiles
