@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
+import type { GraphQLResolverMap } from '@linepack/lib/resolver-map';
 import { eventStream } from '@linepack/lib/events/outbox';
 import { startOutboxRelay } from '@linepack/lib/events/relay-process';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';

@@ -1,4 +1,4 @@
-import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
+import type { GraphQLResolverMap } from '@linepack/lib/resolver-map';
 import { createRedisClient } from '@linepack/lib/redis';
 import { watchRedis } from '@linepack/lib/metrics';
 import { RevocationPublisher } from '@linepack/lib/revocations';

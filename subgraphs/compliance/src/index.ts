@@ -1,4 +1,4 @@
-import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
+import type { GraphQLResolverMap } from '@linepack/lib/resolver-map';
 import { replayStreams } from '@linepack/lib/events/consumer';
 import { startEventConsumer } from '@linepack/lib/events/consumer-process';
 import { eventStream } from '@linepack/lib/events/outbox';
