@@ -11,6 +11,9 @@ import graphqlConfig from './schema/eslint.graphql.mjs';
 
 const deployables = ['@linepack/gateway', '@linepack/gateway/*', '@linepack/subgraph-*', '@linepack/subgraph-*/*'];
 const relativeDeployables = ['**/gateway/**', '**/subgraphs/**'];
+// A package's dist/ is its build output, not its API: what it holds moves between patch releases. (Every folder's
+// no-restricted-imports below repeats this pattern, because a later config's options replace an earlier one's.)
+const packageInternals = { group: ['**/dist', '**/dist/**'], message: "Import a package's public entry points, never its dist/ internals." };
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '**/generated/**', 'mcp-server/**', 'tools/mongo/target/**', 'docs/**', '.linepack/**', 'console/**'] },
@@ -29,6 +32,7 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
       'import-x/no-cycle': ['error', { ignoreExternal: false }],
       'import-x/no-self-import': 'error',
+      'no-restricted-imports': ['error', { patterns: [packageInternals] }],
     },
   },
   {
@@ -43,6 +47,7 @@ export default tseslint.config(
               group: [...relativeDeployables, '**/schema/**', '@linepack/schema', '@linepack/schema/*'],
               message: 'lib/ may not import gateway/, subgraphs/ or schema/.',
             },
+            packageInternals,
           ],
         },
       ],
@@ -59,6 +64,7 @@ export default tseslint.config(
               group: [...deployables, ...relativeDeployables, '@linepack/lib', '@linepack/lib/*'],
               message: 'schema/ (registry, composition, checks) imports no deployable and no lib.',
             },
+            packageInternals,
           ],
         },
       ],
@@ -72,6 +78,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['@linepack/subgraph-*', '@linepack/subgraph-*/*', '**/subgraphs/**'], message: 'The gateway reaches subgraphs over HTTP only.' },
+            packageInternals,
           ],
         },
       ],
@@ -89,10 +96,34 @@ export default tseslint.config(
               message:
                 'A subgraph owns its code and data: it learns about other subgraphs from domain events and entity references, never imports (its own files are imported relatively).',
             },
+            packageInternals,
           ],
         },
       ],
     },
+  },
+  {
+    // Every workspace package declares what it imports, in its own package.json: the images install one package's
+    // dependencies (`npm ci --omit=dev -w <package>`, Dockerfile), so an import that works only because another
+    // package's dependency is hoisted breaks there. Shipped code imports no devDependency; tests and codegen may.
+    files: ['lib/**/*.ts', 'schema/**/*.ts', 'gateway/**/*.ts', 'subgraphs/**/*.ts'],
+    rules: {
+      'import-x/no-extraneous-dependencies': [
+        'error',
+        {
+          includeInternal: true,
+          includeTypes: true,
+          devDependencies: ['**/test/**', 'lib/testing/**', '**/codegen.ts', 'schema/**'],
+        },
+      ],
+    },
+  },
+  {
+    // The root package (CLI, scripts, dev stack, end-to-end tests, benchmarks) holds the workspaces: it reaches them
+    // through npm's workspace links and the subgraph registry, so they are not repeated as its dependencies (a new
+    // subgraph would need a root line); every other package it imports, it declares.
+    files: ['cli/**/*.ts', 'scripts/**/*.ts', 'dev/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'codegen.ts'],
+    rules: { 'import-x/no-extraneous-dependencies': ['error', { includeInternal: false, includeTypes: true }] },
   },
   ...graphqlConfig,
 );
