@@ -21,6 +21,8 @@ import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
 import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 import { cliAudit } from '@linepack/subgraph-auth/audit';
 import { importListing } from '@linepack/lib/ili/client';
+import { digCsvHeader, digCsvRow, type DigAssessment, type DigMeasurement, type DigRow } from '@linepack/lib/ili/dig-csv';
+import { hhMmFromClockDeg } from '@linepack/lib/ili/listing';
 
 const usage = `usage: linepack <command> [options]
 
@@ -47,6 +49,16 @@ const usage = `usage: linepack <command> [options]
                  import a vendor's ILI listing (.csv or .xlsx) as a new run of a pipeline or segment, through the
                  gateway with the API key in LINEPACK_API_KEY (never an argument); shows upload and import progress,
                  and every rejected row (row, column, rule) when the file is refused. --pipeline is --asset's alias
+  digs list [--category C[,C…]] [--due-before DATE] [--pipeline ID] [--hca] [--include-repaired] [--csv] [--page-size N]
+            [--url GATEWAY_URL] [--json]
+                 the dig list across the tenant (every page), soonest repair due first: by response category
+                 (IMMEDIATE, SIXTY_DAY, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR; default all with a due date),
+                 due before DATE, on a pipeline and its segments, in an HCA; --csv writes CSV to stdout; read N a request
+                 (default 100, at most 500)
+  digs sheet MEASUREMENT_ID [--csv] [--url GATEWAY_URL] [--json]
+                 one anomaly's dig sheet: where to dig (joint, girth welds and markers either side), its dimensions,
+                 category, rule and due date. digs commands use LINEPACK_API_KEY (analytics:read, measurements:read,
+                 assets:read)
   service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
   <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
                  drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
@@ -75,6 +87,99 @@ function progressBar() {
         : `${p.done}${p.total ? `/${p.total}` : ''} rows`;
     process.stderr.write(`\r${p.phase.padEnd(14)} [${bar}] ${p.total ? `${Math.round(share * 100)}%`.padStart(4) : '    '} ${amount}   `);
   };
+}
+
+/**
+ * GraphQL through the gateway with LINEPACK_API_KEY (never an argument); errors become the command's error. The
+ * dig commands read three subgraphs in one federated query, as the console and MCP do.
+ */
+function gatewayClient(url: string | undefined) {
+  const apiKey = process.env['LINEPACK_API_KEY'];
+  if (!apiKey)
+    throw new UsageError('set LINEPACK_API_KEY to an API key with analytics:read, measurements:read and assets:read (a key is never a command-line argument)');
+  const gatewayUrl = url ?? process.env['LINEPACK_URL'] ?? devGatewayUrl();
+  return async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
+    const res = await fetch(gatewayUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string }[] };
+    if (body.errors?.length || !body.data) throw new Error(body.errors?.map((e) => e.message).join('; ') ?? `HTTP ${res.status}`);
+    return body.data;
+  };
+}
+
+/** A date (midnight UTC) or an ISO instant, as the API's DateTime. */
+function instantOf(text: string, flag: string): string {
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text;
+  if (Number.isNaN(Date.parse(value))) throw new UsageError(`${flag} must be a date (YYYY-MM-DD) or an ISO 8601 instant (got ${text})`);
+  return new Date(value).toISOString();
+}
+
+/** The dig sheet's fields (issue 25's contract), shared by the list and the sheet so both export the same columns. */
+const DIG_MEASUREMENT_FIELDS = `id type observedAt odometerM clockDeg depthPctWt lengthMm widthMm featureType runId asset { id name }
+  iliLocation { runId jointNumber distanceFromUpstreamWeldM logDistanceM clockDeg
+    upstreamWeld { jointNumber logDistanceM distanceM } downstreamWeld { jointNumber logDistanceM distanceM }
+    upstreamMarker { name kind logDistanceM distanceM } downstreamMarker { name kind logDistanceM distanceM } }`;
+const DIG_ASSESSMENT_FIELDS = 'responseCategory ruleRef discoveredAt repairDueAt status overdue depthSource';
+// 100 a page by default: each row reaches three subgraphs, and the gateway prices a page by its size.
+const DIG_LIST_QUERY = `query($filter: DigListFilter, $first: Int, $after: String) { digList(filter: $filter, first: $first, after: $after) {
+  pageInfo { hasNextPage endCursor } edges { node { ${DIG_ASSESSMENT_FIELDS} measurement { ${DIG_MEASUREMENT_FIELDS} } } } } }`;
+const DIG_SHEET_QUERY = `query($id: ID!) { measurement(id: $id) { ${DIG_MEASUREMENT_FIELDS} assessment { ${DIG_ASSESSMENT_FIELDS} } } }`;
+
+interface DigListPage {
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  edges: { node: DigAssessment & { measurement: DigMeasurement } }[];
+}
+
+const day = (iso: string | null | undefined) => (iso ? iso.slice(0, 10) : '—');
+const m = (metres: number | null | undefined) => (metres == null ? '—' : `${metres.toFixed(3)} m`);
+
+function digListLine({ measurement: ml, assessment: a }: DigRow): string {
+  const where =
+    ml.iliLocation?.jointNumber != null ? `joint ${ml.iliLocation.jointNumber} + ${m(ml.iliLocation.distanceFromUpstreamWeldM)}` : `log ${m(ml.odometerM)}`;
+  return [
+    day(a?.repairDueAt),
+    (a?.responseCategory ?? '—').padEnd(22),
+    a?.overdue ? 'OVERDUE' : '       ',
+    (ml.asset?.name ?? ml.asset?.id ?? '').padEnd(24),
+    `${ml.featureType ?? ''} ${ml.depthPctWt == null ? '' : `${ml.depthPctWt} % wt`}`.padEnd(20),
+    where.padEnd(24),
+    ml.id,
+  ].join('  ');
+}
+
+/** The dig sheet as a crew reads it: where to dig first, then what they will find and how urgent it is. */
+function digSheetText({ measurement: ml, assessment: a }: DigRow): string {
+  const loc = ml.iliLocation;
+  const marker = (mk: NonNullable<typeof loc>['upstreamMarker'], side: string) =>
+    mk ? `${mk.name ?? '(unnamed)'} (${mk.kind}), ${m(mk.distanceM)} ${side} (log ${m(mk.logDistanceM)})` : 'none in the run';
+  const weld = (w: NonNullable<typeof loc>['upstreamWeld'], side: string) =>
+    w ? `girth weld ${w.jointNumber ?? '(unnumbered)'}, ${m(w.distanceM)} ${side} (log ${m(w.logDistanceM)})` : 'none in the run';
+  const clock = ml.clockDeg == null ? '—' : `${hhMmFromClockDeg(ml.clockDeg)} (${ml.clockDeg}°)`;
+  const lines: [string, string][] = [
+    ['Anomaly', ml.id],
+    ['Asset', ml.asset ? `${ml.asset.name ?? ''} (${ml.asset.id})` : '—'],
+    ['Feature', `${ml.featureType ?? ml.type ?? '—'}, observed ${day(ml.observedAt)}`],
+    ['Run', loc?.runId ?? ml.runId ?? '—'],
+    ['Log distance', m(loc?.logDistanceM ?? ml.odometerM)],
+    ['Joint', loc ? (loc.jointNumber == null ? 'before the first girth weld' : String(loc.jointNumber)) : '—'],
+    ['From upstream weld', m(loc?.distanceFromUpstreamWeldM)],
+    ['Upstream weld', loc ? weld(loc.upstreamWeld, 'upstream') : '—'],
+    ['Downstream weld', loc ? weld(loc.downstreamWeld, 'downstream') : '—'],
+    ['Upstream marker', loc ? marker(loc.upstreamMarker, 'upstream') : '—'],
+    ['Downstream marker', loc ? marker(loc.downstreamMarker, 'downstream') : '—'],
+    ['Clock', clock],
+    ['Depth', ml.depthPctWt == null ? '—' : `${ml.depthPctWt} % of wall`],
+    ['Length × width', `${ml.lengthMm ?? '—'} mm × ${ml.widthMm ?? '—'} mm`],
+    ['Response', a?.responseCategory ?? 'not assessed'],
+    ['Rule', a?.ruleRef ?? '—'],
+    ['Discovered', day(a?.discoveredAt)],
+    ['Repair due', `${day(a?.repairDueAt)}${a?.overdue ? ' (OVERDUE)' : ''}`],
+    ['Status', `${a?.status ?? '—'}${a?.depthSource ? `, depth from ${a.depthSource === 'FIELD' ? 'the field result' : 'the tool'}` : ''}`],
+  ];
+  return ['DIG SHEET', ...lines.map(([label, value]) => `  ${label.padEnd(19)} ${value}`)].join('\n');
 }
 
 function devState(): { mongodbUri?: string; redisUrl?: string } {
@@ -229,8 +334,14 @@ async function run(argv: string[]): Promise<void> {
       'discovered-at': { type: 'string' },
       'tool-tolerance': { type: 'string' },
       url: { type: 'string' },
+      category: { type: 'string', multiple: true },
+      'due-before': { type: 'string' },
+      hca: { type: 'boolean' },
+      'include-repaired': { type: 'boolean', default: false },
+      csv: { type: 'boolean', default: false },
+      'page-size': { type: 'string' },
     },
-    allowPositionals: group === 'ili',
+    allowPositionals: group === 'ili' || group === 'digs',
   });
   const json = values.json ?? false;
   const print = (object: unknown, text: string) => console.log(json ? JSON.stringify(object) : text);
@@ -386,6 +497,53 @@ async function run(argv: string[]): Promise<void> {
             ].join('\n'),
       );
       if (result.state !== 'SUCCEEDED') process.exitCode = 1;
+      return;
+    }
+    case 'digs list': {
+      const gateway = gatewayClient(values.url);
+      const categories = (values.category ?? [])
+        .flatMap((c) => c.split(','))
+        .map((c) => c.trim().toUpperCase())
+        .filter(Boolean);
+      const filter = {
+        ...(categories.length > 0 ? { responseCategories: categories } : {}),
+        ...(values['due-before'] ? { dueBefore: instantOf(values['due-before'], '--due-before') } : {}),
+        ...(values.pipeline ? { pipelineId: values.pipeline } : {}),
+        ...(values.hca ? { inHca: true } : {}),
+        includeRepaired: values['include-repaired'] ?? false,
+      };
+      const first = Number(values['page-size'] ?? 100);
+      if (!Number.isInteger(first) || first < 1 || first > 500) throw new UsageError('--page-size must be a whole number from 1 to 500');
+      const rows: DigRow[] = [];
+      if (values.csv) process.stdout.write(digCsvHeader());
+      // Every page until the list ends: a dig list is exported whole, not its first page.
+      for (let after: string | null = null; ;) {
+        const page: DigListPage = (await gateway<{ digList: DigListPage }>(DIG_LIST_QUERY, { filter, first, after })).digList;
+        for (const { node } of page.edges) {
+          const { measurement, ...assessment } = node;
+          const row = { measurement, assessment };
+          if (values.csv) process.stdout.write(digCsvRow(row));
+          else rows.push(row);
+        }
+        if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor) break;
+        after = page.pageInfo.endCursor;
+      }
+      if (values.csv) return;
+      print(rows, rows.length === 0 ? 'the dig list is empty' : rows.map(digListLine).join('\n'));
+      return;
+    }
+    case 'digs sheet': {
+      const id = argv[2];
+      if (!id || id.startsWith('--')) throw new UsageError('digs sheet needs the anomaly: digs sheet MEASUREMENT_ID');
+      const { measurement } = await gatewayClient(values.url)<{ measurement: (DigMeasurement & { assessment: DigAssessment | null }) | null }>(
+        DIG_SHEET_QUERY,
+        { id },
+      );
+      if (!measurement) throw new UsageError(`no measurement ${id} in your tenant`);
+      const { assessment, ...rest } = measurement;
+      const row: DigRow = { measurement: rest, assessment };
+      if (values.csv) process.stdout.write(digCsvHeader() + digCsvRow(row));
+      else print(measurement, digSheetText(row));
       return;
     }
     case 'service-keys': {
