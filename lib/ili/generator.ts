@@ -45,6 +45,18 @@ export interface GenerateOptions {
  */
 export const GENERATOR_TOOL_NOISE = { depthPctWtSd: 4, positionMSd: 0.07, clockDegSd: 7 } as const;
 
+/**
+ * Share of a colony pit's position and clock error that is its own. A tool's location error is mostly its
+ * positioning along and around the pipe at that place (odometer within the joint, the tool's roll), which pits a few
+ * centimetres apart share; what differs between them is the sizing of each pit's box from the sensor samples. So a
+ * colony is listed as one shifted, rotated pattern (run comparison matches such patterns: C. L. Champlin, "Using
+ * odometry drift to match ILI joint boundaries for run comparisons", Int. J. Pres. Ves. Pip. 2024, 105351, "Pattern
+ * matching is then used to match individual defects on paired joints"). Each pit's total error keeps the sd of
+ * GENERATOR_TOOL_NOISE: the shared part has sd √(1 − f²) of it and the pit's own f of it (0.014 m and 1.4°
+ * at f = 0.2, a few sensor pitches; illustrative, like the noise itself).
+ */
+export const COLONY_OWN_ERROR_FRACTION = 0.2;
+
 class Rand {
   private spare: number | null = null;
   constructor(readonly next: () => number) {}
@@ -317,8 +329,11 @@ export function generateTwoRunListing(options: GenerateOptions): { runA: Generat
     extraInB.push(welds[w]!.x + rand.uniform(3, 6));
   }
 
-  const runA = buildRun('A', odometerA, welds, new Set(), [], tally, truths, 0, rand);
-  const runB = buildRun('B', odometerB, welds, missedInB, extraInB, tally, truths, years, rand);
+  // The colonies' shared errors come from a stream of their own, so every row outside a colony is what it was before
+  // colonies shared them.
+  const colonyRand = new Rand(seededRandom(seed ^ 0x5bd1e995));
+  const runA = buildRun('A', odometerA, welds, new Set(), [], tally, truths, 0, rand, colonyRand);
+  const runB = buildRun('B', odometerB, welds, missedInB, extraInB, tally, truths, years, rand, colonyRand);
 
   const matches: GeneratedTruth['matches'] = [];
   const newInB: string[] = [];
@@ -382,6 +397,7 @@ function buildRun(
   truths: readonly TrueFeature[],
   years: number,
   rand: Rand,
+  colonyRand: Rand,
 ): BuiltRun {
   const noise = GENERATOR_TOOL_NOISE;
   type Listed = {
@@ -411,11 +427,24 @@ function buildRun(
     const log = round(odometer.log(t.x), 3);
     listed.push({ log, row: { ...blank, kind: t.kind, logDistanceM: log, wallThicknessMm: t.wallThicknessMm, markerName: t.markerName } });
   }
+  const shared = Math.sqrt(1 - COLONY_OWN_ERROR_FRACTION ** 2);
+  const colonyError = new Map<number, { positionM: number; clockDeg: number }>();
   truths.forEach((t, i) => {
     if (label === 'A' && !t.inA) return;
     // Position noise is within the joint: the tool's distance from the upstream weld is what scatters.
-    const log = round(odometer.log(t.x) + rand.normal(0, noise.positionMSd), 3);
-    const clockDeg = clockStep(t.clockDeg + rand.normal(0, noise.clockDegSd));
+    let positionErrorM = rand.normal(0, noise.positionMSd);
+    let clockErrorDeg = rand.normal(0, noise.clockDegSd);
+    if (t.clusterId !== null) {
+      let common = colonyError.get(t.clusterId);
+      if (!common) {
+        common = { positionM: colonyRand.normal(0, shared * noise.positionMSd), clockDeg: colonyRand.normal(0, shared * noise.clockDegSd) };
+        colonyError.set(t.clusterId, common);
+      }
+      positionErrorM = common.positionM + COLONY_OWN_ERROR_FRACTION * positionErrorM;
+      clockErrorDeg = common.clockDeg + COLONY_OWN_ERROR_FRACTION * clockErrorDeg;
+    }
+    const log = round(odometer.log(t.x) + positionErrorM, 3);
+    const clockDeg = clockStep(t.clockDeg + clockErrorDeg);
     const row: Listed['row'] = {
       ...blank,
       kind: t.kind,

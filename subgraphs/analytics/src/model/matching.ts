@@ -10,13 +10,30 @@
  * `implausibleShallowingSigmas` standard deviations of the difference of two readings. Among candidates the
  * pairing is an assignment, not a greedy nearest: the gated graph falls apart into small windows (a joint or
  * two), and each window is solved exactly by the Hungarian method (shortest augmenting paths with potentials).
- * A pair's cost is the sum of its squared standardised differences — axial, clock, depth, length, width — each
- * capped at TERM_CAP (3σ): a Gaussian negative log-likelihood. The centre and scale of each difference are
- * measured on the run itself, as the median and 1.4826 × MAD over the windows that hold one feature of each run
- * (no choice to make there), so a clock offset between tools or a tool with tighter positioning is used as it is;
- * with fewer than MIN_CALIBRATION_PAIRS of them the gates stand for 3σ and the sizing error for the depth.
+ * A pair's cost is the sum, over its differences (axial, clock, depth, length, width), of −2 ln(f(r) / max f),
+ * each capped at TERM_CAP (the 3σ of a normal density): a negative log-likelihood. f is measured on the runs
+ * themselves, from the windows that hold one feature of each run (no choice to make there): their kernel density
+ * with at least MIN_DENSITY_PAIRS of them, a normal density of median centre and 1.4826 × MAD spread with at least
+ * MIN_CALIBRATION_PAIRS, else the gates standing for 3σ and the sizing error for the depth. So a clock offset
+ * between tools or a tool with tighter positioning is used as it is, and a depth change that spreads over a growth
+ * band is scored as a band rather than as a bell (see termCost).
  * Leaving a feature unmatched costs UNMATCHED_COST, more than half any gated pair's cost, so two features inside
  * each other's gates are paired unless a better pairing needs one of them. No feature is used twice.
+ *
+ * Colonies. Pits a few centimetres apart share the tool's positioning error there (its odometer within the joint,
+ * its roll), so a colony is read again as the same pattern shifted and turned, while each pit's absolute position
+ * scatters as much as any feature's. After the first assignment, first-pass pairs of one window whose newer
+ * features lie within SHARED_ERROR_REACH_M of each other form a neighbourhood; the differences of neighbouring
+ * pairs measure each pair's own error. Where that is under PATTERN_SD_RATIO of the pairs' scatter (the runs show a
+ * shared error), each neighbourhood's median shift is taken out and the axial and clock terms are scored against
+ * the own error; the windows are solved again. Where it is not (independent errors), nothing changes.
+ *
+ * Tolerances, as measured on lib/ili/generator.ts listings (tool noise sd 0.07 m, 7°, 4 % of wall per run, colony
+ * pits sharing all but a fifth of it), 20,000 features per run, seeds 1–5: ≥ 99.4 % of the true matches recovered
+ * (≥ 97.5 % of colony pits, ≥ 99.6 % outside colonies), none many-to-one; the lost ones are mostly pairs a gate
+ * rules out (clock beyond clockToleranceDeg at 3σ of the difference). With independent per-pit errors no method
+ * can do much better than 85 % in such colonies: with the generator's own likelihood and the colony known, the
+ * best assignment recovers 84–86 % (position, clock, width and the growth band barely tell 3–8 pits apart).
  *
  * Growth. A depth change read from two runs carries both runs' sizing errors: with each run's error normal
  * with standard deviation σ = tolerance / z((1 + certainty) / 2) (a tool specified ±10 % of wall at 80 %
@@ -114,7 +131,7 @@ const FORBIDDEN = 1e9;
 export interface FeaturePair<Row> {
   older: ReferencePosition<Row>;
   newer: ReferencePosition<Row>;
-  /** Sum of squared standardised differences (axial, clock, depth, length, width), each capped at TERM_CAP. */
+  /** Sum of the negative log-likelihoods of its differences (axial, clock, depth, length, width), each capped at TERM_CAP. */
   cost: number;
 }
 
@@ -167,35 +184,108 @@ function gatedResidual(
   return { axialM, clockDeg, depthPctWt, lengthMm, widthMm };
 }
 
-/** Centre and scale of each difference: what a true pair's residual looks like. */
+/**
+ * How unlikely one difference is for a true pair: −2 ln(f(r) / max f), f the difference's density, capped at
+ * TERM_CAP. For a normal density this is the squared standardised difference ((r − μ) / σ)².
+ */
+type TermCost = (residual: number) => number;
+
+/** One TermCost per difference; null where the runs give too few values to say what a true pair looks like. */
 interface Scatter {
-  axial: [number, number];
-  clock: [number, number];
-  depth: [number, number];
-  length: [number, number] | null;
-  width: [number, number] | null;
+  axial: TermCost;
+  clock: TermCost;
+  depth: TermCost;
+  length: TermCost | null;
+  width: TermCost | null;
 }
 
 /** Unambiguous windows (one feature on each side) needed before their scatter replaces the gate-based one. */
 const MIN_CALIBRATION_PAIRS = 30;
+/** Unambiguous windows needed before their density is used as it is rather than as a normal one. */
+const MIN_DENSITY_PAIRS = 200;
 /** Beyond three standard deviations every residual is equally unlikely: the cap keeps one bad term from deciding. */
 const TERM_CAP = 9;
+/** The density is tabulated at a quarter bandwidth, on at most this many points (kernel density is smooth there). */
+const DENSITY_GRID_STEPS_PER_BANDWIDTH = 4;
+const MAX_DENSITY_GRID = 4096;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-/** Median and 1.4826 × median absolute deviation: a standard deviation that a few wrong pairs cannot inflate. */
-const robust = (values: number[], fallback: [number, number], floor: number): [number, number] => {
-  if (values.length < MIN_CALIBRATION_PAIRS) return fallback;
-  const centre = median(values);
-  return [centre, Math.max(floor, 1.4826 * median(values.map((v) => Math.abs(v - centre))))];
-};
+
+const normalTerm =
+  ([centre, sd]: [number, number]): TermCost =>
+  (residual) =>
+    Math.min(TERM_CAP, ((residual - centre) / sd) ** 2);
+
+/**
+ * Negative log-likelihood of a difference as it scatters between true pairs. Measured on the unambiguous pairs
+ * of the runs themselves: with at least MIN_DENSITY_PAIRS of them, their Gaussian kernel density (Silverman's
+ * rule-of-thumb bandwidth, B. W. Silverman, Density Estimation for Statistics and Data Analysis, 1986, eq. 3.31,
+ * never below `floor`); with at least MIN_CALIBRATION_PAIRS, a normal density of median centre and 1.4826 × MAD
+ * spread, a standard deviation a few wrong pairs cannot inflate; with fewer, `fallback` (centre, sd).
+ *
+ * The density matters for the differences that carry growth. Depth and length change by each feature's own
+ * growth, which spreads the change over a band: a normal cost then prefers the pairing that equalises the changes
+ * (its minimum over a cluster pairs the i-th deepest older feature with the i-th deepest newer one), while in
+ * truth a pit that grew 3 % of wall beside one that grew 25 % is as likely as two that grew 14 %. The measured
+ * density is flat across that band and falls off outside it, so within a colony the pairing is decided by
+ * which changes are plausible at all and by position, clock and width, not by rank.
+ */
+function termCost(values: number[], fallback: [number, number], floor: number): TermCost {
+  if (values.length < MIN_CALIBRATION_PAIRS) return normalTerm(fallback);
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  const quantile = (q: number) => {
+    const at = q * (n - 1);
+    const lo = Math.floor(at);
+    return sorted[lo]! + (sorted[Math.min(n - 1, lo + 1)]! - sorted[lo]!) * (at - lo);
+  };
+  const centre = quantile(0.5);
+  const spread = Math.max(floor, 1.4826 * median(values.map((v) => Math.abs(v - centre))));
+  if (n < MIN_DENSITY_PAIRS) return normalTerm([centre, spread]);
+  let mean = 0;
+  for (const v of sorted) mean += v / n;
+  let variance = 0;
+  for (const v of sorted) variance += (v - mean) ** 2 / (n - 1);
+  const iqrSd = (quantile(0.75) - quantile(0.25)) / 1.34;
+  const bandwidth = Math.max(floor, 0.9 * Math.min(Math.sqrt(variance), iqrSd > 0 ? iqrSd : Infinity) * n ** -0.2);
+  // Linear binning onto a grid, then a convolution with the kernel cut at 4 bandwidths: O(grid) after the sort.
+  const reach = 4 * bandwidth;
+  const start = sorted[0]! - reach;
+  const span = sorted[n - 1]! + reach - start;
+  const step = Math.max(bandwidth / DENSITY_GRID_STEPS_PER_BANDWIDTH, span / (MAX_DENSITY_GRID - 1));
+  const points = Math.ceil(span / step) + 1;
+  const counts = new Float64Array(points);
+  for (const v of sorted) {
+    const at = (v - start) / step;
+    const lo = Math.floor(at);
+    counts[lo] = counts[lo]! + (lo + 1 - at);
+    counts[lo + 1] = counts[lo + 1]! + (at - lo);
+  }
+  const taps = Math.ceil(reach / step);
+  const kernel = Float64Array.from({ length: 2 * taps + 1 }, (_, k) => Math.exp(-0.5 * (((k - taps) * step) / bandwidth) ** 2));
+  const density = new Float64Array(points);
+  let peak = 0;
+  for (let g = 0; g < points; g++) {
+    let sum = 0;
+    for (let k = Math.max(0, g - taps); k <= Math.min(points - 1, g + taps); k++) sum += counts[k]! * kernel[k - g + taps]!;
+    density[g] = sum;
+    peak = Math.max(peak, sum);
+  }
+  const table = density.map((d) => (d > 0 ? Math.min(TERM_CAP, -2 * Math.log(d / peak)) : TERM_CAP));
+  return (residual) => {
+    const at = (residual - start) / step;
+    if (!(at >= 0 && at < points - 1)) return TERM_CAP;
+    const lo = Math.floor(at);
+    return table[lo]! + (table[lo + 1]! - table[lo]!) * (at - lo);
+  };
+}
 
 function pairCost(r: Residual, scatter: Scatter): number {
-  const term = (value: number | null, fit: [number, number] | null) =>
-    value == null || fit == null ? 0 : Math.min(TERM_CAP, ((value - fit[0]) / fit[1]) ** 2);
+  const term = (value: number | null, cost: TermCost | null) => (value == null || cost == null ? 0 : cost(value));
   return (
     term(r.axialM, scatter.axial) +
     term(r.clockDeg, scatter.clock) +
@@ -267,6 +357,109 @@ function find(parent: Int32Array, x: number): number {
   return x;
 }
 
+/**
+ * The edges of one window that the assignment takes. Rows are the smaller side; each row also has its own
+ * "unmatched" column, so pairing pays only when cost − 2 × UNMATCHED_COST beats leaving both features alone.
+ */
+function solveWindow(edges: readonly number[], edgeOlder: readonly number[], edgeNewer: readonly number[], edgeCost: Float64Array): number[] {
+  if (edges.length === 1) return edgeCost[edges[0]!]! < 2 * UNMATCHED_COST ? [edges[0]!] : [];
+  const olderIds = [...new Set(edges.map((e) => edgeOlder[e]!))].sort((a, b) => a - b);
+  const newerIds = [...new Set(edges.map((e) => edgeNewer[e]!))].sort((a, b) => a - b);
+  const olderRows = olderIds.length <= newerIds.length;
+  const rowIds = olderRows ? olderIds : newerIds;
+  const columnIds = olderRows ? newerIds : olderIds;
+  const rowIndex = new Map(rowIds.map((id, k) => [id, k]));
+  const columnIndex = new Map(columnIds.map((id, k) => [id, k]));
+  const columns = columnIds.length + rowIds.length;
+  const matrix = new Float64Array(rowIds.length * columns).fill(FORBIDDEN);
+  const edgeAt = new Int32Array(rowIds.length * columns).fill(-1);
+  for (let r = 0; r < rowIds.length; r++) matrix[r * columns + columnIds.length + r] = 0;
+  for (const e of edges) {
+    const r = rowIndex.get(olderRows ? edgeOlder[e]! : edgeNewer[e]!)!;
+    const c = columnIndex.get(olderRows ? edgeNewer[e]! : edgeOlder[e]!)!;
+    matrix[r * columns + c] = edgeCost[e]! - 2 * UNMATCHED_COST;
+    edgeAt[r * columns + c] = e;
+  }
+  const chosen: number[] = [];
+  assign(matrix, rowIds.length, columns).forEach((c, r) => {
+    if (c >= 0 && c < columnIds.length && edgeAt[r * columns + c]! >= 0) chosen.push(edgeAt[r * columns + c]!);
+  });
+  return chosen;
+}
+
+const robustSd = (values: number[]): number | null => {
+  if (values.length < MIN_CALIBRATION_PAIRS) return null;
+  const centre = median(values);
+  return 1.4826 * median(values.map((v) => Math.abs(v - centre)));
+};
+
+/** Neighbouring newer-run features closer than this along the pipe are read with one positioning error. */
+export const SHARED_ERROR_REACH_M = 0.3;
+/** The pattern is used for a difference only where neighbours differ by less than this share of what pairs do. */
+const PATTERN_SD_RATIO = 0.5;
+
+interface SharedShifts {
+  /** Per newer feature in a neighbourhood of first-pass pairs: the neighbourhood's shared shift, newer − older. */
+  shiftOf: Map<number, { axialM: number; clockDeg: number }>;
+  /** Standard deviation of a pair's own difference once the shared shift is out; null where no pattern is used. */
+  ownSd: { axial: number | null; clock: number | null };
+}
+
+/**
+ * Shared positioning error from the first-pass pairs. Neighbourhoods are chains of first-pass pairs in one window
+ * whose newer features are within SHARED_ERROR_REACH_M of the next. Two neighbours' differences differ by √2 times
+ * a pair's own error, so that error is 1.4826 × MAD / √2 of the neighbour-to-neighbour differences (robust to the
+ * first pass's few wrong pairs); the shared shift of a neighbourhood is the median of its pairs' differences.
+ */
+function sharedShifts(
+  chosenIn: ReadonlyMap<number, number[]>,
+  edgeResidual: readonly Residual[],
+  newer: readonly ReferencePosition<MatchableRow>[],
+  edgeNewer: readonly number[],
+  settings: MatchSettings,
+  pairSd: { axial: number | null; clock: number | null },
+): SharedShifts {
+  const neighbourhoods: number[][] = [];
+  for (const chosen of chosenIn.values()) {
+    if (chosen.length < 2) continue;
+    const byPosition = [...chosen].sort((p, q) => newer[edgeNewer[p]!]!.referencePositionM - newer[edgeNewer[q]!]!.referencePositionM);
+    let current = [byPosition[0]!];
+    for (const e of byPosition.slice(1)) {
+      const gap = newer[edgeNewer[e]!]!.referencePositionM - newer[edgeNewer[current[current.length - 1]!]!]!.referencePositionM;
+      if (gap <= SHARED_ERROR_REACH_M) current.push(e);
+      else {
+        if (current.length > 1) neighbourhoods.push(current);
+        current = [e];
+      }
+    }
+    if (current.length > 1) neighbourhoods.push(current);
+  }
+  const steps = (of: (r: Residual) => number | null) =>
+    neighbourhoods.flatMap((edges) =>
+      edges.slice(1).flatMap((e, k) => {
+        const here = of(edgeResidual[e]!);
+        const before = of(edgeResidual[edges[k]!]!);
+        return here == null || before == null ? [] : [(here - before) / Math.SQRT2];
+      }),
+    );
+  const ownSd = (of: (r: Residual) => number | null, sdOfPairs: number | null, floor: number) => {
+    const sd = robustSd(steps(of));
+    return sd == null || sdOfPairs == null || sd > PATTERN_SD_RATIO * sdOfPairs ? null : Math.max(floor, sd);
+  };
+  const own = {
+    axial: ownSd((r) => r.axialM, pairSd.axial, Math.min(0.01, settings.odometerToleranceM / 30)),
+    clock: ownSd((r) => r.clockDeg, pairSd.clock, 1),
+  };
+  const shiftOf = new Map<number, { axialM: number; clockDeg: number }>();
+  if (own.axial == null && own.clock == null) return { shiftOf, ownSd: own };
+  for (const edges of neighbourhoods) {
+    const clocks = edges.flatMap((e) => (edgeResidual[e]!.clockDeg == null ? [] : [edgeResidual[e]!.clockDeg!]));
+    const shift = { axialM: median(edges.map((e) => edgeResidual[e]!.axialM)), clockDeg: clocks.length ? median(clocks) : 0 };
+    for (const e of edges) shiftOf.set(edgeNewer[e]!, shift);
+  }
+  return { shiftOf, ownSd: own };
+}
+
 /** Features of the two runs paired one to one (see the header for the gates and the cost). */
 export function matchFeatures<Row extends MatchableRow>(
   older: readonly ReferencePosition<Row>[],
@@ -312,72 +505,67 @@ export function matchFeatures<Row extends MatchableRow>(
   // The scatter of true pairs, from the windows that hold one feature of each run (no choice to make there);
   // with too few of them, the gates stand for three standard deviations and the sizing error for the depth.
   const lone = [...windows.values()].filter((edges) => edges.length === 1).map((edges) => edgeResidual[edges[0]!]!);
+  const values = (of: (r: Residual) => number | null) => lone.flatMap((r) => (of(r) == null ? [] : [of(r)!]));
+  const lengths = values((r) => r.lengthMm);
+  const widths = values((r) => r.widthMm);
   const scatter: Scatter = {
-    axial: robust(
-      lone.map((r) => r.axialM),
+    axial: termCost(
+      values((r) => r.axialM),
       [0, settings.odometerToleranceM / 3],
       0.01,
     ),
-    clock: robust(
-      lone.flatMap((r) => (r.clockDeg == null ? [] : [r.clockDeg])),
+    clock: termCost(
+      values((r) => r.clockDeg),
       [0, settings.clockToleranceDeg / 3],
       1,
     ),
-    depth: robust(
-      lone.flatMap((r) => (r.depthPctWt == null ? [] : [r.depthPctWt])),
+    depth: termCost(
+      values((r) => r.depthPctWt),
       [0, sizingSdOfChange],
       1,
     ),
     // Length and width have no tenant tolerance to stand in for their scatter: they count only once calibrated.
-    length:
-      lone.filter((r) => r.lengthMm != null).length >= MIN_CALIBRATION_PAIRS
-        ? robust(
-            lone.flatMap((r) => (r.lengthMm == null ? [] : [r.lengthMm])),
-            [0, 1],
-            1,
-          )
-        : null,
-    width:
-      lone.filter((r) => r.widthMm != null).length >= MIN_CALIBRATION_PAIRS
-        ? robust(
-            lone.flatMap((r) => (r.widthMm == null ? [] : [r.widthMm])),
-            [0, 1],
-            1,
-          )
-        : null,
+    length: lengths.length >= MIN_CALIBRATION_PAIRS ? termCost(lengths, [0, 1], 1) : null,
+    width: widths.length >= MIN_CALIBRATION_PAIRS ? termCost(widths, [0, 1], 1) : null,
   };
-  const edgeCost = edgeResidual.map((r) => pairCost(r, scatter));
+  const edgeCost = Float64Array.from(edgeResidual, (r) => pairCost(r, scatter));
+  const chosenIn = new Map<number, number[]>();
+  for (const [root, edges] of windows) chosenIn.set(root, solveWindow(edges, edgeOlder, edgeNewer, edgeCost));
+
+  // Second pass: features close together share the tool's positioning error, so a colony is read again as the same
+  // pattern shifted and turned. Where the first pass shows that (neighbouring pairs differ by much less than pairs
+  // do), each neighbourhood's shared shift is taken out and the pattern decides (see the header).
+  const patterns = sharedShifts(chosenIn, edgeResidual, newer, edgeNewer, settings, {
+    axial: robustSd(values((r) => r.axialM)),
+    clock: robustSd(values((r) => r.clockDeg)),
+  });
+  for (const [root, edges] of windows) {
+    if (!edges.some((e) => patterns.shiftOf.has(edgeNewer[e]!))) continue;
+    for (const e of edges) {
+      const shift = patterns.shiftOf.get(edgeNewer[e]!);
+      if (!shift) continue;
+      const r = edgeResidual[e]!;
+      const own = (value: number | null, centre: number, sd: number | null) =>
+        value == null || sd == null ? null : Math.min(TERM_CAP, ((value - centre) / sd) ** 2);
+      const axial = own(r.axialM, shift.axialM, patterns.ownSd.axial);
+      const clock = own(r.clockDeg, shift.clockDeg, patterns.ownSd.clock);
+      edgeCost[e] =
+        edgeCost[e]! + (axial == null ? 0 : axial - scatter.axial(r.axialM)) + (clock == null || r.clockDeg == null ? 0 : clock - scatter.clock(r.clockDeg));
+    }
+    chosenIn.set(root, solveWindow(edges, edgeOlder, edgeNewer, edgeCost));
+  }
 
   const pairs: FeaturePair<Row>[] = [];
   const olderUsed = new Uint8Array(older.length);
   const newerUsed = new Uint8Array(newer.length);
-  for (const edges of windows.values()) {
-    const olderIds = [...new Set(edges.map((e) => edgeOlder[e]!))].sort((a, b) => a - b);
-    const newerIds = [...new Set(edges.map((e) => edgeNewer[e]!))].sort((a, b) => a - b);
-    // Rows are the smaller side; each row also has its own "unmatched" column, so pairing pays only when
-    // cost − 2 × UNMATCHED_COST beats leaving both features alone.
-    const olderRows = olderIds.length <= newerIds.length;
-    const rowIds = olderRows ? olderIds : newerIds;
-    const columnIds = olderRows ? newerIds : olderIds;
-    const rowIndex = new Map(rowIds.map((id, k) => [id, k]));
-    const columnIndex = new Map(columnIds.map((id, k) => [id, k]));
-    const columns = columnIds.length + rowIds.length;
-    const matrix = new Float64Array(rowIds.length * columns).fill(FORBIDDEN);
-    for (let r = 0; r < rowIds.length; r++) matrix[r * columns + columnIds.length + r] = 0;
-    for (const e of edges) {
-      const r = rowIndex.get(olderRows ? edgeOlder[e]! : edgeNewer[e]!)!;
-      const c = columnIndex.get(olderRows ? edgeNewer[e]! : edgeOlder[e]!)!;
-      matrix[r * columns + c] = edgeCost[e]! - 2 * UNMATCHED_COST;
-    }
-    const chosen = assign(matrix, rowIds.length, columns);
-    chosen.forEach((c, r) => {
-      if (c < 0 || c >= columnIds.length || matrix[r * columns + c]! >= FORBIDDEN) return;
-      const i = olderRows ? rowIds[r]! : columnIds[c]!;
-      const j = olderRows ? columnIds[c]! : rowIds[r]!;
+  for (const chosen of chosenIn.values()) {
+    for (const e of chosen) {
+      const i = edgeOlder[e]!;
+      const j = edgeNewer[e]!;
       olderUsed[i] = 1;
       newerUsed[j] = 1;
-      pairs.push({ older: older[i]!, newer: newer[j]!, cost: matrix[r * columns + c]! + 2 * UNMATCHED_COST });
-    });
+      pairs.push({ older: older[i]!, newer: newer[j]!, cost: edgeCost[e]! });
+    }
   }
   pairs.sort((a, b) => a.newer.referencePositionM - b.newer.referencePositionM);
   return {

@@ -42,6 +42,7 @@ import {
   type MatchableRow,
 } from '../../src/model/matching';
 import { depthWithTolerance } from '../../src/model/tool-tolerance';
+import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { seededRandom } from '@linepack/lib/seeded-random';
 
 const WALL_MM = 9.5;
@@ -338,5 +339,114 @@ describe('assignment (randomized, seeded)', () => {
     expect(new Set(newerIds).size).toBe(newerIds.length);
     expect(result.pairs.length + result.unmatchedOlder.length).toBe(older.length);
     expect(result.pairs.length + result.unmatchedNewer.length).toBe(newer.length);
+  });
+});
+
+/**
+ * Colonies. Synthetic, seeded: pits of a colony lie within 0.3 m and a few degrees of each other (as
+ * lib/ili/generator.ts makes them) and each grows by its own rate, uniform over 2–26 % of wall in the interval.
+ * Between runs a colony is read shifted by the tool's positioning error at that place (sd 0.07 m, 7°: the
+ * generator's tool noise), which its pits share, plus each pit's own error.
+ */
+function colonyRuns(seed: number, ownFraction: number) {
+  const rnd = seededRandom(seed);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+  const growth = () => 2 + 24 * rnd();
+  const older: ReferencePosition<MatchableRow>[] = [];
+  const newer: ReferencePosition<MatchableRow>[] = [];
+  const truth = new Map<string, string>();
+  const pair = (id: string, x: number, clock: number, depth: number, width: number, shift: [number, number], own: number) => {
+    older.push(placed(`a${id}`, x, { clockDeg: clock, depthPctWt: depth, lengthMm: 20, widthMm: width }));
+    newer.push(
+      placed(`b${id}`, x + shift[0] + own * 0.07 * normal(), {
+        clockDeg: clock + shift[1] + own * 7 * normal(),
+        depthPctWt: Math.round(depth + growth() + 4 * normal()),
+        lengthMm: 20,
+        widthMm: Math.round(width + 5 * normal()),
+      }),
+    );
+    truth.set(`a${id}`, `b${id}`);
+  };
+  const colonyIds = new Set<string>();
+  for (let k = 0; k < 400; k++) {
+    const x = 10 * k;
+    pair(`L${k}`, x, 90 + 180 * rnd(), Math.round(5 + 20 * rnd()), Math.round(10 + 30 * rnd()), [0.07 * normal(), 7 * normal()], 1);
+    if (k % 4 !== 0) continue;
+    // Every fourth stretch holds a colony of 4–7 pits, 5 m from the lone pit.
+    const shared = Math.sqrt(1 - ownFraction ** 2);
+    const shift: [number, number] = [shared * 0.07 * normal(), shared * 7 * normal()];
+    const clock0 = 90 + 180 * rnd();
+    const size = 4 + Math.floor(rnd() * 4);
+    for (let p = 0; p < size; p++) {
+      colonyIds.add(`aC${k}-${p}`);
+      pair(`C${k}-${p}`, x + 5 + 0.3 * rnd(), clock0 + 8 * normal(), Math.round(5 + 12 * -Math.log(1 - rnd())), Math.round(8 + 32 * rnd()), shift, ownFraction);
+    }
+  }
+  return { older, newer, truth, colonyIds };
+}
+
+describe('colonies: pits read again as one shifted pattern', () => {
+  it.each([1, 2, 3])('seed %i: with a shared error (own share 0.2), ≥ 97 % of colony pits keep their partners; no lone pit is paired wrongly', (seed) => {
+    const { older, newer, truth, colonyIds } = colonyRuns(seed, 0.2);
+    const result = matchFeatures(older, newer);
+    const right = result.pairs.filter((p) => truth.get(p.older.row.vendorFeatureId!) === p.newer.row.vendorFeatureId);
+    const colonyRight = right.filter((p) => colonyIds.has(p.older.row.vendorFeatureId!)).length;
+    expect(colonyRight / colonyIds.size).toBeGreaterThanOrEqual(0.97);
+    expect(
+      result.pairs
+        .filter((p) => !p.older.row.vendorFeatureId!.startsWith('aC'))
+        .every((p) => truth.get(p.older.row.vendorFeatureId!) === p.newer.row.vendorFeatureId),
+    ).toBe(true);
+    expect(new Set(result.pairs.map((p) => p.newer.row.vendorFeatureId)).size).toBe(result.pairs.length);
+  });
+
+  it('with independent errors (own share 1) no pattern is assumed: no lone pit is paired wrongly, and colonies keep what single pits tell (≥ 80 %)', () => {
+    const { older, newer, truth, colonyIds } = colonyRuns(1, 1);
+    const result = matchFeatures(older, newer);
+    const right = result.pairs.filter((p) => truth.get(p.older.row.vendorFeatureId!) === p.newer.row.vendorFeatureId);
+    expect(right.filter((p) => colonyIds.has(p.older.row.vendorFeatureId!)).length / colonyIds.size).toBeGreaterThanOrEqual(0.8);
+    expect(
+      result.pairs
+        .filter((p) => !p.older.row.vendorFeatureId!.startsWith('aC'))
+        .every((p) => truth.get(p.older.row.vendorFeatureId!) === p.newer.row.vendorFeatureId),
+    ).toBe(true);
+  });
+});
+
+describe('depth change of a true pair spreads over the growth band (density measured on the runs)', () => {
+  it('a pit that grew 23 % beside one that grew 5 % keep their partners; a normal depth cost would swap them into two 14 % changes', () => {
+    const rnd = seededRandom(7);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+    // 400 unambiguous pairs, 10 m apart, whose depth changes cover 2–26 % of wall evenly.
+    const older = Array.from({ length: 400 }, (_, k) => placed(`aL${k}`, 10 * k, { depthPctWt: 20 }));
+    const newer = Array.from({ length: 400 }, (_, k) =>
+      placed(`bL${k}`, 10 * k + 0.05 * normal(), { depthPctWt: 20 + 2 + (24 * k) / 399, clockDeg: 90 + 5 * normal() }),
+    );
+    // 3.5 cm apart, read again in place: swapping them costs 2 × (0.035 / 0.05)² ≈ 1 in position, less than the
+    // 2 × (9 / 8.9)² ≈ 2 a normal depth cost (median 14, sd 8.9 of that band) saves by making both changes 14 %.
+    older.push(placed('aP', 5000, { depthPctWt: 10 }), placed('aQ', 5000.035, { depthPctWt: 20 }));
+    newer.push(placed('bP', 5000, { depthPctWt: 33 }), placed('bQ', 5000.035, { depthPctWt: 25 }));
+    const result = matchFeatures(older, newer);
+    const ids = pairIds(result).filter((id) => !id.startsWith('aL'));
+    expect(ids).toEqual(['aP-bP', 'aQ-bQ']);
+  });
+});
+
+describe('a generated 20,000-feature two-run listing (lib/ili/generator.ts), colonies included', () => {
+  it.each([1, 2, 3])('seed %i: ≥ 99 % of the truth matches, ≥ 95 % of colony pits, ≥ 99 % outside colonies, none many-to-one', (seed) => {
+    const { runA, runB, truth } = generateTwoRunListing({ features: 20_000, seed });
+    const comparison = compareRuns(runA, runB);
+    const olderIds = comparison.matched.map((m) => m.older.row.vendorFeatureId);
+    const newerIds = comparison.matched.map((m) => m.newer.row.vendorFeatureId);
+    expect(new Set(olderIds).size).toBe(olderIds.length);
+    expect(new Set(newerIds).size).toBe(newerIds.length);
+
+    const found = new Map(comparison.matched.map((m) => [m.older.row.vendorFeatureId!, m.newer.row.vendorFeatureId]));
+    const inColony = new Set(truth.clusters.flat());
+    const recovered = truth.matches.filter((t) => found.get(t.a) === t.b);
+    const share = (of: (t: { b: string }) => boolean) => recovered.filter(of).length / truth.matches.filter(of).length;
+    expect(recovered.length / truth.matches.length).toBeGreaterThanOrEqual(0.99);
+    expect(share((t) => inColony.has(t.b))).toBeGreaterThanOrEqual(0.95);
+    expect(share((t) => !inColony.has(t.b))).toBeGreaterThanOrEqual(0.99);
   });
 });
