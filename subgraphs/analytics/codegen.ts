@@ -9,6 +9,9 @@ export default subgraphCodegenConfig('analytics', __dirname, {
     SegmentRisk: '../documents#RiskDocument',
     RiskRegisterEntry: '../documents#RiskDocument',
     AnalyticsSettings: '../compute#TenantSettings',
+    FieldResult: '../documents#FieldResultDocument',
+    Repair: '../documents#RepairDocument',
+    PressureReduction: '../documents#PressureReductionDocument',
   },
   scalars: { DateTime: 'Date' },
 });

@@ -22,6 +22,7 @@ const rootOperations: Record<string, string> = {
   'Query.iliMappingProfiles': '{ iliMappingProfiles { id } }',
   'Query.riskRegister': '{ riskRegister { totalCount } }',
   'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
+  'Query.digList': '{ digList { totalCount } }',
   'Query.me': '{ me { id } }',
   'Query.apiKeys': '{ apiKeys { id } }',
   'Query.auditEvents': '{ auditEvents { totalCount } }',
@@ -46,6 +47,13 @@ const rootOperations: Record<string, string> = {
   'Mutation.saveIliMappingProfile': 'mutation { saveIliMappingProfile(input: { name: "p", vendor: "v", definitionJson: "{}" }) { id } }',
   'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
   'Mutation.updateAnalyticsSettings': 'mutation { updateAnalyticsSettings(input: {}) { toolTolerancePctWt } }',
+  'Mutation.recordFieldResult':
+    'mutation { recordFieldResult(input: { idempotencyKey: "sm-fr", measurementId: "m", examinedAt: "2026-01-01T00:00:00Z", method: UT, measuredDepthPctWt: 40 }) { id } }',
+  'Mutation.recordRepair':
+    'mutation { recordRepair(input: { idempotencyKey: "sm-rp", measurementIds: ["m"], repairType: TYPE_B_SLEEVE, repairedAt: "2026-01-01T00:00:00Z" }) { id } }',
+  'Mutation.recordPressureReduction':
+    'mutation { recordPressureReduction(input: { idempotencyKey: "sm-pr", measurementIds: ["m"], reducedPressureKpa: 5000, effectiveAt: "2026-01-01T00:00:00Z", reason: "r" }) { id } }',
+  'Mutation.liftPressureReduction': 'mutation { liftPressureReduction(id: "00000000-0000-4000-8000-000000000000", liftedAt: "2026-01-02T00:00:00Z") { id } }',
   'Mutation.updateComplianceSettings': 'mutation { updateComplianceSettings(input: {}) { timeZone } }',
   'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
 };

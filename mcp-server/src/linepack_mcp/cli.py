@@ -118,12 +118,13 @@ def _settings_or_exit(*, per_request_credentials: bool = False) -> Settings | in
 
 
 def serve(settings: Settings) -> int:
-    from .server import build_server, probe_schema  # the MCP SDK is only imported to serve
+    from .server import build_server  # the MCP SDK is only imported to serve
 
     log.info("linepack-mcp %s serving MCP over stdio for %s%s (writes %s)", __version__, settings.api_url,
              f" (tenant {settings.tenant_id})" if settings.tenant_id else "", "on" if settings.writes else "off")
-    schema = asyncio.run(probe_schema(settings))
-    server = build_server(settings, schema)
+    # The schema is read in the background once the session runs (build_server's lifespan): a gateway that is slow
+    # or down no longer holds up the client's handshake.
+    server = build_server(settings)
     try:
         server.run("stdio")
     except KeyboardInterrupt:

@@ -6,9 +6,10 @@ Field names follow the GraphQL API (camelCase), so what a tool returns can be re
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from functools import cache
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 AssetType = Literal[
     "SYSTEM", "PIPELINE", "SEGMENT", "VALVE", "FITTING", "LAUNCHER_RECEIVER", "CP_TEST_POINT", "RECTIFIER", "STATION"
@@ -44,9 +45,42 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+@cache
+def partial(model: type[BaseModel]) -> type[BaseModel]:
+    """`model` with every field optional: the item of a list tool, whose `view` or `fields` picks what it holds."""
+
+    def loosen(annotation: Any) -> Any:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return partial(annotation)
+        args = get_args(annotation)
+        if get_origin(annotation) is list and args:
+            return list[loosen(args[0])]  # type: ignore[misc]
+        if args and type(None) in args:
+            inner = [loosen(a) for a in args if a is not type(None)]
+            return Union[tuple(inner)] if len(inner) > 1 else inner[0]  # type: ignore[return-value]
+        return annotation
+
+    fields = {name: (loosen(f.annotation) | None, Field(default=None, description=f.description))
+              for name, f in model.model_fields.items()}
+    made: type[BaseModel] = create_model(f"{model.__name__}Item", __base__=_Model, __doc__=model.__doc__,
+                                         **fields)  # type: ignore[call-overload]
+    return made
+
+
 class PageInfo(_Model):
     hasNextPage: bool
     endCursor: str | None = None
+
+
+class _Page(_Model):
+    """What every list tool's answer shares besides its items."""
+
+    totalCount: int = Field(description="Items matching the filter, over all pages.")
+    pageInfo: PageInfo
+    next: str | None = Field(default=None, description="The exact call for the next page, when there is one.")
+    shortened: str | None = Field(
+        default=None, description="Set when fewer items than asked for fit the answer's token budget; the next page "
+        "continues right after the last item shown.")
 
 
 class AssetRef(_Model):
@@ -85,13 +119,8 @@ class Asset(_Model):
     updatedAt: str | None = None
 
 
-class AssetPage(_Model):
-    items: list[Asset]
-    totalCount: int = Field(description="Assets matching the filter, over all pages.")
-    pageInfo: PageInfo
-    next: str | None = Field(
-        default=None, description="How to fetch the next page, when there is one."
-    )
+class AssetPage(_Page):
+    items: list[partial(Asset)] = Field(description="The fields of `view` or `fields`.")  # type: ignore[valid-type]
 
 
 class Measurement(_Model):
@@ -114,12 +143,9 @@ class Measurement(_Model):
     recordedAt: str | None = None
 
 
-class MeasurementPage(_Model):
+class MeasurementPage(_Page):
     asset: AssetRef
-    items: list[Measurement]
-    totalCount: int
-    pageInfo: PageInfo
-    next: str | None = None
+    items: list[partial(Measurement)] = Field(description="Newest first.")  # type: ignore[valid-type]
 
 
 class CountByType(_Model):
@@ -190,9 +216,16 @@ class StoredAssessment(_Model):
     measurementId: str
     assessable: bool
     notAssessableReason: str | None = None
+    featureType: str | None = Field(default=None, description="From the ILI measurement, as are odometerM, clockDeg, "
+                                    "lengthMm and widthMm.")
+    odometerM: float | None = None
+    clockDeg: float | None = None
+    lengthMm: float | None = None
+    widthMm: float | None = None
     depthPctWt: float | None = None
     depthWithTolerancePctWt: float | None = Field(default=None, description="Reported depth plus the ILI tool tolerance.")
     failurePressureKpa: float | None = None
+    nominalFailurePressureKpa: float | None = Field(default=None, description="At the reported depth, without tolerance.")
     safePressureKpa: float | None = None
     failurePressureRatio: float | None = None
     erf: float | None = None
@@ -201,22 +234,32 @@ class StoredAssessment(_Model):
     )
     ruleRef: str | None = Field(default=None, description="The regulation paragraph that sets the category.")
     categoryReason: str | None = None
+    methodNotes: list[str] | None = Field(default=None, description="Where the assessment departs from the plain method.")
     discoveredAt: str | None = None
     repairDueAt: str | None = None
     growthRateMmPerYear: float | None = None
     growthBasis: str | None = None
+    matchedMeasurementId: str | None = Field(default=None, description="The earlier run's anomaly it was matched to.")
     remainingLifeYears: float | None = None
     remainingLifeLimit: str | None = None
     modelVersion: str
     computedAt: str
 
 
-class AnomalyAssessmentPage(_Model):
+class CategoryCounts(_Model):
+    """How many anomalies (or digs) fall in each response category: the first thing to read when triaging."""
+
+    total: int
+    byResponseCategory: dict[str, int] = Field(description="Response category -> count; categories with none left out.")
+    notAssessable: int | None = Field(default=None, description="Anomalies that could not be assessed (see "
+                                      "notAssessableReason); they need data, not a repair date.")
+
+
+class AnomalyAssessmentPage(_Page):
     asset: AssetRef
-    items: list[StoredAssessment] = Field(description="Most urgent first.")
-    totalCount: int
-    pageInfo: PageInfo
-    next: str | None = None
+    summary: CategoryCounts | None = Field(default=None, description="On the first page: counts by response category "
+                                           "over all the asset's anomalies (not only this page).")
+    items: list[partial(StoredAssessment)] = Field(description="Most urgent first.")  # type: ignore[valid-type]
 
 
 class SegmentRisk(_Model):
@@ -241,11 +284,8 @@ class RiskRegisterEntry(_Model):
     risk: SegmentRisk
 
 
-class RiskRegisterPage(_Model):
-    items: list[RiskRegisterEntry] = Field(description="Highest score first.")
-    totalCount: int
-    pageInfo: PageInfo
-    next: str | None = None
+class RiskRegisterPage(_Page):
+    items: list[partial(RiskRegisterEntry)] = Field(description="Highest score first.")  # type: ignore[valid-type]
 
 
 class ComplianceObligation(_Model):
@@ -299,11 +339,9 @@ class ComplianceStatusRow(_Model):
     dueAt: str | None = None
 
 
-class ComplianceStatusPage(_Model):
-    items: list[ComplianceStatusRow] = Field(description="Soonest due first; rows with no record last.")
-    totalCount: int
-    pageInfo: PageInfo
-    next: str | None = None
+class ComplianceStatusPage(_Page):
+    items: list[partial(ComplianceStatusRow)] = Field(  # type: ignore[valid-type]
+        description="Soonest due first; rows with no record last.")
 
 
 class TenantMembership(_Model):
@@ -332,8 +370,10 @@ class WhoAmI(_Model):
 class RecordResult(_Model):
     insertedCount: int
     duplicateCount: int
-    ids: list[str]
-    idempotencyKeys: list[str] = Field(description="The key each item was stored under, in input order.")
+    ids: list[str] | None = Field(default=None, description="For a batch of at most 20: each item's id, in input order.")
+    idempotencyKeys: list[str] | None = Field(default=None, description="For a batch of at most 20: the key each item "
+                                              "was stored under, in input order (retrying with them stores nothing new).")
+    note: str | None = None
 
 
 class QueryResult(_Model):
@@ -413,4 +453,58 @@ class TypeDescription(_Model):
     enumValues: list[EnumValueDescription] | None = None
     exampleSelection: str | None = Field(default=None, description="Every scalar field of the type, to start a "
                                          "selection from.")
+    note: str | None = None
+
+
+class DigItem(_Model):
+    """One anomaly of the dig list: what to dig, where, by when, and what has been done about it."""
+
+    measurementId: str
+    asset: AssetRef | None = None
+    responseCategory: str | None = None
+    ruleRef: str | None = None
+    repairDueAt: str | None = None
+    overdue: bool | None = Field(default=None, description="The repair due date has passed and it is still OPEN.")
+    status: str | None = Field(default=None, description="OPEN, or REPAIRED once a repair covers it.")
+    depthSource: str | None = Field(default=None, description="TOOL (ILI call with tolerance) or FIELD (as measured).")
+    featureType: str | None = None
+    odometerM: float | None = None
+    clockDeg: float | None = None
+    depthPctWt: float | None = None
+    depthWithTolerancePctWt: float | None = None
+    lengthMm: float | None = None
+    widthMm: float | None = None
+    erf: float | None = None
+    safePressureKpa: float | None = None
+    failurePressureKpa: float | None = None
+    remainingLifeYears: float | None = None
+    growthRateMmPerYear: float | None = None
+    categoryReason: str | None = None
+    discoveredAt: str | None = None
+    runId: str | None = None
+    assessable: bool | None = None
+    notAssessableReason: str | None = None
+    fieldResult: dict[str, Any] | None = Field(default=None, description="The latest field (NDE) result.")
+    repair: dict[str, Any] | None = None
+    pressureReductions: list[dict[str, Any]] | None = Field(default=None, description="Latest first.")
+
+
+class DigListPage(_Page):
+    summary: CategoryCounts | None = Field(default=None, description="On the first page: the dig list's anomalies "
+                                           "by response category under the same filter (not only this page).")
+    items: list[partial(DigItem)] = Field(description="Soonest repair due date first.")  # type: ignore[valid-type]
+
+
+class DigSheet(_Model):
+    """What a field crew needs to find and dig one anomaly."""
+
+    measurementId: str
+    asset: AssetRef
+    directions: list[str] = Field(description="Where to dig, in words: joint, distance from the girth welds and "
+                                  "markers either side, clock position.")
+    feature: dict[str, Any] = Field(description="The ILI call: type, dimensions, odometer, clock, run.")
+    iliLocation: dict[str, Any] | None = Field(default=None, description="From the run's pipe tally; absent for a "
+                                               "measurement that did not come from an imported run.")
+    assessment: dict[str, Any] | None = Field(default=None, description="Category, rule, due date, status, field "
+                                              "result, repair and pressure reductions.")
     note: str | None = None

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from graphql import GraphQLError, GraphQLSchema, is_leaf_type, is_object_type, get_named_type, is_required_argument
 from mcp.server.auth.provider import AccessToken
@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
+from .budget import DEFAULT_RESULT_TOKENS, estimate_tokens, fitting_count, shorten_to_budget, tidy, to_text
 from .client import (
     Credential,
     LinepackClient,
@@ -85,6 +86,9 @@ from .models import (
     TypeDescription,
     ValidationResult,
     WhoAmI,
+    DigItem,
+    DigListPage,
+    DigSheet,
 )
 from .schema import (
     SchemaCache,
@@ -108,6 +112,7 @@ from .sessions import (
     credential_digest,
 )
 from .settings import Settings, validate_tenant_id, ConfigError
+from .strict import StrictRequests
 
 log = logging.getLogger("linepack_mcp.server")
 
@@ -120,6 +125,20 @@ SUMMARY_KNOWN = {
     "measurementCount", "latestInspectionAt",
 }
 WRITE_TOOLS = ("create_asset", "update_asset", "record_measurements")
+# What the compact view of each list tool keeps: enough to review and to pick items for a closer look.
+ASSET_COMPACT = ("id", "name", "type", "status", "parent", "regulation", "classLocation", "inHca", "maopKpa")
+MEASUREMENT_COMPACT = ("id", "type", "observedAt", "stationM", "odometerM", "value", "unit", "featureType", "depthPctWt",
+                       "lengthMm", "widthMm", "clockDeg", "runId")
+ASSESSMENT_COMPACT = ("measurementId", "responseCategory", "ruleRef", "repairDueAt", "featureType", "odometerM",
+                      "clockDeg", "depthPctWt", "depthWithTolerancePctWt", "lengthMm", "erf", "safePressureKpa",
+                      "remainingLifeYears", "growthRateMmPerYear", "notAssessableReason")
+COMPLIANCE_COMPACT = ("asset", "obligation", "state", "dueAt", "lastCompletedAt")
+RESPONSE_CATEGORIES = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER")
+ASSESSMENT_FIELDS = tuple(StoredAssessment.model_fields)
+DUE_DATE_CATEGORIES = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR")
+DIG_COMPACT = ("measurementId", "asset", "responseCategory", "ruleRef", "repairDueAt", "overdue", "status",
+               "depthSource", "featureType", "odometerM", "clockDeg", "depthPctWt", "lengthMm", "erf")
+RECORD_LISTED = 20  # a batch up to this size answers every id and key; a larger one, counts and duplicates
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # Writes: never destructive unless they can overwrite or end something.
@@ -161,11 +180,49 @@ def _compact(value: Any) -> Any:
     return value
 
 
-def _result(model: BaseModel, *, drop_nulls: bool = True) -> CallToolResult:
-    """Structured content = the model; text for the model = compact JSON (without nulls by default)."""
-    structured = model.model_dump(mode="json")
-    text = json.dumps(_compact(structured) if drop_nulls else structured, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+def _result(model: BaseModel, *, drop_nulls: bool = True, round_numbers: bool = True,
+            max_tokens: int = DEFAULT_RESULT_TOKENS) -> CallToolResult:
+    """The answer: structured content and the text the model reads are the same JSON (numbers rounded to what their
+    unit warrants, nulls left out by default), never longer than `max_tokens` (budget.estimate_tokens)."""
+    data = model.model_dump(mode="json")
+    data = tidy(data, drop_nulls=drop_nulls) if round_numbers else (_compact(data) if drop_nulls else data)
+    return _fitted(data, max_tokens)
+
+
+def _fitted(data: dict[str, Any], max_tokens: int) -> CallToolResult:
+    if estimate_tokens(to_text(data)) > max_tokens:
+        # No cursor to continue from (list tools trim their pages themselves): say what was left out and how to ask
+        # for less, rather than go over the budget.
+        data, dropped = shorten_to_budget(data, max_tokens - 200)
+        data["shortenedLists"] = dropped
+        data["shortened"] = (f"Over the {max_tokens}-token answer budget: the end of the longest lists was left out "
+                             f"({', '.join(f'{n} of {path}' for path, n in dropped.items())}). Ask for less: a filter, "
+                             f"fewer words or limit, or graphql_query with only the fields you need.")
+    return CallToolResult(content=[TextContent(type="text", text=to_text(data))], structured_content=data)
+
+
+# Arguments every list tool takes: which fields of each item the answer carries.
+ViewArg = Annotated[Literal["compact", "full"], Field(
+    description="compact (default): the fields a review needs; full: every field the API gives for each item.")]
+FieldsArg = Annotated[list[str] | None, Field(
+    description="Exactly these fields of each item (the API's names, e.g. [\"id\", \"name\", \"maopKpa\"]); "
+    "overrides view. An unknown name is refused with the list of allowed ones.")]
+
+
+def _select(items: list[dict[str, Any]], *, tool: str, view: str, fields: list[str] | None, compact: tuple[str, ...],
+            allowed: tuple[str, ...], key: str) -> list[dict[str, Any]]:
+    """Each item cut to the fields asked for; the identifying `key` always stays first, so an item can be named."""
+    if fields:
+        unknown = [f for f in fields if f not in allowed]
+        if unknown:
+            raise ToolError(f"{tool} items have no field {', '.join(repr(f) for f in unknown)}. The fields are: "
+                            f"{', '.join(allowed)}.")
+        keep = tuple(dict.fromkeys((key, *fields)))
+    elif view == "full":
+        return items
+    else:
+        keep = compact
+    return [{k: item[k] for k in keep if k in item} for item in items]
 
 
 def _utc(dt: datetime | None) -> str | None:
@@ -204,13 +261,56 @@ def _asset_ref(asset: dict[str, Any]) -> AssetRef:
     return AssetRef(id=asset["id"], name=asset.get("name"), type=asset.get("type"))
 
 
-def _page_fields(conn: dict[str, Any], item: Callable[[dict[str, Any]], BaseModel]) -> dict[str, Any]:
-    """A GraphQL connection as the fields every *Page model shares: its nodes as items, the count, pageInfo."""
-    return {
-        "items": [item(e["node"]) for e in conn["edges"]],
-        "totalCount": conn["totalCount"],
-        "pageInfo": PageInfo.model_validate(conn["pageInfo"]),
-    }
+def _assessment_item(node: dict[str, Any]) -> dict[str, Any]:
+    """An assessment with its measurement's id and position at the top level: the id once, not twice."""
+    item = {k: v for k, v in node.items() if k != "measurement"}
+    measurement = node.get("measurement") or {}
+    return {"measurementId": measurement.get("id"),
+            **{k: v for k, v in measurement.items() if k != "id" and k not in item}, **item}
+
+
+def _dig_item(node: dict[str, Any]) -> dict[str, Any]:
+    item = _assessment_item(node)
+    if item.get("asset"):
+        item["asset"] = {k: v for k, v in item["asset"].items() if k in ("id", "name")}
+    return item
+
+
+def _clock(deg: float | None) -> str | None:
+    """Degrees clockwise from top of pipe as the clock face a crew reads (30 degrees an hour)."""
+    if deg is None:
+        return None
+    minutes = round((deg % 360) / 360 * 12 * 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours or 12}:{minutes:02d}"
+
+
+def _dig_directions(m: dict[str, Any], location: dict[str, Any] | None) -> list[str]:
+    """The dig sheet in words: each line is one thing a crew measures or looks for."""
+    lines: list[str] = []
+    asset = m.get("asset") or {}
+    lines.append(f"On {asset.get('name') or asset.get('id')}: {m.get('featureType') or m.get('type')} at odometer "
+                 f"{_metres(m.get('odometerM'))}.")
+    if location:
+        joint, up, down = location.get("jointNumber"), location.get("upstreamWeld"), location.get("downstreamWeld")
+        if up:
+            lines.append(f"Joint {joint}: {_metres(location.get('distanceFromUpstreamWeldM'))} downstream of girth weld "
+                         f"{up.get('jointNumber')} (log {_metres(up.get('logDistanceM'))}).")
+        if down:
+            lines.append(f"{_metres(down.get('distanceM'))} upstream of girth weld {down.get('jointNumber')} (log "
+                         f"{_metres(down.get('logDistanceM'))}).")
+        for side, marker in (("upstream", location.get("upstreamMarker")), ("downstream", location.get("downstreamMarker"))):
+            if marker:
+                lines.append(f"Nearest marker {side}: {marker.get('name') or marker.get('kind')} ({marker.get('kind')}), "
+                             f"{_metres(marker.get('distanceM'))} {side} of the feature.")
+    clock = location.get("clockDeg") if location else m.get("clockDeg")
+    if clock is not None:
+        lines.append(f"Clock position {_clock(clock)} ({round(clock)} degrees from top of pipe, looking downstream).")
+    return lines
+
+
+def _metres(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.2f} m"
 
 
 def _next_hint(tool: str, page_info: dict[str, Any], **same: Any) -> str | None:
@@ -401,26 +501,26 @@ class MeasurementIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    assetId: str
-    type: MeasurementType
+    assetId: str = Field(description="The asset observed.")
+    type: MeasurementType = Field(description="What was measured or inspected.")
     observedAt: datetime = Field(description="When it was observed, ISO 8601 (UTC if no offset).")
-    source: MeasurementSource
+    source: MeasurementSource = Field(description="Where it comes from: ILI, FIELD, SCADA or LAB.")
     idempotencyKey: str | None = Field(
         default=None,
         description="Unique per tenant; sending the same key again stores nothing new. Omit it and "
         "a key is derived from the item's content, so retrying the same call never duplicates.",
     )
-    stationM: float | None = None
-    value: float | None = None
-    unit: MeasurementUnit | None = None
-    runId: str | None = None
-    featureType: AnomalyFeatureType | None = None
-    surface: AnomalySurface | None = None
-    odometerM: float | None = None
-    clockDeg: float | None = Field(default=None, ge=0, le=360)
-    depthPctWt: float | None = Field(default=None, ge=0, le=100)
-    lengthMm: float | None = Field(default=None, ge=0)
-    widthMm: float | None = Field(default=None, ge=0)
+    stationM: float | None = Field(default=None, description="Station (chainage), metres along the pipeline.")
+    value: float | None = Field(default=None, description="The reading, in `unit`.")
+    unit: MeasurementUnit | None = Field(default=None, description="The unit of `value`.")
+    runId: str | None = Field(default=None, description="ILI: the run it belongs to.")
+    featureType: AnomalyFeatureType | None = Field(default=None, description="ILI anomalies: METAL_LOSS, DENT, ...")
+    surface: AnomalySurface | None = Field(default=None, description="ILI anomalies: EXTERNAL, INTERNAL or MID_WALL.")
+    odometerM: float | None = Field(default=None, description="ILI anomalies: the tool's odometer, metres.")
+    clockDeg: float | None = Field(default=None, ge=0, le=360, description="Degrees clockwise from top of pipe.")
+    depthPctWt: float | None = Field(default=None, ge=0, le=100, description="Depth, % of wall thickness.")
+    lengthMm: float | None = Field(default=None, ge=0, description="Axial length, mm.")
+    widthMm: float | None = Field(default=None, ge=0, description="Circumferential width, mm.")
 
     def to_input(self) -> dict[str, Any]:
         d = self.model_dump(exclude_none=True)
@@ -465,9 +565,13 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
+        warming = None if per_request_credentials or state.schema.cached is not None else \
+            asyncio.get_running_loop().create_task(_warm_schema(state))
         try:
             yield state
         finally:
+            if warming is not None:
+                warming.cancel()
             # Over HTTP the lifespan is a session's; the pool is the process's and outlives it.
             if not per_request_credentials:
                 await state.aclose()
@@ -490,8 +594,11 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         website_url=None,
         lifespan=lifespan,
         log_level=settings.log_level,  # type: ignore[arg-type]
+        # Nothing here sends resource change notifications: `resources.subscribe` and listChanged are not advertised.
+        subscriptions=False,
         **auth,
     )
+    mcp.middleware.append(StrictRequests(mcp, writes=settings.writes, write_tools=WRITE_TOOLS))
 
     if per_request_credentials:
         @mcp.custom_route("/healthz", methods=["GET"])
@@ -528,6 +635,33 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
     async def fetch_asset(asset_id: str, operation: str = "LinepackAsset") -> dict[str, Any]:
         data = await run_read(ops[operation], {"id": asset_id})
         return _found_asset(data, asset_id)
+
+    def answer(model: BaseModel, **kw: Any) -> CallToolResult:
+        return _result(model, max_tokens=settings.result_tokens, **kw)
+
+    def page_answer(page_model: type[BaseModel], head: dict[str, Any], conn: dict[str, Any],
+                    items: list[dict[str, Any]], tool: str, same: dict[str, Any]) -> CallToolResult:
+        """A page as many items as fit the budget: when fewer than asked for fit, the cursor is the last shown item's
+        own (every edge has one), so the next call continues exactly there."""
+        edges, info = conn["edges"], conn["pageInfo"]
+
+        def build(k: int) -> dict[str, Any]:
+            more = k < len(items) or bool(info.get("hasNextPage"))
+            end = edges[k - 1]["cursor"] if k else info.get("endCursor")
+            page_info = {"hasNextPage": more, "endCursor": end if more else info.get("endCursor")}
+            body: dict[str, Any] = {**head, "totalCount": conn["totalCount"], "pageInfo": page_info,
+                                    "next": _next_hint(tool, page_info, **same)}
+            if k < len(items):
+                body["shortened"] = (f"{k} of the {len(items)} items of this page fit the {settings.result_tokens}-token "
+                                     f"answer budget; `next` continues after the last one shown. Ask for fewer fields "
+                                     f"(fields=[...]) or a filter to see more at once.")
+            body["items"] = items[:k]
+            return tidy(body)
+
+        fitting = fitting_count(build, len(items), settings.result_tokens)
+        data = build(max(fitting, min(1, len(items))))
+        page_model.model_validate(data)  # what the output schema promises, checked before it is sent
+        return _fitted(data, settings.result_tokens)
 
     # -- read tools ----------------------------------------------------------------------------
 
@@ -569,7 +703,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         summary = dict(data["pipelineSummary"])
         summary["otherFields"] = {n: summary.pop(n) for n in extra_names if n in summary}
         summary["omitted"] = omitted
-        return _result(PipelineSummary.model_validate(summary))
+        return answer(PipelineSummary.model_validate(summary), drop_nulls=False)
 
     @tool(title="List assets", annotations=READ)
     async def list_assets(
@@ -578,43 +712,56 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         parent_id: Annotated[str | None, Field(description="Only children of this asset (e.g. a pipeline's segments).")] = None,
         in_hca: Annotated[bool | None, Field(description="Only assets in (true) or outside (false) a high consequence area.")] = None,
         name_contains: Annotated[str | None, Field(description="Case-insensitive substring of the name.")] = None,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size.")] = 20,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100); fewer come back when they "
+                                    "would not fit the answer budget.")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page's pageInfo.endCursor.")] = None,
     ) -> Annotated[CallToolResult, AssetPage]:
-        """List the tenant's assets, ordered by name, filtered and paginated."""
+        """List the tenant's assets, ordered by name, filtered and paginated. The compact view gives each asset's
+        id, name, type, status, parent, regulation, class location, HCA and MAOP; get_asset (or view='full') has
+        every attribute."""
         flt = _drop_none({"type": type, "status": status, "parentId": parent_id, "inHca": in_hca,
                           "nameContains": name_contains})
-        page = await _asset_page(flt, first, after)
-        page.next = _next_hint("list_assets", page.pageInfo.model_dump(), type=type, status=status,
-                               parent_id=parent_id, in_hca=in_hca, name_contains=name_contains, first=first)
-        return _result(page)
+        return await _asset_page("list_assets", flt, first, after, view, fields, dict(
+            type=type, status=status, parent_id=parent_id, in_hca=in_hca, name_contains=name_contains, view=view,
+            fields=fields, first=first))
 
-    async def _asset_page(flt: dict[str, Any], first: int, after: str | None) -> AssetPage:
+    async def _asset_page(tool_name: str, flt: dict[str, Any], first: int, after: str | None, view: str,
+                          fields: list[str] | None, same: dict[str, Any],
+                          lead: dict[str, Any] | None = None) -> CallToolResult:
         data = await run_read(ops["LinepackAssets"], {"filter": flt or None, "first": first, "after": after})
         conn = data["assets"]
-        return AssetPage(
-            **_page_fields(conn, Asset.model_validate),
-        )
+        pairs = [(e["cursor"], e["node"]) for e in conn["edges"]]
+        if lead is not None:  # an exact id match, shown first
+            named = any(n["id"] == lead["id"] for _, n in pairs)
+            pairs = [(None, lead), *[(c, n) for c, n in pairs if n["id"] != lead["id"]]]
+            conn = {**conn, "totalCount": conn["totalCount"] + (0 if named else 1)}
+        conn = {**conn, "edges": [{"cursor": c} for c, _ in pairs]}
+        items = _select([n for _, n in pairs], tool=tool_name, view=view, fields=fields,
+                        compact=ASSET_COMPACT, allowed=tuple(Asset.model_fields), key="id")
+        return page_answer(AssetPage, {}, conn, items, tool_name, same)
 
     @tool(title="Search assets", annotations=READ)
     async def search_assets(
         text: Annotated[str, Field(min_length=1, description="Part of an asset's name, or an asset id.")],
         type: Annotated[AssetType | None, Field(description="Only assets of this type.")] = None,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100).")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, AssetPage]:
         """Find assets whose name contains `text` (case-insensitive); an exact asset id also matches."""
-        page = await _asset_page(_drop_none({"nameContains": text, "type": type}), first, after)
-        if after is None and " " not in text.strip() and not any(a.id == text.strip() for a in page.items):
+        lead: dict[str, Any] | None = None
+        if after is None and " " not in text.strip():
             try:
                 by_id = await run_read(ops["LinepackAsset"], {"id": text.strip()})
             except LinepackGraphQLError:
                 by_id = {}  # not an id in the API's format
             if by_id.get("asset") and (type is None or by_id["asset"]["type"] == type):
-                page.items.insert(0, Asset.model_validate(by_id["asset"]))
-                page.totalCount += 1
-        page.next = _next_hint("search_assets", page.pageInfo.model_dump(), text=text, type=type, first=first)
-        return _result(page)
+                lead = by_id["asset"]
+        return await _asset_page("search_assets", _drop_none({"nameContains": text, "type": type}), first, after,
+                                 view, fields, dict(text=text, type=type, view=view, fields=fields, first=first), lead)
 
     @tool(title="Get an asset", annotations=READ)
     async def get_asset(
@@ -622,7 +769,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
     ) -> Annotated[CallToolResult, Asset]:
         """One asset with all its attributes (geometry, material, MAOP, class location, HCA, status,
         version). Use its `version` for update_asset."""
-        return _result(Asset.model_validate(await fetch_asset(asset_id)))
+        return answer(Asset.model_validate(await fetch_asset(asset_id)))
 
     @tool(title="List measurements of an asset", annotations=READ)
     async def list_measurements(
@@ -630,11 +777,14 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         type: Annotated[MeasurementType | None, Field(description="Only this measurement or inspection type.")] = None,
         observed_from: Annotated[datetime | None, Field(description="Observed at or after this instant (ISO 8601).")] = None,
         observed_to: Annotated[datetime | None, Field(description="Observed before this instant (ISO 8601).")] = None,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100).")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, MeasurementPage]:
         """Measurements and inspection records of one asset, newest observation first, paginated
-        (ILI anomalies with depth/length/clock position, UT readings, CP potentials, surveys...)."""
+        (ILI anomalies with depth/length/clock position, UT readings, CP potentials, surveys...). For ILI anomalies
+        as assessed (category, due date) use list_anomaly_assessments instead."""
         data = await run_read(
             ops["LinepackMeasurements"],
             {"id": asset_id, "type": type, "from": _utc(observed_from), "to": _utc(observed_to),
@@ -642,13 +792,12 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         )
         asset = _found_asset(data, asset_id)
         conn = asset["measurements"]
-        page = MeasurementPage(
-            asset=_asset_ref(asset),
-            **_page_fields(conn, Measurement.model_validate),
-        )
-        page.next = _next_hint("list_measurements", conn["pageInfo"], asset_id=asset_id, type=type,
-                               observed_from=_utc(observed_from), observed_to=_utc(observed_to), first=first)
-        return _result(page)
+        items = _select([e["node"] for e in conn["edges"]], tool="list_measurements", view=view, fields=fields,
+                        compact=MEASUREMENT_COMPACT, allowed=tuple(Measurement.model_fields), key="id")
+        return page_answer(MeasurementPage, {"asset": _asset_ref(asset).model_dump(exclude_none=True)}, conn, items,
+                           "list_measurements", dict(asset_id=asset_id, type=type, observed_from=_utc(observed_from),
+                                                     observed_to=_utc(observed_to), view=view, fields=fields,
+                                                     first=first))
 
     @tool(title="Assess a metal-loss anomaly (Modified B31G)", annotations=READ)
     async def assess_anomaly(
@@ -724,7 +873,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         else:
             verdict = (f"ERF {a.erf:.3f} <= 1: the safe pressure {a.safePressureKpa:.0f} kPa covers MAOP "
                        f"{inputs.maopKpa:.0f} kPa.")
-        return _result(AnomalyAssessment(
+        return answer(AnomalyAssessment(
             asset=_asset_ref(asset),
             measurementId=measurement_id, inputs=inputs, assessment=a, verdict=verdict,
         ))
@@ -734,28 +883,42 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         asset_id: Annotated[str, Field(description="The pipe asset (segment or pipeline) whose ILI anomalies to list.")],
         response_category: Annotated[ResponseCategory | None, Field(description="Only anomalies in this response category.")] = None,
         assessable: Annotated[bool | None, Field(description="Only assessable (true) or not assessable (false) anomalies.")] = None,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100); fewer come back when they "
+                                    "would not fit the answer budget.")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, AnomalyAssessmentPage]:
-        """Every recorded ILI anomaly of one pipe asset as analytics assessed it, most urgent first:
-        Modified B31G at the depth with the ILI tool tolerance, failure/safe pressure, ERF, response
-        category with its rule (192.933(d), 192.714(d), 195.452(h)(4)), repair due date, corrosion growth
-        and remaining life, and when it was computed. Anomalies that cannot be assessed say why."""
-        data = await run_read(
-            ops["LinepackAssessments"],
-            {"id": asset_id, "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None,
-             "first": first, "after": after},
-        )
+        """A pipe asset's recorded ILI anomalies as analytics assessed them, most urgent first. The first page starts
+        with a summary: how many anomalies fall in each response category and how many could not be assessed, over
+        all of them. Then the most urgent: response category with its rule (192.933(d), 192.714(d), 195.452(h)),
+        repair due date, depth (reported and with tool tolerance), length, odometer, ERF, safe pressure, growth and
+        remaining life. To triage, read the summary, then ask for one category at a time (response_category)
+        rather than paging through everything; view='full' adds failure pressures, method notes and model versions."""
+        variables = {"id": asset_id, "first": first, "after": after,
+                     "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None}
+        if after is None:
+            data, counts = await asyncio.gather(run_read(ops["LinepackAssessments"], variables),
+                                                run_read(ops["LinepackAssessmentCounts"], {"id": asset_id}))
+        else:
+            data, counts = await run_read(ops["LinepackAssessments"], variables), {}
         asset = _found_asset(data, asset_id)
         conn = asset["anomalyAssessments"]
-        page = AnomalyAssessmentPage(
-            asset=_asset_ref(asset),
-            **_page_fields(conn, lambda node: StoredAssessment.model_validate(
-                {**node, "measurementId": node["measurement"]["id"]})),
-        )
-        page.next = _next_hint("list_anomaly_assessments", conn["pageInfo"], asset_id=asset_id,
-                               response_category=response_category, assessable=assessable, first=first)
-        return _result(page)
+        head: dict[str, Any] = {"asset": _asset_ref(asset).model_dump(exclude_none=True)}
+        if counts.get("asset"):
+            c = counts["asset"]
+            head["summary"] = {
+                "total": c["all"]["totalCount"],
+                "byResponseCategory": {cat: c[cat]["totalCount"] for cat in RESPONSE_CATEGORIES
+                                       if c.get(cat) and c[cat]["totalCount"]},
+                "notAssessable": c["notAssessable"]["totalCount"],
+            }
+        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], tool="list_anomaly_assessments",
+                        view=view, fields=fields, compact=ASSESSMENT_COMPACT, allowed=ASSESSMENT_FIELDS,
+                        key="measurementId")
+        return page_answer(AnomalyAssessmentPage, head, conn, items, "list_anomaly_assessments", dict(
+            asset_id=asset_id, response_category=response_category, assessable=assessable, view=view, fields=fields,
+            first=first))
 
     @tool(title="Risk of a segment", annotations=READ)
     async def get_segment_risk(
@@ -767,7 +930,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         data = await run_read(ops["LinepackRisk"], {"id": asset_id})
         asset = _found_asset(data, asset_id)
         risk = asset.get("risk")
-        return _result(AssetRisk(
+        return answer(AssetRisk(
             asset=_asset_ref(asset),
             risk=SegmentRisk.model_validate(risk) if risk else None,
             note=None if risk else "No risk score: only active pipelines and segments are scored, once analytics has "
@@ -779,23 +942,25 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         band: Annotated[RiskBand | None, Field(description="Only segments in this risk band.")] = None,
         min_score: Annotated[int | None, Field(ge=1, le=25, description="Only segments scoring at least this (1-25).")] = None,
         regulation: Annotated[Regulation | None, Field(description="Only CFR_192 (gas) or CFR_195 (liquid) segments.")] = None,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        view: ViewArg = "compact",
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100).")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, RiskRegisterPage]:
-        """The tenant's pipe segments ranked by risk score, highest first, each with its likelihood,
-        consequence, band and drivers."""
+        """The tenant's pipe segments ranked by risk score, highest first, each with its likelihood, consequence and
+        band; view='full' adds the drivers behind each score (get_segment_risk explains one segment)."""
         data = await run_read(
             ops["LinepackRiskRegister"],
             {"filter": _drop_none({"band": band, "minScore": min_score, "regulation": regulation}) or None,
              "first": first, "after": after},
         )
         conn = data["riskRegister"]
-        page = RiskRegisterPage(
-            **_page_fields(conn, RiskRegisterEntry.model_validate),
-        )
-        page.next = _next_hint("risk_register", conn["pageInfo"], band=band, min_score=min_score,
-                               regulation=regulation, first=first)
-        return _result(page)
+        items = [e["node"] for e in conn["edges"]]
+        if view == "compact":
+            items = [{"asset": {k: v for k, v in n["asset"].items() if k in ("id", "name")},
+                      "risk": {k: n["risk"][k] for k in ("score", "band", "likelihood", "consequence")}}
+                     for n in items]
+        return page_answer(RiskRegisterPage, {}, conn, items, "risk_register", dict(
+            band=band, min_score=min_score, regulation=regulation, view=view, first=first))
 
     @tool(title="Compliance obligations", annotations=READ)
     async def list_compliance_obligations(
@@ -818,7 +983,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
             else:
                 regulation = asset["regulation"]
         data = await run_read(ops["LinepackObligations"], {"regulation": regulation})
-        return _result(ComplianceObligations(
+        return answer(ComplianceObligations(
             regulation=regulation, asset=ref, note=note,
             obligations=[ComplianceObligation.model_validate(o) for o in data["complianceObligations"]],
         ))
@@ -837,7 +1002,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         )
         asset = _found_asset(data, asset_id)
         c = asset["compliance"]
-        return _result(AssetCompliance(
+        return answer(AssetCompliance(
             asset=_asset_ref(asset),
             asOf=c["asOf"], state=c["state"],
             obligations=[ObligationStatus.model_validate(o) for o in c["obligations"]],
@@ -850,12 +1015,14 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         regulation: Annotated[Regulation | None, Field(description="Only CFR_192 or CFR_195 obligations.")] = None,
         asset_id: Annotated[str | None, Field(description="Only this asset's rows.")] = None,
         as_of: Annotated[datetime | None, Field(description="Evaluate as of this instant (ISO 8601); now when omitted.")] = None,
-        due_soon_days: Annotated[int, Field(ge=0, le=365)] = 30,
-        first: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+        due_soon_days: Annotated[int, Field(ge=0, le=365, description="Due within this many days counts as DUE_SOON.")] = 30,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100).")] = 20,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, ComplianceStatusPage]:
-        """Every (asset, obligation) row of the tenant with its state, soonest due first: what is
-        overdue or due soon across the whole system."""
+        """Every (asset, obligation) row of the tenant with its state, soonest due first: what is overdue or due soon
+        across the whole system. Filter by state (e.g. OVERDUE) rather than paging through every row."""
         data = await run_read(
             ops["LinepackComplianceStatus"],
             {"filter": _drop_none({"state": state, "obligation": obligation, "regulation": regulation,
@@ -863,13 +1030,80 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
              "asOf": _utc(as_of), "days": due_soon_days, "first": first, "after": after},
         )
         conn = data["complianceStatus"]
-        page = ComplianceStatusPage(
-            **_page_fields(conn, ComplianceStatusRow.model_validate),
-        )
-        page.next = _next_hint("list_compliance_status", conn["pageInfo"], state=state, obligation=obligation,
-                               regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
-                               due_soon_days=due_soon_days, first=first)
-        return _result(page)
+        items = _select([e["node"] for e in conn["edges"]], tool="list_compliance_status", view=view, fields=fields,
+                        compact=COMPLIANCE_COMPACT, allowed=tuple(ComplianceStatusRow.model_fields), key="asset")
+        return page_answer(ComplianceStatusPage, {}, conn, items, "list_compliance_status", dict(
+            state=state, obligation=obligation, regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
+            due_soon_days=due_soon_days, view=view, fields=fields, first=first))
+
+    @tool(title="Dig list across the tenant", annotations=READ)
+    async def dig_list(
+        response_categories: Annotated[list[ResponseCategory] | None, Field(
+            description="Only these response categories; by default every category with a due date (IMMEDIATE, "
+                        "SIXTY_DAY, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR).")] = None,
+        due_before: Annotated[datetime | None, Field(description="Only repairs due before this instant (ISO 8601).")] = None,
+        pipeline_id: Annotated[str | None, Field(description="Only this asset and its child segments.")] = None,
+        in_hca: Annotated[bool | None, Field(description="Only segments in (true) or outside (false) a high "
+                                             "consequence area.")] = None,
+        include_repaired: Annotated[bool, Field(description="Also anomalies a repair has closed.")] = False,
+        view: ViewArg = "compact",
+        fields: FieldsArg = None,
+        first: Annotated[int, Field(ge=1, le=MAX_PAGE, description="Page size (1-100); fewer come back when they "
+                                    "would not fit the answer budget.")] = 20,
+        after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
+    ) -> Annotated[CallToolResult, DigListPage]:
+        """The dig list: the tenant's open anomalies that need a response, across every segment, soonest repair due
+        date first. The first page starts with counts by response category under the same filter. Each item: the
+        segment, category and rule, due date and whether it is overdue, status (OPEN/REPAIRED), the depth used and
+        where it comes from (ILI tool or field measurement), position; view='full' adds the field result, repair and
+        pressure reductions. get_dig_sheet tells a crew where to dig one of them."""
+        flt = _drop_none({"responseCategories": response_categories, "dueBefore": _utc(due_before),
+                          "pipelineId": pipeline_id, "inHca": in_hca, "includeRepaired": include_repaired or None})
+        variables = {"filter": flt or None, "first": first, "after": after}
+        if after is None:
+            asked = response_categories or list(DUE_DATE_CATEGORIES)
+            per_category = {cat: {**flt, "responseCategories": [cat]} for cat in asked}
+            data, counts = await asyncio.gather(run_read(ops["LinepackDigList"], variables),
+                                                run_read(ops["LinepackDigCounts"], per_category))
+        else:
+            data, counts = await run_read(ops["LinepackDigList"], variables), {}
+        conn = data["digList"]
+        head: dict[str, Any] = {}
+        if counts:
+            head["summary"] = {"total": conn["totalCount"],
+                               "byResponseCategory": {cat: counts[cat]["totalCount"] for cat in RESPONSE_CATEGORIES
+                                                      if counts.get(cat) and counts[cat]["totalCount"]}}
+        items = _select([_dig_item(e["node"]) for e in conn["edges"]], tool="dig_list", view=view, fields=fields,
+                        compact=DIG_COMPACT, allowed=tuple(DigItem.model_fields), key="measurementId")
+        return page_answer(DigListPage, head, conn, items, "dig_list", dict(
+            response_categories=response_categories, due_before=_utc(due_before), pipeline_id=pipeline_id,
+            in_hca=in_hca, include_repaired=include_repaired or None, view=view, fields=fields, first=first))
+
+    @tool(title="Dig sheet of an anomaly", annotations=READ)
+    async def get_dig_sheet(
+        measurement_id: Annotated[str, Field(description="The ILI_ANOMALY measurement (measurementId in dig_list or "
+                                             "list_anomaly_assessments).")],
+    ) -> Annotated[CallToolResult, DigSheet]:
+        """Where a field crew finds one anomaly and what it is: joint number, distance and direction from the
+        nearest girth welds and reference markers either side, clock position, the tool's dimensions, and the
+        assessment (category, rule, due date, status, field result, repair, pressure reductions)."""
+        data = await run_read(ops["LinepackDigSheet"], {"id": measurement_id})
+        m = data.get("measurement")
+        if m is None:
+            raise ToolError(f"No measurement with id {measurement_id!r} in this tenant (NOT_FOUND). dig_list and "
+                            f"list_anomaly_assessments give anomalies' measurementId.")
+        location = m.get("iliLocation")
+        feature = {k: m.get(k) for k in ("type", "featureType", "surface", "observedAt", "runId", "odometerM",
+                                         "clockDeg", "depthPctWt", "lengthMm", "widthMm")}
+        assessment = m.get("assessment")
+        return answer(DigSheet(
+            measurementId=m["id"], asset=_asset_ref(m["asset"]), directions=_dig_directions(m, location),
+            feature=feature, iliLocation=location,
+            assessment=({k: v for k, v in assessment.items() if k not in ("measurement", "asset")}
+                        if assessment else None),
+            note=None if location else ("No pipe-tally location: the measurement was not imported from an ILI "
+                                        "listing, so only its odometer and clock position are known."),
+        ))
 
     @tool(title="Who am I", annotations=READ)
     async def whoami() -> Annotated[CallToolResult, WhoAmI]:
@@ -882,7 +1116,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
             key = await state.client.introspect_key()
         except LinepackError as exc:
             key_error = exc.message
-        return _result(WhoAmI(
+        return answer(WhoAmI(
             apiUrl=settings.api_url, tenantHeader=state.client.credential.tenant_id, me=Me.model_validate(data["me"]),
             key=key, keyError=key_error,
         ))
@@ -891,20 +1125,20 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
 
     @tool(title="Create an asset (writes data)", annotations=CREATE)
     async def create_asset(
-        type: AssetType,
-        name: Annotated[str, Field(min_length=1)],
+        type: Annotated[AssetType, Field(description="What the asset is: SYSTEM, PIPELINE, SEGMENT, VALVE, ...")],
+        name: Annotated[str, Field(min_length=1, description="The asset's name, unique enough for people to find it.")],
         parent_id: Annotated[str | None, Field(description="The asset it belongs to (a segment's pipeline...).")] = None,
         status: Annotated[AssetStatus | None, Field(description="Defaults to PLANNED.")] = None,
-        product: Product | None = None,
-        regulation: Regulation | None = None,
-        begin_station_m: float | None = None,
-        end_station_m: float | None = None,
-        outside_diameter_mm: Annotated[float | None, Field(gt=0)] = None,
-        wall_thickness_mm: Annotated[float | None, Field(gt=0)] = None,
-        smys_mpa: Annotated[float | None, Field(gt=0)] = None,
-        maop_kpa: Annotated[float | None, Field(gt=0)] = None,
-        class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
-        in_hca: bool | None = None,
+        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
+        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
+        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
+        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
+        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
         could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
                                                              "consequence area (§195.452(a)).")] = None,
         cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
@@ -918,7 +1152,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
                                                          "patrol interval.")] = None,
         location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
-        installed_at: datetime | None = None,
+        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
     ) -> Annotated[CallToolResult, Asset]:
         """Register a new asset in the tenant. This WRITES data: confirm with the user first."""
         data = await run_write(
@@ -933,26 +1167,26 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
                 "location": location, "installedAt": _utc(installed_at),
             })},
         )
-        return _result(Asset.model_validate(data["createAsset"]))
+        return answer(Asset.model_validate(data["createAsset"]))
 
     @tool(title="Update an asset (writes data)", annotations=UPDATE)
     async def update_asset(
-        asset_id: str,
+        asset_id: Annotated[str, Field(description="The asset to change.")],
         version: Annotated[int, Field(description="The asset's current version, from get_asset; a stale "
                                                   "version fails with CONFLICT instead of overwriting.")],
-        name: str | None = None,
-        parent_id: str | None = None,
+        name: Annotated[str | None, Field(min_length=1, description="A new name.")] = None,
+        parent_id: Annotated[str | None, Field(description="The asset it now belongs to.")] = None,
         status: Annotated[AssetStatus | None, Field(description="PLANNED -> ACTIVE <-> IDLE; any -> ABANDONED, which is final.")] = None,
-        product: Product | None = None,
-        regulation: Regulation | None = None,
-        begin_station_m: float | None = None,
-        end_station_m: float | None = None,
-        outside_diameter_mm: Annotated[float | None, Field(gt=0)] = None,
-        wall_thickness_mm: Annotated[float | None, Field(gt=0)] = None,
-        smys_mpa: Annotated[float | None, Field(gt=0)] = None,
-        maop_kpa: Annotated[float | None, Field(gt=0)] = None,
-        class_location: Annotated[int | None, Field(ge=1, le=4)] = None,
-        in_hca: bool | None = None,
+        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
+        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
+        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
+        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
+        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
         could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
                                                              "consequence area (§195.452(a)).")] = None,
         cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
@@ -965,8 +1199,8 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
                                                          "has shorter leakage-survey intervals.")] = None,
         crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
                                                          "patrol interval.")] = None,
-        location: dict[str, Any] | None = None,
-        installed_at: datetime | None = None,
+        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
+        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
     ) -> Annotated[CallToolResult, Asset]:
         """Change an asset's attributes; omitted fields keep their value. This WRITES data and can
         overwrite values or abandon an asset for good: confirm with the user first."""
@@ -991,7 +1225,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
                 raise ToolError(f"{exc.message}. The asset changed since version {version} was read: call "
                                 f"get_asset for the current values and version, then retry.") from None
             raise
-        return _result(Asset.model_validate(data["updateAsset"]))
+        return answer(Asset.model_validate(data["updateAsset"]))
 
     @tool(title="Record measurements (writes data)", annotations=RECORD)
     async def record_measurements(
@@ -1004,8 +1238,15 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         items = [m.to_input() for m in measurements]
         data = await run_write(ops["LinepackRecord"], {"input": items})
         r = data["recordMeasurements"]
-        return _result(RecordResult(insertedCount=r["insertedCount"], duplicateCount=r["duplicateCount"],
-                                    ids=r["ids"], idempotencyKeys=[i["idempotencyKey"] for i in items]))
+        keys = [i["idempotencyKey"] for i in items]
+        listed = len(items) <= RECORD_LISTED
+        return answer(RecordResult(
+            insertedCount=r["insertedCount"], duplicateCount=r["duplicateCount"],
+            ids=r["ids"] if listed else None, idempotencyKeys=keys if listed else None,
+            note=None if listed else (f"{len(items)} items: ids and keys are not listed (a batch of at most "
+                                      f"{RECORD_LISTED} lists them). Retrying the same call stores nothing new; "
+                                      f"list_measurements shows what is stored."),
+        ))
 
     # -- GraphQL ------------------------------------------------------------------------------
 
@@ -1044,16 +1285,21 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
                 request_id=result.request_id, errors=result.errors,
             )
         out = QueryResult(data=result.data, errors=result.errors, requestId=result.request_id)
-        text = json.dumps(result.data, ensure_ascii=False, separators=(",", ":"))
+        text = to_text(result.data)
         cap = settings.max_result_chars
-        if len(text) > cap:
+        if len(text) > cap or estimate_tokens(to_text(out.model_dump(mode="json"))) > settings.result_tokens:
             out.data = None
             out.truncated = True
-            out.dataPreview = text[:cap]
-            out.note = (f"The result is {len(text)} characters, over the {cap}-character cap; dataPreview "
-                        f"holds the start. Ask for fewer fields or a smaller page (first/after).")
-        # The data exactly as the API sent it: a null is information here.
-        return _result(out, drop_nulls=False)
+            preview = text[:cap]
+            out.note = (f"The result is {len(text)} characters ({estimate_tokens(text)} tokens), over the cap of "
+                        f"{cap} characters or {settings.result_tokens} tokens; dataPreview holds the start. Ask for "
+                        f"fewer fields or a smaller page (first/after).")
+            out.dataPreview = preview
+            while estimate_tokens(to_text(out.model_dump(mode="json"))) > settings.result_tokens:
+                preview = preview[: int(len(preview) * 0.9)]
+                out.dataPreview = preview
+        # The data exactly as the API sent it: a null is information here, and the digits are the caller's choice.
+        return answer(out, drop_nulls=False, round_numbers=False)
 
     async def _invalid_query_help(client: LinepackClient, query: str, exc: LinepackGraphQLError) -> str:
         """The gateway hides "did you mean" suggestions; the local validation has them."""
@@ -1082,7 +1328,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         schema_now = await state.schema.get(client)
         scopes = await state.schema.scopes(client)
         matches = search_schema_entries(schema_now, scopes, words.split(), limit)
-        return _result(SchemaSearchResult(
+        return answer(SchemaSearchResult(
             words=words.split(), matches=matches,
             note=None if matches else "Nothing matched every word: try fewer or more general words, or describe_type('Query') "
                                       "for the entry points.",
@@ -1103,7 +1349,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
             close = similar_type_names(schema_now, name.strip())
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             raise ToolError(f"The schema has no type {name.strip()!r}.{hint} search_schema finds types by words.")
-        return _result(TypeDescription.model_validate(described))
+        return answer(TypeDescription.model_validate(described))
 
     @tool(name="validate", title="Validate a GraphQL document", annotations=READ)
     async def validate(
@@ -1114,13 +1360,13 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         try:
             info = inspect_document(query)
         except GraphQLError as err:
-            return _result(ValidationResult(
+            return answer(ValidationResult(
                 valid=False, operationTypes=[], readOnly=False,
                 errors=[err.formatted | {"extensions": {"code": "GRAPHQL_PARSE_FAILED"}}],
             ))
         schema_now = await state.schema.get(state.client)
         errors = validate_document(schema_now, query)
-        return _result(ValidationResult(valid=not errors, operationTypes=info.operation_types,
+        return answer(ValidationResult(valid=not errors, operationTypes=info.operation_types,
                                         readOnly=bool(info.operation_types) and info.read_only, errors=errors))
 
     # -- resources ------------------------------------------------------------------------------
@@ -1139,37 +1385,64 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
     # -- prompts --------------------------------------------------------------------------------
 
     @mcp.prompt(title="Integrity review of a pipeline")
-    def integrity_review(pipeline: str) -> str:
+    def integrity_review(
+        pipeline: Annotated[str, Field(description="The pipeline's name (or part of it) or its asset id.")],
+    ) -> str:
         """Review the integrity of one pipeline: attributes, anomalies, fitness for service, obligations."""
         return f"""Carry out an integrity review of the pipeline "{pipeline}" using the Linepack tools.
+Every answer is sized to a budget: read each summary first and narrow with filters instead of paging through
+everything.
 
 1. Find it: search_assets(text="{pipeline}", type="PIPELINE") (or get_asset if that is an id). Report its
    product, regulation, diameter, wall thickness, SMYS, MAOP, class location, HCA status and status.
-2. List its segments and components: list_assets(parent_id=<pipeline id>), following pages.
-3. For the pipeline and each segment, get_segment_risk (score, band and drivers) and
-   list_anomaly_assessments (most urgent first); report every IMMEDIATE and time-bound anomaly with its
-   rule, repair due date and remaining life, and every anomaly that could not be assessed and why.
-4. Note the latest ILI_RUN, CP_SURVEY and PATROL records (list_measurements with type).
-5. get_asset_compliance for the pipeline and each segment; report every OVERDUE, DUE_SOON and NO_RECORD
-   obligation with its section and due date.
-6. Finish with a table of findings (asset, issue, evidence, recommended action, urgency) and state
-   what data was missing. Do not change any data."""
+2. Its segments: list_assets(parent_id=<pipeline id>).
+3. risk_register for the ranking; get_segment_risk for the highest-scoring segments (score, band, drivers).
+4. Anomalies: dig_list(pipeline_id=<pipeline id>) gives counts by response category and the soonest due first;
+   list_anomaly_assessments(asset_id=<segment id>) gives a segment's counts, then ask for one
+   response_category at a time (IMMEDIATE first). Report every IMMEDIATE and overdue anomaly with its rule and
+   repair due date, and how many could not be assessed and why.
+5. The latest ILI_RUN, CP_SURVEY and PATROL records: list_measurements(asset_id=..., type=..., first=1).
+6. Obligations: list_compliance_status(asset_id=..., state="OVERDUE") and state="DUE_SOON" (get_asset_compliance
+   for one asset's detail).
+7. Finish with a table of findings (asset, issue, evidence, recommended action, urgency) and state what data
+   was missing. Do not change any data."""
 
     @mcp.prompt(title="Triage ILI anomalies of an asset")
-    def anomaly_triage(asset: str, max_anomalies: str = "10") -> str:
+    def anomaly_triage(
+        asset: Annotated[str, Field(description="The pipe asset's name (or part of it) or its asset id.")],
+        max_anomalies: Annotated[str, Field(description="How many of the most urgent anomalies to detail "
+                                            "(default 10).")] = "10",
+    ) -> str:
         """Rank the in-line-inspection anomalies of one pipe asset by severity with Modified B31G."""
-        return f"""Triage the in-line inspection anomalies of asset "{asset}".
+        return f"""Triage the in-line inspection anomalies of asset "{asset}". Aim for a handful of tool calls: the
+answers carry summaries, so do not page through every anomaly.
 
-1. Resolve the asset (search_assets or get_asset) and check it has outsideDiameterMm, wallThicknessMm,
-   smysMpa and maopKpa; say which are missing if any.
-2. list_anomaly_assessments(asset_id=..., first=100), following pages: they come most urgent first
-   (IMMEDIATE, then by repair due date). Take the {max_anomalies} most urgent.
-3. For each give odometer/station (from list_measurements if needed), depth %WT with tool tolerance,
-   length, safe pressure, ERF, response category with its rule, repair due date and remaining life.
-4. get_segment_risk for the asset and say what drives its score. Say which anomalies could not be
-   assessed and what data is missing. Do not change any data."""
+1. Resolve the asset (search_assets, or get_asset if that is an id) and check it has outsideDiameterMm,
+   wallThicknessMm, smysMpa and maopKpa; say which are missing if any.
+2. list_anomaly_assessments(asset_id=...): its summary counts the anomalies by response category and those
+   that could not be assessed, and its items are the most urgent first.
+3. If the {max_anomalies} most urgent are not all on that page, ask for the categories that matter one at a time
+   (response_category="IMMEDIATE", then "SIXTY_DAY", ...) with first={max_anomalies}. For each give odometer,
+   clock, depth %WT reported and with tool tolerance, length, safe pressure, ERF, response category with its
+   rule, repair due date and remaining life. Use fields=[...] to ask only for what you need.
+4. get_segment_risk for the asset and say what drives its score. Say how many anomalies could not be
+   assessed and what data is missing; get_dig_sheet(measurement_id) locates one for a field crew.
+   Do not change any data."""
 
+    for registered in mcp._tool_manager.list_tools():
+        # The SDK ignores arguments a tool does not declare; say so in the schema too (StrictRequests refuses them).
+        registered.parameters["additionalProperties"] = False
     return mcp
+
+
+async def _warm_schema(state: AppState) -> None:
+    """Read the schema while the client is still starting up, so the first tool that needs it does not wait."""
+    try:
+        await state.schema.get(state.client)
+    except LinepackError as exc:
+        log.warning("Could not read the API schema (%s); the tools that need it will try again.", exc.message)
+    except Exception:  # noqa: BLE001 - warming a cache must never stop the server
+        log.exception("Unexpected error while reading the API schema")
 
 
 async def probe_schema(settings: Settings, timeout_s: float = 5.0) -> GraphQLSchema | None:

@@ -42,7 +42,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .settings import Settings
+from .settings import ConfigError, Settings, validate_tenant_id
 
 log = logging.getLogger("linepack_mcp.sessions")
 
@@ -354,6 +354,13 @@ class SessionGate:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        try:
+            validate_tenant_id((headers.get("x-tenant-id") or "").strip() or None, "X-Tenant-ID")
+        except ConfigError as err:
+            # Dropped silently, the request would act in the credential's default tenant: not the one asked for.
+            body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": str(err)}}
+            await JSONResponse(body, status_code=400)(scope, receive, send)
+            return
         session_id = headers.get(SESSION_HEADER)
         if session_id is not None:
             await self._in_session(session_id, scope, receive, send)

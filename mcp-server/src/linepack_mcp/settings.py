@@ -29,6 +29,8 @@ _LOG_LEVELS = {
 _PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
 # `<paste your Linepack API key here>` as printed by `linepack-mcp config`.
 _ANGLE_PLACEHOLDER = re.compile(r"^<[^>]*>$")
+# Tenant ids are UUIDs (DESIGN.md, Tenancy); anything else would be dropped or refused by the gateway.
+_TENANT_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
 class ConfigError(Exception):
@@ -51,6 +53,8 @@ class Settings:
     timeout_s: float = 30.0
     #: Cap on the JSON text of one tool result, in characters.
     max_result_chars: int = 60_000
+    #: LINEPACK_MCP_RESULT_TOKENS: no tool result is longer than this many tokens (budget.estimate_tokens).
+    result_tokens: int = 8000
     # Hosted (streamable HTTP) session limits; see sessions.py. Over stdio there is one session and they do not apply.
     #: Open MCP sessions one credential (one bearer) may hold; at the cap its session idle the longest is closed.
     max_sessions_per_credential: int = 16
@@ -124,13 +128,15 @@ def validate_api_key(value: str | None) -> str:
     return value
 
 
-def validate_tenant_id(value: str | None) -> str | None:
+def validate_tenant_id(value: str | None, var: str = "LINEPACK_TENANT_ID") -> str | None:
     if value is None:
         return None
     if _PLACEHOLDER.search(value) or _ANGLE_PLACEHOLDER.match(value):
-        raise ConfigError(_placeholder_hint("LINEPACK_TENANT_ID", value))
-    if any(ch.isspace() for ch in value) or not value.isprintable():
-        raise ConfigError(f"LINEPACK_TENANT_ID must be a tenant id such as a UUID (got {value!r})")
+        raise ConfigError(_placeholder_hint(var, value))
+    if not _TENANT_ID.match(value):
+        shown = value if len(value) <= 60 and value.isprintable() else value[:60].encode("unicode_escape").decode()
+        raise ConfigError(f"{var} must be a tenant id, a UUID such as 2b7c0f8e-1111-4222-8333-944445555666 "
+                          f"(got {shown!r}); 'whoami' lists the tenants a credential belongs to")
     return value
 
 
@@ -213,6 +219,8 @@ def load_settings(environ: Mapping[str, str] | None = None, *, per_request_crede
         max_retry_wait_s=_number(env, "LINEPACK_MAX_RETRY_WAIT_S", 30.0, integer=False, minimum=0),
         timeout_s=_number(env, "LINEPACK_TIMEOUT_S", 30.0, integer=False, minimum=1),
         max_result_chars=int(_number(env, "LINEPACK_MAX_RESULT_CHARS", 60_000, integer=True, minimum=1000)),
+        # Below about 1000 tokens a single asset or a page's summary would no longer fit.
+        result_tokens=int(_number(env, "LINEPACK_MCP_RESULT_TOKENS", 8000, integer=True, minimum=1000)),
         **sessions,
     )
 

@@ -4,6 +4,7 @@ import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type 
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
+import { DigRecordReader, NO_DIG_RECORDS, type AnomalyDigRecords } from './integrity/anomaly-records';
 import {
   ANALYTICS_COLLECTIONS,
   type AnomalyProjection,
@@ -58,6 +59,8 @@ export interface BatchContext {
   settings: TenantSettings;
   assets: Map<string, AssetProjection>;
   cp: Map<string, CpReadingProjection>;
+  /** The latest field result and the repair of each anomaly of these assets that has one (by measurement id). */
+  digs?: Map<string, AnomalyDigRecords>;
 }
 
 /** Why a dent or crack cannot be categorised on this asset (its regulation decides the rules), or null when it can. */
@@ -119,8 +122,10 @@ export class Analyzer {
   private readonly assessments: Collection<AssessmentDocument>;
   private readonly risks: Collection<RiskDocument>;
   private readonly settings: Collection<SettingsDocument>;
+  private readonly digRecords: DigRecordReader;
 
   constructor(db: Db) {
+    this.digRecords = new DigRecordReader(db);
     this.assets = db.collection(ANALYTICS_COLLECTIONS.assets);
     this.anomalies = db.collection(ANALYTICS_COLLECTIONS.anomalies);
     this.cp = db.collection(ANALYTICS_COLLECTIONS.cpReadings);
@@ -155,7 +160,26 @@ export class Analyzer {
     };
   }
 
-  assess(asset: AssetProjection, a: AnomalyProjection, previous: readonly RunFeature[], settings: TenantSettings, now: Date): AssessmentDocument {
+  assess(
+    asset: AssetProjection,
+    a: AnomalyProjection,
+    previous: readonly RunFeature[],
+    settings: TenantSettings,
+    now: Date,
+    records: AnomalyDigRecords = NO_DIG_RECORDS,
+  ): AssessmentDocument {
+    const field = records.fieldResult;
+    if (field) {
+      // The latest field result supersedes the tool's call: assessed as measured, with no tool tolerance (the
+      // tolerance is the tool's, not the gauge's). The tool's call stays on the measurement.
+      a = {
+        ...a,
+        depthPctWt: field.measuredDepthPctWt ?? a.depthPctWt,
+        lengthMm: field.measuredLengthMm ?? a.lengthMm,
+        widthMm: field.measuredWidthMm ?? a.widthMm,
+      };
+      settings = { ...settings, toolTolerancePctWt: 0 };
+    }
     const base = {
       _id: a._id,
       tenantId: a.tenantId,
@@ -165,6 +189,12 @@ export class Analyzer {
       computedAt: now,
       sourceEventId: a.sourceEventId,
       featureType: a.featureType,
+      // A repaired anomaly keeps its figures (the audit trail) but leaves the dig list and the segment's risk.
+      status: records.repair ? ('REPAIRED' as const) : ('OPEN' as const),
+      repairId: records.repair?._id ?? null,
+      depthSource: field ? ('FIELD' as const) : ('TOOL' as const),
+      fieldResultId: field?._id ?? null,
+      runId: a.runId,
     };
     const notAssessed = (why: string): AssessmentDocument => ({
       ...base,
@@ -272,7 +302,22 @@ export class Analyzer {
 
   /** A dent or crack in the category its repair condition gives (no B31G figures, growth or remaining life). */
   private categorised(
-    base: Pick<AssessmentDocument, '_id' | 'tenantId' | 'assetId' | 'depthPctWt' | 'discoveredAt' | 'computedAt' | 'sourceEventId' | 'featureType'>,
+    base: Pick<
+      AssessmentDocument,
+      | '_id'
+      | 'tenantId'
+      | 'assetId'
+      | 'depthPctWt'
+      | 'discoveredAt'
+      | 'computedAt'
+      | 'sourceEventId'
+      | 'featureType'
+      | 'status'
+      | 'repairId'
+      | 'depthSource'
+      | 'fieldResultId'
+      | 'runId'
+    >,
     decision: CategoryDecision,
     a: AnomalyProjection,
     depthWithTolerancePctWt: number | null,
@@ -301,12 +346,13 @@ export class Analyzer {
    */
   async context(tenantId: string, assetIds: Iterable<string>): Promise<BatchContext> {
     const ids = [...new Set(assetIds)];
-    const [settings, assets, cp] = await Promise.all([
+    const [settings, assets, cp, digs] = await Promise.all([
       this.tenantSettings(tenantId),
       ids.length ? this.assets.find({ _id: { $in: ids }, tenantId }).toArray() : [],
       ids.length ? this.cp.find({ _id: { $in: ids }, tenantId }).toArray() : [],
+      this.digRecords.ofAssets(tenantId, ids),
     ]);
-    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])) };
+    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])), digs };
   }
 
   /**
@@ -322,7 +368,7 @@ export class Analyzer {
     for (const row of rows) {
       const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
       if (!previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
-      docs.push(this.assess(asset, row, previousByRun.get(key)!, context.settings, now));
+      docs.push(this.assess(asset, row, previousByRun.get(key)!, context.settings, now, context.digs?.get(row._id)));
     }
     await this.write(docs);
   }
@@ -363,7 +409,8 @@ export class Analyzer {
     }
     const groups = await this.assessments
       .aggregate<{ _id: string | null; count: number; dents: number; minLife: number | null; minFpr: number | null }>([
-        { $match: { tenantId, assetId, assessable: true } },
+        // Repaired anomalies no longer count (their assessments stay for the audit trail).
+        { $match: { tenantId, assetId, assessable: true, status: { $ne: 'REPAIRED' } } },
         {
           $group: {
             _id: '$responseCategory',

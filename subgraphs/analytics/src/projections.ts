@@ -16,6 +16,15 @@ export async function ensureAnalyticsIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, responseCategory: 1 }, name: 'tenant_category' },
   ]);
   await db.collection(ANALYTICS_COLLECTIONS.risks).createIndexes([{ key: { tenantId: 1, score: -1, _id: 1 }, name: 'tenant_score' }]);
+  // Digs (integrity/records.ts): the dig list in due order, a pipeline's segments, each record once per client key.
+  await db.collection(ANALYTICS_COLLECTIONS.assessments).createIndex({ tenantId: 1, dueSort: 1, _id: 1 }, { name: 'tenant_due' });
+  await db.collection(ANALYTICS_COLLECTIONS.assets).createIndex({ tenantId: 1, parentId: 1 }, { name: 'tenant_parent' });
+  for (const name of [ANALYTICS_COLLECTIONS.fieldResults, ANALYTICS_COLLECTIONS.repairs, ANALYTICS_COLLECTIONS.pressureReductions])
+    await db.collection(name).createIndexes([
+      { key: { tenantId: 1, idempotencyKey: 1 }, name: 'tenant_idempotency_key', unique: true },
+      { key: { tenantId: 1, assetId: 1 }, name: 'tenant_asset' },
+    ]);
+  await db.collection(ANALYTICS_COLLECTIONS.pressureReductions).createIndex({ tenantId: 1, measurementIds: 1 }, { name: 'tenant_anomaly' });
 }
 
 /**

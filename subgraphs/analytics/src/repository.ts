@@ -2,12 +2,30 @@ import type { Db, Filter } from 'mongodb';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor, toConnection, type Connection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
-import { ANALYTICS_COLLECTIONS, type AssessmentDocument, type RiskDocument } from './documents';
+import { checkIdArgument } from '@linepack/lib/validation';
+import { ANALYTICS_COLLECTIONS, type AssessmentDocument, type AssetProjection, type RiskDocument } from './documents';
+import { digLoaders, type DigLoaders } from './integrity/loaders';
+import { DigRecordStore } from './integrity/records';
 import { RISK_BANDS, type RiskBand } from './model/risk';
 import type { ResponseCategory } from './model/response-category';
+import { NO_DUE_DATE } from './compute';
 
 const assessmentCursor = z.tuple([z.number().int(), z.string().datetime(), z.string()]);
 const riskCursor = z.tuple([z.number().int(), z.string()]);
+const digCursor = z.tuple([z.string().datetime(), z.string()]);
+
+/** The categories with a repair due date: the dig list's default. */
+export const DUE_CATEGORIES: readonly ResponseCategory[] = ['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR'];
+/** How deep below a pipeline the dig list looks for its segments (system → pipeline → segment → sub-segment is 4). */
+const MAX_ASSET_DEPTH = 10;
+
+export interface DigListFilter {
+  responseCategories?: readonly ResponseCategory[] | null;
+  dueBefore?: Date | null;
+  pipelineId?: string | null;
+  inHca?: boolean | null;
+  includeRepaired?: boolean | null;
+}
 
 export interface AssessmentFilter {
   responseCategory?: ResponseCategory | null;
@@ -24,10 +42,18 @@ export interface RiskFilter {
 export class AnalyticsRepository {
   private readonly assessments: TenantCollection<AssessmentDocument>;
   private readonly risks: TenantCollection<RiskDocument>;
+  private readonly assets: TenantCollection<AssetProjection>;
+  /** The tenant's field results, repairs and pressure reductions. */
+  readonly digs: DigRecordStore;
+  /** This request's batching of what a page of assessments asks per row. */
+  readonly loaders: DigLoaders;
 
   constructor(db: Db, tenantId: string, deadline?: number) {
     this.assessments = new TenantCollection(db.collection<AssessmentDocument>(ANALYTICS_COLLECTIONS.assessments), tenantId, deadline);
     this.risks = new TenantCollection(db.collection<RiskDocument>(ANALYTICS_COLLECTIONS.risks), tenantId, deadline);
+    this.assets = new TenantCollection(db.collection<AssetProjection>(ANALYTICS_COLLECTIONS.assets), tenantId, deadline);
+    this.digs = new DigRecordStore(db, tenantId, deadline);
+    this.loaders = digLoaders(this.digs);
   }
 
   assessment(measurementId: string): Promise<AssessmentDocument | null> {
@@ -60,6 +86,58 @@ export class AnalyticsRepository {
       this.assessments.countDocuments(base),
     ]);
     return toConnection(rows, size, totalCount, (r) => encodeCursor([r.urgency, r.dueSort.toISOString(), r._id]));
+  }
+
+  /**
+   * The dig list: soonest repair due date first, then measurement id. Read page by page in the order of the
+   * tenant_due index (tenantId, dueSort, _id): tenantId is an equality, dueSort bounded above (by dueBefore, or by
+   * the "no due date" sentinel when only due categories are asked for) and the sort is the index's own order, so a
+   * page stops after `first + 1` matching entries; category, status and asset are checked on the documents the scan
+   * reaches. (The embedded test server cannot explain a plan; this is reasoned from the index prefix.)
+   */
+  async digList(filter: DigListFilter, size: number, after: string | null | undefined): Promise<Connection<AssessmentDocument>> {
+    const categories = filter.responseCategories ?? DUE_CATEGORIES;
+    const base: Filter<AssessmentDocument> = { responseCategory: { $in: [...categories] } };
+    const dueBounds: Record<string, Date> = {};
+    if (categories.every((c) => DUE_CATEGORIES.includes(c))) dueBounds['$lt'] = NO_DUE_DATE;
+    if (filter.dueBefore) dueBounds['$lt'] = filter.dueBefore < NO_DUE_DATE ? filter.dueBefore : NO_DUE_DATE;
+    if (Object.keys(dueBounds).length > 0) base.dueSort = dueBounds;
+    if (!filter.includeRepaired) base.status = { $ne: 'REPAIRED' };
+    const assetIds = await this.assetScope(filter.pipelineId ?? null, filter.inHca ?? null);
+    if (assetIds) base.assetId = { $in: assetIds };
+    const cursor = decodeCursor(after, digCursor);
+    // The range on dueSort bounds the index scan to the cursor onwards; the $or skips the rest of its due date.
+    const page: Filter<AssessmentDocument> = cursor
+      ? {
+          dueSort: { $gte: new Date(cursor[0]) },
+          $or: [{ dueSort: { $gt: new Date(cursor[0]) } }, { dueSort: new Date(cursor[0]), _id: { $gt: cursor[1] } }],
+        }
+      : {};
+    const [rows, totalCount] = await Promise.all([
+      this.assessments.find({ $and: [base, page] } as Filter<AssessmentDocument>, { sort: { dueSort: 1, _id: 1 }, limit: size + 1 }).toArray(),
+      this.assessments.countDocuments(base),
+    ]);
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.dueSort.toISOString(), r._id]));
+  }
+
+  /**
+   * The assets a dig-list filter allows, or null for every asset: a pipeline and every asset below it (by the
+   * parentId analytics projects, one tenant_parent read per level), narrowed to those in (or out of) an HCA.
+   */
+  private async assetScope(pipelineId: string | null, inHca: boolean | null): Promise<string[] | null> {
+    let scope: Set<string> | null = null;
+    if (pipelineId != null) {
+      scope = new Set([checkIdArgument(pipelineId, 'filter.pipelineId')]);
+      let frontier = [pipelineId];
+      for (let depth = 0; depth < MAX_ASSET_DEPTH && frontier.length > 0; depth++) {
+        const children = await this.assets.find({ parentId: { $in: frontier } }, { projection: { _id: 1 } }).toArray();
+        frontier = children.map((c) => c._id).filter((id) => !scope!.has(id));
+        for (const id of frontier) scope.add(id);
+      }
+    }
+    if (inHca == null) return scope ? [...scope] : null;
+    const hca = await this.assets.find({ inHca, ...(scope ? { _id: { $in: [...scope] } } : {}) }, { projection: { _id: 1 } }).toArray();
+    return hca.map((a) => a._id);
   }
 
   /** Highest score first, then asset id; read page by page from the tenant_score index. */

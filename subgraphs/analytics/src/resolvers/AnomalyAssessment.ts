@@ -5,4 +5,12 @@ export const AnomalyAssessment: AnomalyAssessmentResolvers = {
   asset: (a) => ({ id: a.assetId }),
   // Assessments stored before notes existed have none.
   methodNotes: (a) => a.methodNotes ?? [],
+  // Assessments stored before repairs and field results existed are open and on the tool's call.
+  status: (a) => a.status ?? 'OPEN',
+  overdue: (a) => (a.status ?? 'OPEN') === 'OPEN' && a.repairDueAt != null && a.repairDueAt.getTime() < Date.now(),
+  depthSource: (a) => a.depthSource ?? 'TOOL',
+  runId: (a) => a.runId ?? null,
+  fieldResult: (a, _args, { analytics }) => (a.fieldResultId ? analytics.loaders.fieldResultById.load(a.fieldResultId) : null),
+  repair: (a, _args, { analytics }) => (a.repairId ? analytics.loaders.repairById.load(a.repairId) : null),
+  pressureReductions: (a, _args, { analytics }) => analytics.loaders.pressureReductionsOf.load(a._id),
 };

@@ -69,4 +69,5 @@ export const Query: QueryResolvers = {
   },
   riskRegister: (_parent, { filter, first, after }, { analytics }) => analytics.register(filter ?? {}, pageSize(first), after),
   analyticsSettings: (_parent, _args, { settings }) => settings.get(),
+  digList: (_parent, { filter, first, after }, { analytics }) => analytics.digList(filter ?? {}, pageSize(first), after),
 };

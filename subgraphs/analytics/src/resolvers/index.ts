@@ -2,10 +2,25 @@ import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
 import { AnomalyAssessment } from './AnomalyAssessment';
 import { Asset } from './Asset';
+import { FieldResult } from './FieldResult';
 import { Measurement } from './Measurement';
 import { Mutation } from './Mutation';
 import { PipelineSummary } from './PipelineSummary';
+import { PressureReduction } from './PressureReduction';
 import { Query } from './Query';
+import { Repair } from './Repair';
 import { RiskRegisterEntry } from './RiskRegisterEntry';
 
-export const resolvers: Resolvers = { Query, Mutation, Asset, Measurement, PipelineSummary, AnomalyAssessment, RiskRegisterEntry, DateTime: DateTimeScalar };
+export const resolvers: Resolvers = {
+  Query,
+  Mutation,
+  Asset,
+  Measurement,
+  PipelineSummary,
+  AnomalyAssessment,
+  RiskRegisterEntry,
+  FieldResult,
+  Repair,
+  PressureReduction,
+  DateTime: DateTimeScalar,
+};

@@ -1,0 +1,24 @@
+import DataLoader from 'dataloader';
+import type { AssessmentDocument, FieldResultDocument, PressureReductionDocument, RepairDocument } from '../documents';
+import type { DigRecordStore } from './records';
+
+/**
+ * Batches what a page of assessments (the dig list, a segment's anomalies) asks of each row: its field result,
+ * repair and pressure reductions cost one query each for the whole page rather than one per row.
+ */
+export interface DigLoaders {
+  fieldResultById: DataLoader<string, FieldResultDocument | null>;
+  repairById: DataLoader<string, RepairDocument | null>;
+  pressureReductionsOf: DataLoader<string, PressureReductionDocument[]>;
+  assessmentById: DataLoader<string, AssessmentDocument | null>;
+}
+
+/** Per request (they cache), on the request's tenant-scoped store. */
+export function digLoaders(store: DigRecordStore): DigLoaders {
+  return {
+    fieldResultById: new DataLoader((ids: readonly string[]) => store.fieldResultsByIds(ids)),
+    repairById: new DataLoader((ids: readonly string[]) => store.repairsByIds(ids)),
+    pressureReductionsOf: new DataLoader((ids: readonly string[]) => store.reductionsOfAnomalies(ids)),
+    assessmentById: new DataLoader((ids: readonly string[]) => store.assessmentsByIds(ids)),
+  };
+}
