@@ -165,7 +165,14 @@ describe('field results', () => {
 
     const RECORD = `mutation($i: FieldResultInput!) { recordFieldResult(input: $i) { id measuredDepthPctWt recordedBy assessment { responseCategory depthSource } } }`;
     const shallower = await call(RECORD, {
-      i: { idempotencyKey: 'ut-1', measurementId: ids['e-called-deep'], examinedAt: '2026-04-10T00:00:00Z', method: 'UT', measuredDepthPctWt: 50, measuredLengthMm: 60 },
+      i: {
+        idempotencyKey: 'ut-1',
+        measurementId: ids['e-called-deep'],
+        examinedAt: '2026-04-10T00:00:00Z',
+        method: 'UT',
+        measuredDepthPctWt: 50,
+        measuredLengthMm: 60,
+      },
     });
     expect(shallower.body.errors).toBeUndefined();
     const recorded = shallower.body.data!['recordFieldResult'];
@@ -190,7 +197,14 @@ describe('field results', () => {
 
     // Retried with the same key: the record first stored, nothing stored twice.
     const retried = await call(RECORD, {
-      i: { idempotencyKey: 'ut-1', measurementId: ids['e-called-deep'], examinedAt: '2026-04-10T00:00:00Z', method: 'UT', measuredDepthPctWt: 50, measuredLengthMm: 60 },
+      i: {
+        idempotencyKey: 'ut-1',
+        measurementId: ids['e-called-deep'],
+        examinedAt: '2026-04-10T00:00:00Z',
+        method: 'UT',
+        measuredDepthPctWt: 50,
+        measuredLengthMm: 60,
+      },
     });
     expect(retried.body.data!['recordFieldResult'].id).toBe(recorded.id);
 
@@ -210,7 +224,14 @@ describe('field results', () => {
 
     // A later examination supersedes the earlier one.
     await call(RECORD, {
-      i: { idempotencyKey: 'ut-2', measurementId: ids['e-called-shallow'], examinedAt: '2026-04-12T00:00:00Z', method: 'UT', measuredDepthPctWt: 20, measuredLengthMm: 50 },
+      i: {
+        idempotencyKey: 'ut-2',
+        measurementId: ids['e-called-shallow'],
+        examinedAt: '2026-04-12T00:00:00Z',
+        method: 'UT',
+        measuredDepthPctWt: 20,
+        measuredLengthMm: 50,
+      },
     });
     expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'MONITORED', fieldResult: { measuredDepthPctWt: 20 } });
   });
@@ -258,7 +279,12 @@ describe('repairs and pressure reductions', () => {
     });
     expect(res.body.errors).toBeUndefined();
     reductionId = res.body.data!['recordPressureReduction'].id;
-    expect(res.body.data!['recordPressureReduction']).toMatchObject({ reducedPressureKpa: 5520, inForce: true, liftedAt: null, measurements: [{ id: ids['w-worst'] }] });
+    expect(res.body.data!['recordPressureReduction']).toMatchObject({
+      reducedPressureKpa: 5520,
+      inForce: true,
+      liftedAt: null,
+      measurements: [{ id: ids['w-worst'] }],
+    });
 
     const list = (await call(DIG_LIST, { filter: { pipelineId: seg.id } })).body.data!['digList'];
     expect(list.edges.find((e: any) => e.node.measurement.id === ids['w-worst']).node).toMatchObject({
@@ -271,7 +297,13 @@ describe('repairs and pressure reductions', () => {
 
   it('refuses a reduction that is not below the segment MAOP, naming the field and storing nothing', async () => {
     const res = await call(REDUCE, {
-      i: { idempotencyKey: 'pr-bad', measurementIds: [ids['w-worst']], reducedPressureKpa: 6900, effectiveAt: '2026-03-02T06:00:00Z', reason: 'not a reduction' },
+      i: {
+        idempotencyKey: 'pr-bad',
+        measurementIds: [ids['w-worst']],
+        reducedPressureKpa: 6900,
+        effectiveAt: '2026-03-02T06:00:00Z',
+        reason: 'not a reduction',
+      },
     });
     expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'input.reducedPressureKpa' });
     expect(res.body.errors?.[0]?.message).toBe("input.reducedPressureKpa: must be below the segment's MAOP (6900 kPa)");
@@ -282,12 +314,20 @@ describe('repairs and pressure reductions', () => {
     // §192.933(a), ibid.: "A reduction in operating pressure cannot exceed 365 days without an operator providing a
     // technical justification that the continued pressure restriction will not jeopardize the integrity of the pipeline."
     const long = await call(REDUCE, {
-      i: { idempotencyKey: 'pr-old', measurementIds: [ids['w-shallow']], reducedPressureKpa: 6000, effectiveAt: '2025-01-10T00:00:00Z', reason: 'older restriction' },
+      i: {
+        idempotencyKey: 'pr-old',
+        measurementIds: [ids['w-shallow']],
+        reducedPressureKpa: 6000,
+        effectiveAt: '2025-01-10T00:00:00Z',
+        reason: 'older restriction',
+      },
     });
     const id = long.body.data!['recordPressureReduction'].id;
     const early = await call(`mutation($id: ID!) { liftPressureReduction(id: $id, liftedAt: "2025-01-09T00:00:00Z") { id } }`, { id });
     expect(early.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'liftedAt' });
-    const lifted = await call(`mutation($id: ID!) { liftPressureReduction(id: $id, liftedAt: "2026-01-20T00:00:00Z") { inForce inForceDays liftedAt } }`, { id });
+    const lifted = await call(`mutation($id: ID!) { liftPressureReduction(id: $id, liftedAt: "2026-01-20T00:00:00Z") { inForce inForceDays liftedAt } }`, {
+      id,
+    });
     expect(lifted.body.data!['liftPressureReduction']).toEqual({ inForce: false, inForceDays: 375, liftedAt: '2026-01-20T00:00:00.000Z' });
     const again = await call(`mutation($id: ID!) { liftPressureReduction(id: $id, liftedAt: "2026-01-21T00:00:00Z") { id } }`, { id });
     expect(again.body.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
@@ -321,7 +361,12 @@ describe('repairs and pressure reductions', () => {
     });
     expect(mixed.body.errors?.[0]?.extensions?.['violations']).toEqual([{ field: 'input.measurementIds[3]', message: 'is listed twice' }]);
     const unknownAndElsewhere = await call(REPAIR, {
-      i: { idempotencyKey: 'bad-repair', measurementIds: [ids['w-worst'], 'no-such-anomaly', ids['w-elsewhere']], repairType: 'TYPE_B_SLEEVE', repairedAt: '2026-04-01T00:00:00Z' },
+      i: {
+        idempotencyKey: 'bad-repair',
+        measurementIds: [ids['w-worst'], 'no-such-anomaly', ids['w-elsewhere']],
+        repairType: 'TYPE_B_SLEEVE',
+        repairedAt: '2026-04-01T00:00:00Z',
+      },
     });
     expect(unknownAndElsewhere.body.errors?.[0]?.extensions?.['violations']).toEqual([
       { field: 'input.measurementIds[1]', message: 'is not an assessed ILI anomaly of this tenant' },
@@ -350,7 +395,15 @@ describe('repairs and pressure reductions', () => {
     const res = await call(
       `mutation($i: RepairInput!) { recordRepair(input: $i) { id repairType repairedAt measurements { id }
         assessments { status responseCategory depthWithTolerancePctWt repair { repairType } } } }`,
-      { i: { idempotencyKey: 'sleeve-1', measurementIds: [ids['w-worst']], repairType: 'TYPE_B_SLEEVE', repairedAt: '2026-03-20T00:00:00Z', notes: 'Type B sleeve, 1.2 m' } },
+      {
+        i: {
+          idempotencyKey: 'sleeve-1',
+          measurementIds: [ids['w-worst']],
+          repairType: 'TYPE_B_SLEEVE',
+          repairedAt: '2026-03-20T00:00:00Z',
+          notes: 'Type B sleeve, 1.2 m',
+        },
+      },
     );
     expect(res.body.errors).toBeUndefined();
     const repair = res.body.data!['recordRepair'];
@@ -386,7 +439,9 @@ describe('repairs and pressure reductions', () => {
   it('needs analytics:write to record, checked at the gateway', async () => {
     const { tenantId } = await stack.tenantWithKey();
     const readOnly = caller(await stack.keyFor(tenantId, ['analytics:read', 'measurements:read']));
-    const res = await readOnly(`mutation { recordRepair(input: { idempotencyKey: "k", measurementIds: ["m"], repairType: RECOAT, repairedAt: "2026-01-01T00:00:00Z" }) { id } }`);
+    const res = await readOnly(
+      `mutation { recordRepair(input: { idempotencyKey: "k", measurementIds: ["m"], repairType: RECOAT, repairedAt: "2026-01-01T00:00:00Z" }) { id } }`,
+    );
     expect(res.status).toBe(403);
     expect(res.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['analytics:write']);
   });
