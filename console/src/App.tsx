@@ -4,6 +4,9 @@ import { Status } from './components/Notice';
 import { matchPath, safeNext, useRouter } from './router';
 import { useSession } from './session';
 import { AssetPage } from './pages/AssetPage';
+import { AssetsPage } from './pages/AssetsPage';
+import { DigListPage } from './pages/DigListPage';
+import { DigSheetPage } from './pages/DigSheetPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { DashboardPage } from './pages/DashboardPage';
 import { NotFoundPage } from './pages/NotFoundPage';
@@ -64,6 +67,28 @@ export function App() {
     return (
       <RequireAuth>
         <DashboardPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/assets' || path === '/assets/') {
+    return (
+      <RequireAuth>
+        <AssetsPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/digs' || path === '/digs/') {
+    return (
+      <RequireAuth>
+        <DigListPage />
+      </RequireAuth>
+    );
+  }
+  const sheet = matchPath('/digs/:id', path);
+  if (sheet) {
+    return (
+      <RequireAuth>
+        <DigSheetPage key={sheet['id']} id={sheet['id']!} />
       </RequireAuth>
     );
   }

@@ -49,3 +49,50 @@ export function regulationLabel(value: string | null | undefined): string {
   const m = /^CFR_(\d+)$/.exec(value);
   return m ? `49 CFR ${m[1]}` : humanize(value);
 }
+
+/**
+ * A date as the calendar day it is in `zone` (the tenant's IANA zone, where repair and compliance days are counted),
+ * so a reader in another zone sees the same day the rule counts; in UTC when the zone is not known.
+ */
+export function formatDayIn(value: string | null | undefined, zone: string | null): string {
+  if (!value) return '—';
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return value;
+  return new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: '2-digit', timeZone: zone ?? 'UTC' }).format(d);
+}
+
+/** YYYY-MM-DD of the instant in `zone` (UTC when unknown): for CSV files and date inputs. */
+export function isoDayIn(value: string | null | undefined, zone: string | null): string {
+  if (!value) return '';
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return value;
+  return new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: zone ?? 'UTC' }).format(d);
+}
+
+/** The start (00:00) of a YYYY-MM-DD day in `zone`, as an instant: what a "due before" filter sends. */
+export function startOfDayIn(day: string, zone: string | null): string {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  const utcGuess = Date.UTC(y, m - 1, d);
+  if (!zone) return new Date(utcGuess).toISOString();
+  // The zone's offset at that moment, read back from Intl (no time-zone library needed for one conversion).
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(utcGuess));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const asIfUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return new Date(utcGuess - (asIfUtc - utcGuess)).toISOString();
+}
+
+/** "America/Chicago" → "Chicago time (America/Chicago)"; null → "UTC". */
+export function zoneLabel(zone: string | null): string {
+  if (!zone) return 'UTC';
+  const city = zone.split('/').pop()?.replace(/_/g, ' ');
+  return city && city !== zone ? `${city} time (${zone})` : zone;
+}

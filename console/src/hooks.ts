@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { messageOf } from './errors';
-import { graphql, useSession } from './session';
+import { graphql, hasScope, useSession } from './session';
 
 export interface QueryState<T> {
   data: T | null;
@@ -45,4 +45,155 @@ export function useTitle(title: string): void {
   useEffect(() => {
     document.title = title ? `${title} · Linepack` : 'Linepack';
   }, [title]);
+}
+
+/** One page of a Relay-style connection, as the API answers it. */
+export interface Connection<TNode> {
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  edges: { node: TNode }[];
+}
+
+export interface ConnectionState<TNode> {
+  nodes: TNode[];
+  /** How many match over all pages, as the server counts them (null before the first page). */
+  totalCount: number | null;
+  hasNextPage: boolean;
+  loading: boolean;
+  error: string | null;
+  loadMore(): void;
+  reload(): void;
+}
+
+/**
+ * Reads a connection page by page from the server: the first page on mount (and whenever the variables or the
+ * tenant change), each further page when asked. The query takes `$first` and `$after`; `pick` finds the
+ * connection in its answer. Nothing is cut off on the client: every row the server counts can be reached.
+ */
+export function useConnection<TData, TNode>(
+  query: string | null,
+  variables: Record<string, unknown>,
+  pick: (data: TData) => Connection<TNode> | null | undefined,
+  pageSize = 50,
+): ConnectionState<TNode> {
+  const { tenantId } = useSession();
+  const [pages, setPages] = useState<{ nodes: TNode[]; totalCount: number | null; endCursor: string | null; hasNextPage: boolean }>({
+    nodes: [],
+    totalCount: null,
+    endCursor: null,
+    hasNextPage: false,
+  });
+  const [loading, setLoading] = useState(query !== null);
+  const [error, setError] = useState<string | null>(null);
+  const [nonce, setNonce] = useState(0);
+  const key = JSON.stringify(variables);
+  const pickRef = useRef(pick);
+  pickRef.current = pick;
+  const generation = useRef(0);
+  const inFlight = useRef<AbortController | null>(null);
+
+  const fetchPage = useCallback(
+    (after: string | null, replace: boolean) => {
+      if (query === null) return;
+      inFlight.current?.abort();
+      const controller = new AbortController();
+      inFlight.current = controller;
+      const mine = generation.current;
+      setLoading(true);
+      setError(null);
+      graphql<TData>(query, { ...(JSON.parse(key) as Record<string, unknown>), first: pageSize, after }, { signal: controller.signal }).then(
+        (data) => {
+          if (controller.signal.aborted || mine !== generation.current) return;
+          const connection = pickRef.current(data);
+          setPages((previous) => ({
+            nodes: [...(replace ? [] : previous.nodes), ...(connection?.edges.map((e) => e.node) ?? [])],
+            totalCount: connection?.totalCount ?? 0,
+            endCursor: connection?.pageInfo.endCursor ?? null,
+            hasNextPage: connection?.pageInfo.hasNextPage ?? false,
+          }));
+          setLoading(false);
+        },
+        (err: unknown) => {
+          if (controller.signal.aborted || mine !== generation.current) return;
+          setError(messageOf(err));
+          setLoading(false);
+        },
+      );
+    },
+    [query, key, pageSize],
+  );
+
+  useEffect(() => {
+    generation.current += 1;
+    setPages({ nodes: [], totalCount: null, endCursor: null, hasNextPage: false });
+    if (query === null) {
+      setLoading(false);
+      return;
+    }
+    fetchPage(null, true);
+    return () => inFlight.current?.abort();
+  }, [fetchPage, query, tenantId, nonce]);
+
+  const loadMore = useCallback(() => {
+    if (pages.hasNextPage && !loading) fetchPage(pages.endCursor, false);
+  }, [fetchPage, pages.hasNextPage, pages.endCursor, loading]);
+  const reload = useCallback(() => setNonce((n) => n + 1), []);
+  return { nodes: pages.nodes, totalCount: pages.totalCount, hasNextPage: pages.hasNextPage, loading, error, loadMore, reload };
+}
+
+/**
+ * Every page of a connection, read one after another (for a CSV export or a plot that needs the whole run);
+ * `onProgress` hears how many rows have arrived of how many.
+ */
+export async function readAllPages<TData, TNode>(
+  query: string,
+  variables: Record<string, unknown>,
+  pick: (data: TData) => Connection<TNode> | null | undefined,
+  options: { signal?: AbortSignal; onProgress?: (loaded: number, total: number) => void; pageSize?: number } = {},
+): Promise<{ nodes: TNode[]; totalCount: number }> {
+  const nodes: TNode[] = [];
+  let after: string | null = null;
+  let totalCount = 0;
+  for (;;) {
+    const data: TData = await graphql<TData>(query, { ...variables, first: options.pageSize ?? 500, after }, { signal: options.signal });
+    const connection = pick(data);
+    if (!connection) break;
+    totalCount = connection.totalCount;
+    nodes.push(...connection.edges.map((e) => e.node));
+    options.onProgress?.(nodes.length, totalCount);
+    if (!connection.pageInfo.hasNextPage || connection.pageInfo.endCursor === null) break;
+    after = connection.pageInfo.endCursor;
+  }
+  return { nodes, totalCount };
+}
+
+const TIME_ZONE_QUERY = 'query ConsoleTimeZone { complianceSettings { timeZone } }';
+let tenantZones = new Map<string, Promise<string | null>>();
+
+/**
+ * The tenant's IANA time zone (complianceSettings.timeZone): repair and compliance days are counted in it, so the
+ * console shows those dates in it too, whatever zone the reader's browser is in. Null until known or without
+ * compliance:read (the page then says dates are in UTC).
+ */
+export function useTenantTimeZone(): string | null {
+  const { tenantId, me } = useSession();
+  const [zone, setZone] = useState<string | null>(null);
+  const allowed = hasScope(me, 'compliance:read');
+  useEffect(() => {
+    if (!tenantId || !allowed) return setZone(null);
+    let live = true;
+    let pending = tenantZones.get(tenantId);
+    if (!pending) {
+      pending = graphql<{ complianceSettings: { timeZone: string } }>(TIME_ZONE_QUERY).then(
+        (d) => d.complianceSettings.timeZone,
+        () => null,
+      );
+      tenantZones = new Map(tenantZones).set(tenantId, pending);
+    }
+    void pending.then((z) => live && setZone(z));
+    return () => {
+      live = false;
+    };
+  }, [tenantId, allowed]);
+  return zone;
 }

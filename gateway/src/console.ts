@@ -8,7 +8,10 @@ import express, { type Express, type NextFunction, type Request, type Response }
  * needs no CORS and its session cookie never leaves this origin. Every client-side route answers the app's
  * index.html; /graphql answers it too when a browser asks for a page (GraphiQL lives in the console).
  */
-const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer)(?:\/|$)|assets\/|settings(?:\/|$))/;
+const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer|assets|digs|settings)(?:\/|$))/;
+
+/** The gateway's own routes: a browser asking one of them for a page is not sent the console's 404. */
+const apiPaths = /^\/(?:graphql|auth|schema|healthz|readyz|metrics)(?:\/|$)/;
 
 /** What the console's pages may load and call: only this origin (no CDN at run time), no framing. */
 const contentSecurityPolicy = [
@@ -54,14 +57,14 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
       return null;
     }
   };
-  const sendIndex = (res: Response) => {
+  const sendIndex = (res: Response, status = 200) => {
     pageHeaders(res);
     const index = currentIndex();
     if (index === null) {
       res.status(503).type('text/plain').send('The Linepack console is not built: run `npm run console:build` (npm start builds it when it is missing).\n');
       return;
     }
-    res.type('html').send(index);
+    res.status(status).type('html').send(index);
   };
   if (consoleDir !== null) {
     // Vite names its bundles by content hash: they never change, so browsers may keep them.
@@ -80,6 +83,9 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
   }
   app.get(consolePaths, (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
   app.get('/graphql', (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
+  // Any other address a browser opens: the console's "Page not found" with a 404 status (never Express's bare
+  // "Cannot GET"), so the visitor keeps the header and a way back, and crawlers and monitors see the 404.
+  app.get(/^\/(?!\.)/, (req, res, next) => (wantsPage(req) && !apiPaths.test(req.path) && !consolePaths.test(req.path) ? sendIndex(res, 404) : next()));
 }
 
 /**

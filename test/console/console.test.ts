@@ -35,7 +35,8 @@ it('signs in with email and password, shows the pipeline at a glance and an asse
 
     const header = page.getByRole('banner');
     await visible(page.getByRole('combobox', { name: 'Tenant' }), 'the "Tenant" select');
-    for (const link of ['Pipeline', 'Explorer', 'API Keys']) await visible(header.getByRole('link', { name: link, exact: true }), `the header link "${link}"`);
+    for (const link of ['Pipeline', 'Assets', 'Dig list', 'Explorer', 'API Keys'])
+      await visible(header.getByRole('link', { name: link, exact: true }), `the header link "${link}"`);
     await visible(page.getByRole('button', { name: 'Sign out' }), 'the "Sign out" button');
 
     const risk = page.getByRole('table', { name: 'Risk register' });
@@ -52,10 +53,9 @@ it('signs in with email and password, shows the pipeline at a glance and an asse
     await visible(page.getByRole('heading', { level: 1, name: HCA_SEGMENT }), 'the asset page (h1 = asset name)');
     expect(page.url()).toMatch(/\/assets\/[0-9a-f-]{36}$/);
     await visible(page.getByRole('heading', { name: 'Measurements' }), 'the "Measurements" heading');
-    await visible(page.getByRole('combobox', { name: 'Series' }), 'the "Series" select');
-    const chart = page.locator('svg[role="img"]');
-    await visible(chart, 'the measurements chart (svg[role=img])');
-    expect(await chart.first().getAttribute('aria-label')).toMatch(/^Chart of [A-Z_]+ over time$/);
+    // ILI features are read along the line (by log distance), not against their run date.
+    await visible(page.getByRole('combobox', { name: 'ILI run' }), 'the "ILI run" select');
+    await visible(page.getByRole('img', { name: /^ILI features of the run of .* by log distance: \d+ features/ }), 'the along-the-line plot');
     const anomalies = page.getByRole('table', { name: 'Anomalies' });
     await visible(anomalies, 'the "Anomalies" table');
     // The seeded 2025 ILI run found three anomalies on this segment (plus two in 2019).

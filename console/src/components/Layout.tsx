@@ -46,6 +46,12 @@ export function Layout({ children }: { children: ReactNode }) {
                 <Link to="/dashboard">Pipeline</Link>
               </li>
               <li>
+                <Link to="/assets">Assets</Link>
+              </li>
+              <li>
+                <Link to="/digs">Dig list</Link>
+              </li>
+              <li>
                 <Link to="/explorer">Explorer</Link>
               </li>
               <li>
@@ -84,7 +90,7 @@ export function Layout({ children }: { children: ReactNode }) {
             ) : null}
             <button
               type="button"
-              className="button button-quiet"
+              className="button button-quiet sign-out"
               disabled={signingOut}
               onClick={() => {
                 setSigningOut(true);

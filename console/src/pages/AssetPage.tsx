@@ -1,9 +1,12 @@
 import { useMemo, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { LineChart, type Point } from '../components/LineChart';
+import { AlongTheLine } from '../components/AlongTheLine';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
-import { formatDate, formatDateTime, formatNumber, humanize, regulationLabel, unitLabel } from '../format';
-import { useQuery, useTitle } from '../hooks';
+import { Pager } from '../components/Pager';
+import { AssetTable, ASSET_LIST_QUERY, pickAssets } from './AssetsPage';
+import { formatDate, formatDateTime, formatDayIn, formatNumber, humanize, regulationLabel, unitLabel, zoneLabel } from '../format';
+import { useConnection, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -57,12 +60,16 @@ interface MeasurementsData {
   asset: { id: string; measurements: { totalCount: number; edges: { node: MeasurementNode }[] } } | null;
 }
 
-const ANOMALIES_QUERY = `query ConsoleAssetAnomalies($id: ID!) {
+const RISK_QUERY = `query ConsoleAssetRisk($id: ID!) {
+  asset(id: $id) { id risk { score band likelihood consequence drivers computedAt } }
+}`;
+
+const ANOMALIES_QUERY = `query ConsoleAssetAnomalies($id: ID!, $first: Int, $after: String) {
   asset(id: $id) {
     id
-    risk { score band likelihood consequence drivers computedAt }
-    anomalyAssessments(first: 100) {
+    anomalyAssessments(first: $first, after: $after) {
       totalCount
+      pageInfo { hasNextPage endCursor }
       edges { node {
         measurement { id observedAt runId featureType surface odometerM clockDeg depthPctWt lengthMm }
         assessable notAssessableReason depthWithTolerancePctWt failurePressureKpa safePressureKpa erf
@@ -96,13 +103,16 @@ interface AssessmentNode {
   repairDueAt: string | null;
   remainingLifeYears: number | null;
 }
-interface AnomaliesData {
+interface RiskData {
   asset: {
     id: string;
     risk: { score: number; band: string; likelihood: number; consequence: number; drivers: string[]; computedAt: string } | null;
-    anomalyAssessments: { totalCount: number; edges: { node: AssessmentNode }[] };
   } | null;
 }
+interface AnomaliesData {
+  asset: { id: string; anomalyAssessments: Connection<AssessmentNode> } | null;
+}
+const pickAnomalies = (d: AnomaliesData) => d.asset?.anomalyAssessments;
 
 const COMPLIANCE_QUERY = `query ConsoleAssetCompliance($id: ID!) {
   asset(id: $id) { id compliance { state obligations { obligation state regulationRef dueAt lastCompletedAt } } }
@@ -146,6 +156,8 @@ function MeasurementsSection({ id }: { id: string }) {
   const series = useMemo(() => {
     const byType = new Map<string, { points: (Point & { source: string })[]; unit: string | null }>();
     for (const { node } of data?.asset?.measurements.edges ?? []) {
+      // ILI features are read along the line (by log distance), not against their run date, where they stack in strips.
+      if (node.type === 'ILI_ANOMALY') continue;
       const v = plotted(node);
       if (v === null) continue;
       const entry = byType.get(node.type) ?? { points: [], unit: node.unit ?? (node.type === 'ILI_ANOMALY' ? 'PERCENT_WT' : null) };
@@ -155,7 +167,7 @@ function MeasurementsSection({ id }: { id: string }) {
     return [...byType.entries()].sort((a, b) => b[1].points.length - a[1].points.length || a[0].localeCompare(b[0]));
   }, [data]);
 
-  const records = (data?.asset?.measurements.edges ?? []).filter(({ node }) => plotted(node) === null);
+  const records = (data?.asset?.measurements.edges ?? []).filter(({ node }) => plotted(node) === null && node.type !== 'ILI_ANOMALY');
   const type = chosen && series.some(([t]) => t === chosen) ? chosen : (series[0]?.[0] ?? null);
   const current = series.find(([t]) => t === type)?.[1];
   const points = current ? [...current.points].sort((a, b) => a.at.getTime() - b.at.getTime()) : [];
@@ -203,7 +215,7 @@ function MeasurementsSection({ id }: { id: string }) {
                 connect={type !== 'ILI_ANOMALY'}
               />
             ) : null}
-            <div className="table-wrap table-scroll">
+            <div className="table-wrap table-scroll" tabIndex={0}>
               <table className="table table-compact">
                 <caption>
                   {humanize(type)} readings{unit ? ` in ${unit}` : ''}
@@ -244,15 +256,19 @@ function MeasurementsSection({ id }: { id: string }) {
 function AnomaliesSection({ id }: { id: string }) {
   const { me } = useSession();
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'measurements:read');
-  const { data, error, loading, reload } = useQuery<AnomaliesData>(allowed ? ANOMALIES_QUERY : null, { id });
-  const rows = data?.asset?.anomalyAssessments.edges ?? [];
-  const risk = data?.asset?.risk;
+  const riskQuery = useQuery<RiskData>(allowed ? RISK_QUERY : null, { id });
+  const anomalies = useConnection(allowed ? ANOMALIES_QUERY : null, { id }, pickAnomalies);
+  const zone = useTenantTimeZone();
+  const rows = anomalies.nodes;
+  const risk = riskQuery.data?.asset?.risk;
+  const now = Date.now();
   return (
     <section aria-labelledby="anomalies-heading" className="card">
       <h2 id="anomalies-heading">Integrity</h2>
       {!allowed ? <Status tone="muted">Anomaly assessments need the analytics:read and measurements:read scopes.</Status> : null}
-      {loading && !data ? <Loading what="anomaly assessments" /> : null}
-      <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
+      {anomalies.loading && anomalies.totalCount === null ? <Loading what="anomaly assessments" /> : null}
+      <ErrorAlert onRetry={riskQuery.reload}>{riskQuery.error}</ErrorAlert>
+      <ErrorAlert onRetry={anomalies.reload}>{anomalies.error}</ErrorAlert>
       {risk ? (
         <dl className="facts facts-inline">
           <Fact label="Risk score">
@@ -278,84 +294,97 @@ function AnomaliesSection({ id }: { id: string }) {
           </div>
         </dl>
       ) : null}
-      {data?.asset ? (
-        <div className="table-wrap">
-          <table className="table table-compact table-wrap-head">
-            <caption>Anomalies</caption>
-            <thead>
-              <tr>
-                <th scope="col" className="num">
-                  Odometer (m)
-                </th>
-                <th scope="col" className="num">
-                  Clock (°)
-                </th>
-                <th scope="col">Feature</th>
-                <th scope="col" className="num">
-                  Depth (% WT)
-                </th>
-                <th scope="col" className="num">
-                  With tolerance (% WT)
-                </th>
-                <th scope="col" className="num">
-                  Length (mm)
-                </th>
-                <th scope="col" className="num">
-                  Failure pressure (kPa)
-                </th>
-                <th scope="col" className="num">
-                  ERF
-                </th>
-                <th scope="col">Response</th>
-                <th scope="col">Repair due</th>
-                <th scope="col" className="num">
-                  Remaining life (years)
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.length === 0 ? (
+      {anomalies.totalCount !== null ? (
+        <>
+          <div className="table-wrap" tabIndex={0}>
+            <table className="table table-compact table-wrap-head">
+              <caption>Anomalies, most urgent first (repair due dates in {zoneLabel(zone)})</caption>
+              <thead>
                 <tr>
-                  <td colSpan={11} className="empty">
-                    No in-line inspection anomalies are recorded on this asset.
-                  </td>
+                  <th scope="col" className="num">
+                    Odometer (m)
+                  </th>
+                  <th scope="col" className="num">
+                    Clock (°)
+                  </th>
+                  <th scope="col">Feature</th>
+                  <th scope="col" className="num">
+                    Depth (% WT)
+                  </th>
+                  <th scope="col" className="num">
+                    With tolerance (% WT)
+                  </th>
+                  <th scope="col" className="num">
+                    Length (mm)
+                  </th>
+                  <th scope="col" className="num">
+                    Failure pressure (kPa)
+                  </th>
+                  <th scope="col" className="num">
+                    ERF
+                  </th>
+                  <th scope="col">Response</th>
+                  <th scope="col">Repair due</th>
+                  <th scope="col" className="num">
+                    Remaining life (years)
+                  </th>
                 </tr>
-              ) : (
-                rows.map(({ node }) => (
-                  <tr key={node.measurement.id}>
-                    <td className="num">{formatNumber(node.measurement.odometerM, 1)}</td>
-                    <td className="num">{formatNumber(node.measurement.clockDeg, 0)}</td>
-                    <td className="nowrap">
-                      {humanize(node.measurement.featureType)}
-                      {node.measurement.surface ? <span className="muted"> · {humanize(node.measurement.surface).toLowerCase()}</span> : null}
+              </thead>
+              <tbody>
+                {rows.length === 0 ? (
+                  <tr>
+                    <td colSpan={11} className="empty">
+                      No in-line inspection anomalies are recorded on this asset.
                     </td>
-                    <td className="num">{formatNumber(node.measurement.depthPctWt, 1)}</td>
-                    <td className="num">{formatNumber(node.depthWithTolerancePctWt, 1)}</td>
-                    <td className="num">{formatNumber(node.measurement.lengthMm, 0)}</td>
-                    <td className="num">{formatNumber(node.failurePressureKpa, 0)}</td>
-                    <td className="num">{formatNumber(node.erf, 2)}</td>
-                    <td>
-                      {node.assessable ? (
-                        <span title={[node.ruleRef, node.categoryReason].filter(Boolean).join(' — ')}>
-                          <Badge value={node.responseCategory} />
-                        </span>
-                      ) : (
-                        <span className="muted">Not assessable: {node.notAssessableReason ?? 'missing data'}</span>
-                      )}
-                    </td>
-                    <td className="nowrap">{formatDate(node.repairDueAt)}</td>
-                    <td className="num">{formatNumber(node.remainingLifeYears, 1)}</td>
                   </tr>
-                ))
-              )}
-            </tbody>
-          </table>
-          {data.asset.anomalyAssessments.totalCount > rows.length ? (
-            <p className="table-note">
-              Showing the {rows.length} most urgent of {data.asset.anomalyAssessments.totalCount} anomalies.
-            </p>
-          ) : null}
-        </div>
+                ) : (
+                  rows.map((node) => (
+                    <tr key={node.measurement.id}>
+                      <td className="num">{formatNumber(node.measurement.odometerM, 1)}</td>
+                      <td className="num">{formatNumber(node.measurement.clockDeg, 0)}</td>
+                      <td className="nowrap">
+                        {humanize(node.measurement.featureType)}
+                        {node.measurement.surface ? <span className="muted"> · {humanize(node.measurement.surface).toLowerCase()}</span> : null}
+                      </td>
+                      <td className="num">{formatNumber(node.measurement.depthPctWt, 1)}</td>
+                      <td className="num">{formatNumber(node.depthWithTolerancePctWt, 1)}</td>
+                      <td className="num">{formatNumber(node.measurement.lengthMm, 0)}</td>
+                      <td className="num">{formatNumber(node.failurePressureKpa, 0)}</td>
+                      <td className="num">{formatNumber(node.erf, 2)}</td>
+                      <td>
+                        {node.assessable ? (
+                          <span title={[node.ruleRef, node.categoryReason].filter(Boolean).join(' — ')}>
+                            <Badge value={node.responseCategory} />
+                          </span>
+                        ) : (
+                          <span className="muted">Not assessable: {node.notAssessableReason ?? 'missing data'}</span>
+                        )}
+                      </td>
+                      <td className="nowrap">
+                        {formatDayIn(node.repairDueAt, zone)}
+                        {node.repairDueAt && Date.parse(node.repairDueAt) < now ? (
+                          <>
+                            {' '}
+                            <Badge value="OVERDUE" />
+                          </>
+                        ) : null}
+                      </td>
+                      <td className="num">{formatNumber(node.remainingLifeYears, 1)}</td>
+                    </tr>
+                  ))
+                )}
+              </tbody>
+            </table>
+          </div>
+          <Pager
+            shown={rows.length}
+            total={anomalies.totalCount}
+            noun="anomalies"
+            hasNextPage={anomalies.hasNextPage}
+            loading={anomalies.loading}
+            onLoadMore={anomalies.loadMore}
+          />
+        </>
       ) : null}
     </section>
   );
@@ -366,6 +395,7 @@ function ComplianceSection({ id }: { id: string }) {
   const allowed = hasScope(me, 'compliance:read');
   const { data, error, loading, reload } = useQuery<ComplianceData>(allowed ? COMPLIANCE_QUERY : null, { id });
   const c = data?.asset?.compliance;
+  const zone = useTenantTimeZone();
   if (!allowed) return null;
   return (
     <section aria-labelledby="compliance-heading" className="card">
@@ -373,9 +403,9 @@ function ComplianceSection({ id }: { id: string }) {
       {loading && !data ? <Loading what="compliance" /> : null}
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
       {c ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="table table-compact">
-            <caption>Obligations</caption>
+            <caption>Obligations (days in {zoneLabel(zone)})</caption>
             <thead>
               <tr>
                 <th scope="col">Obligation</th>
@@ -400,8 +430,8 @@ function ComplianceSection({ id }: { id: string }) {
                     <td>
                       <Badge value={o.state} />
                     </td>
-                    <td className="nowrap">{formatDate(o.dueAt)}</td>
-                    <td className="nowrap">{o.lastCompletedAt ? formatDate(o.lastCompletedAt) : 'Never'}</td>
+                    <td className="nowrap">{formatDayIn(o.dueAt, zone)}</td>
+                    <td className="nowrap">{o.lastCompletedAt ? formatDayIn(o.lastCompletedAt, zone) : 'Never'}</td>
                   </tr>
                 ))
               )}
@@ -413,7 +443,37 @@ function ComplianceSection({ id }: { id: string }) {
   );
 }
 
+/** The assets directly below this one (a system's pipelines, a pipeline's segments and components), all of them, paged. */
+function ChildrenSection({ id, name }: { id: string; name: string }) {
+  const children = useConnection(ASSET_LIST_QUERY, { filter: { parentId: id } }, pickAssets);
+  if (children.totalCount === 0) return null;
+  return (
+    <section aria-labelledby="children-heading" className="card">
+      <h2 id="children-heading">Below {name}</h2>
+      <ErrorAlert onRetry={children.reload}>{children.error}</ErrorAlert>
+      {children.loading && children.totalCount === null ? <Loading what="the assets below this one" /> : null}
+      {children.totalCount !== null ? (
+        <>
+          <AssetTable rows={children.nodes} caption="Assets below this one" showParent={false} />
+          <Pager
+            shown={children.nodes.length}
+            total={children.totalCount}
+            noun="assets"
+            hasNextPage={children.hasNextPage}
+            loading={children.loading}
+            onLoadMore={children.loadMore}
+          />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+/** Pipe fields (diameter, wall, SMYS, MAOP, class) mean something for pipe, not for a rectifier or a test point. */
+const PIPE_TYPES = new Set(['SYSTEM', 'PIPELINE', 'SEGMENT']);
+
 export function AssetPage({ id }: { id: string }) {
+  const { me } = useSession();
   const { data, error, loading, reload } = useQuery<AssetData>(ASSET_QUERY, { id });
   const asset = data?.asset;
   useTitle(asset?.name ?? (data ? 'Asset not found' : 'Asset'));
@@ -437,12 +497,14 @@ export function AssetPage({ id }: { id: string }) {
       </>
     );
   }
+  const pipe = PIPE_TYPES.has(asset.type);
+  const line = asset.type === 'PIPELINE' || asset.type === 'SEGMENT';
   return (
     <>
       <nav aria-label="Breadcrumb" className="breadcrumb">
         <ol>
           <li>
-            <Link to="/dashboard">Overview</Link>
+            <Link to="/assets">Assets</Link>
           </li>
           {asset.parent ? (
             <li>
@@ -467,19 +529,25 @@ export function AssetPage({ id }: { id: string }) {
               ? `${withUnit(asset.beginStationM, 'm', 0)} – ${withUnit(asset.endStationM, 'm', 0)}`
               : '—'}
           </Fact>
-          <Fact label="Length">{withUnit(asset.lengthM, 'm', 0)}</Fact>
-          <Fact label="Outside diameter">{withUnit(asset.outsideDiameterMm, 'mm')}</Fact>
-          <Fact label="Wall thickness">{withUnit(asset.wallThicknessMm, 'mm')}</Fact>
-          <Fact label="SMYS">{withUnit(asset.smysMpa, 'MPa', 0)}</Fact>
-          <Fact label="MAOP">{withUnit(asset.maopKpa, 'kPa', 0)}</Fact>
-          <Fact label="Class location">{asset.classLocation ?? '—'}</Fact>
+          {pipe ? (
+            <>
+              <Fact label="Length">{withUnit(asset.lengthM, 'm', 0)}</Fact>
+              <Fact label="Outside diameter">{withUnit(asset.outsideDiameterMm, 'mm')}</Fact>
+              <Fact label="Wall thickness">{withUnit(asset.wallThicknessMm, 'mm')}</Fact>
+              <Fact label="SMYS">{withUnit(asset.smysMpa, 'MPa', 0)}</Fact>
+              <Fact label="MAOP">{withUnit(asset.maopKpa, 'kPa', 0)}</Fact>
+              <Fact label="Class location">{asset.classLocation ?? '—'}</Fact>
+            </>
+          ) : null}
           <Fact label="In HCA">{asset.inHca ? 'Yes' : 'No'}</Fact>
           <Fact label="Installed">{formatDate(asset.installedAt)}</Fact>
           <Fact label="Updated">{formatDateTime(asset.updatedAt)}</Fact>
         </dl>
       </section>
+      <ChildrenSection id={asset.id} name={asset.name} />
+      {line && hasScope(me, 'measurements:read') ? <AlongTheLine assetId={asset.id} withCategory={hasScope(me, 'analytics:read')} /> : null}
       <MeasurementsSection id={asset.id} />
-      <AnomaliesSection id={asset.id} />
+      {asset.type === 'SEGMENT' ? <AnomaliesSection id={asset.id} /> : null}
       <ComplianceSection id={asset.id} />
     </>
   );

@@ -194,7 +194,7 @@ function RiskSection() {
       {loading && !data ? <Loading what="the risk register" /> : null}
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
       {data ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="table">
             <caption>Risk register</caption>
             <thead>
@@ -274,7 +274,7 @@ function DueSection() {
       {loading && !data ? <Loading what="compliance obligations" /> : null}
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
       {data ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table className="table">
             <caption>Overdue and due soon</caption>
             <thead>

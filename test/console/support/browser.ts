@@ -205,10 +205,22 @@ export async function layoutProblems(page: Page): Promise<{ broken: string[]; sc
     });
     const problems: string[] = [];
     const scrolls: string[] = [];
+    // What of a table can be seen: its box clipped by every ancestor that scrolls or clips (a long table in a box that
+    // scrolls vertically reaches below that box, but nothing of it is drawn there).
+    const seen = (t: El): Box => {
+      let r = { ...t.getBoundingClientRect() };
+      for (let el = t.parentElement; el && el.tagName !== 'BODY'; el = el.parentElement) {
+        const style = w.getComputedStyle(el) as unknown as { overflowX: string; overflowY: string };
+        if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+        const p = el.getBoundingClientRect();
+        r = { left: Math.max(r.left, p.left), right: Math.min(r.right, p.right), top: Math.max(r.top, p.top), bottom: Math.min(r.bottom, p.bottom), width: 0 };
+      }
+      return r;
+    };
     for (let i = 0; i < tables.length; i++) {
       for (let j = i + 1; j < tables.length; j++) {
-        const a = tables[i]!.getBoundingClientRect();
-        const b = tables[j]!.getBoundingClientRect();
+        const a = seen(tables[i]!);
+        const b = seen(tables[j]!);
         const overlapX = Math.min(a.right, b.right) - Math.max(a.left, b.left);
         const overlapY = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
         if (overlapX > 2 && overlapY > 2)
@@ -251,3 +263,50 @@ export async function layoutProblems(page: Page): Promise<{ broken: string[]; sc
     return { broken: problems, scrolls };
   });
 }
+
+/**
+ * axe-core's violations on the page as it is now (WCAG 2.0–2.2 A and AA rules and axe's best practices), one line each
+ * with the elements hit. axe is evaluated in the page through the DevTools protocol, which the page's CSP does not
+ * govern, so nothing is added to the page itself. GraphiQL's own widgets are left out (`exclude`): they are a third
+ * party's and tested separately.
+ */
+export async function axeViolations(page: Page, exclude: string[] = ['.graphiql-container']): Promise<string[]> {
+  const axeModule = (await import('axe-core')) as unknown as { source?: string; default?: { source: string } };
+  await page.evaluate(axeModule.source ?? axeModule.default!.source);
+  const violations = await page.evaluate(async (excluded: string[]) => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    interface AxeViolation {
+      id: string;
+      impact: string | null;
+      help: string;
+      nodes: { target: unknown[]; failureSummary?: string }[];
+    }
+    const result = await axe.run(
+      { exclude: excluded.map((s) => [s]) },
+      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] }, resultTypes: ['violations'] },
+    );
+    return result.violations.map(
+      (v) =>
+        `${v.id} (${v.impact ?? '?'}): ${v.help} — ${v.nodes.map((n) => `${JSON.stringify(n.target)} ${n.failureSummary?.replace(/\s+/g, ' ') ?? ''}`).join('; ')}`,
+    );
+  }, exclude);
+  return violations;
+}
+
+/** Fails when axe-core finds any violation on the page (see axeViolations). */
+export async function expectNoAxeViolations(page: Page, name: string): Promise<void> {
+  const violations = await axeViolations(page);
+  if (violations.length > 0)
+    throw new Error(`axe-core found ${violations.length} accessibility violation(s) on the ${name} page:\n  ${violations.join('\n  ')}`);
+}
+
+/** The page is no wider than the window: nothing makes a phone scroll sideways (tables scroll inside their cards). */
+export async function horizontalOverflow(page: Page): Promise<{ scrollWidth: number; innerWidth: number }> {
+  return page.evaluate(() => {
+    const w = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
+    return { scrollWidth: w.document.documentElement.scrollWidth, innerWidth: w.innerWidth };
+  });
+}
+
+export const DESKTOP = { width: 1440, height: 900 } as const;
+export const PHONE = { width: 390, height: 844 } as const;

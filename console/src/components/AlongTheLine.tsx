@@ -1,0 +1,350 @@
+import { useEffect, useMemo, useState } from 'react';
+import { formatDate, formatNumber, humanize } from '../format';
+import { readAllPages, useQuery, type Connection } from '../hooks';
+import { ErrorAlert, Loading, Status } from './Notice';
+import { EChart } from './EChart';
+import { UnityPlot } from './UnityPlot';
+import type { EChartsCoreOption } from 'echarts/core';
+
+const RUNS_QUERY = `query ConsoleIliRuns($id: ID!) {
+  asset(id: $id) { id iliRuns { id vendor runDate status featureCount girthWeldCount tallyItemCount } }
+}`;
+
+export interface IliRunSummary {
+  id: string;
+  vendor: string;
+  runDate: string;
+  status: string;
+  featureCount: number;
+  girthWeldCount: number;
+  tallyItemCount: number;
+  /** Features recorded with this runId but no imported run (no tally): recorded one by one through the API. */
+  withoutListing?: boolean;
+}
+interface RunsData {
+  asset: { id: string; iliRuns: IliRunSummary[] } | null;
+}
+
+const FEATURES_QUERY = `query ConsoleIliFeatures($id: ID!, $first: Int, $after: String) {
+  asset(id: $id) {
+    id
+    measurements(type: ILI_ANOMALY, first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id runId observedAt odometerM clockDeg depthPctWt lengthMm featureType assessment { responseCategory } } }
+    }
+  }
+}`;
+/** The same without the assessment, for a credential without analytics:read. */
+const FEATURES_QUERY_WITHOUT_CATEGORY = FEATURES_QUERY.replace(' assessment { responseCategory }', '');
+
+interface Feature {
+  id: string;
+  runId: string | null;
+  observedAt: string;
+  odometerM: number | null;
+  clockDeg: number | null;
+  depthPctWt: number | null;
+  lengthMm: number | null;
+  featureType: string | null;
+  assessment?: { responseCategory: string | null } | null;
+}
+
+const TALLY_QUERY = `query ConsoleIliTally($run: ID!, $first: Int, $after: String) {
+  iliRun(id: $run) {
+    id
+    tally(first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { kind logDistanceM jointNumber name } }
+    }
+  }
+}`;
+interface TallyItem {
+  kind: string;
+  logDistanceM: number;
+  jointNumber: number | null;
+  name: string | null;
+}
+
+/** Category colours, most urgent first; the legend names them, so the colour is never the only cue. */
+const categories: { value: string; label: string; colour: string; symbol: string }[] = [
+  { value: 'IMMEDIATE', label: 'Immediate', colour: '#b42318', symbol: 'diamond' },
+  { value: 'SIXTY_DAY', label: '60-day', colour: '#d9480f', symbol: 'triangle' },
+  { value: 'ONE_HUNDRED_EIGHTY_DAY', label: '180-day', colour: '#e67700', symbol: 'triangle' },
+  { value: 'ONE_YEAR', label: 'One year', colour: '#e67700', symbol: 'triangle' },
+  { value: 'TWO_YEAR', label: 'Two year', colour: '#b08900', symbol: 'rect' },
+  { value: 'MONITORED', label: 'Monitored', colour: '#3b6ea8', symbol: 'circle' },
+  { value: 'OTHER', label: 'Other (operator schedules)', colour: '#3b6ea8', symbol: 'circle' },
+  { value: '', label: 'Not assessed', colour: '#8a94a3', symbol: 'emptyCircle' },
+];
+
+/** Clock position as the face reads it (0° = 12:00, 90° = 3:00). */
+export function clockLabel(deg: number | null | undefined): string {
+  if (deg === null || deg === undefined || !Number.isFinite(deg)) return '—';
+  const minutes = Math.round((((deg % 360) + 360) % 360) * 2) % 720;
+  const h = Math.floor(minutes / 60);
+  return `${h === 0 ? 12 : h}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: string): EChartsCoreOption {
+  const byCategory = new Map<string, [number, number, number, string][]>();
+  for (const f of features) {
+    if (f.odometerM === null) continue;
+    const key = f.assessment?.responseCategory ?? '';
+    const list = byCategory.get(key) ?? [];
+    list.push([f.odometerM, f.depthPctWt ?? 0, f.clockDeg ?? NaN, humanize(f.featureType)]);
+    byCategory.set(key, list);
+  }
+  const welds = tally.filter((t) => t.kind === 'GIRTH_WELD');
+  const others = tally.filter((t) => t.kind !== 'GIRTH_WELD');
+  const shown = categories.filter((c) => byCategory.has(c.value));
+  const large = features.length > 3000;
+  const depthSeries = shown.map((c) => ({
+    name: c.label,
+    type: 'scatter',
+    xAxisIndex: 0,
+    yAxisIndex: 0,
+    symbol: c.symbol,
+    symbolSize: 6,
+    large,
+    itemStyle: { color: c.colour },
+    data: byCategory.get(c.value)!.map(([x, depth, clock, kind]) => ({ value: [x, depth], clock, kind })),
+  }));
+  const clockSeries = shown.map((c) => ({
+    name: c.label,
+    type: 'scatter',
+    xAxisIndex: 1,
+    yAxisIndex: 1,
+    symbol: c.symbol,
+    symbolSize: 5,
+    large,
+    itemStyle: { color: c.colour },
+    data: byCategory
+      .get(c.value)!
+      .filter(([, , clock]) => Number.isFinite(clock))
+      .map(([x, depth, clock, kind]) => ({ value: [x, (clock / 30) % 12], depth, kind })),
+  }));
+  return {
+    animation: false,
+    aria: { enabled: false },
+    textStyle: { fontFamily: 'system-ui, sans-serif' },
+    legend: { top: 0, type: 'scroll', data: shown.map((c) => c.label) },
+    tooltip: {
+      trigger: 'item',
+      confine: true,
+      formatter: (p: { seriesName: string; data: { value: [number, number]; clock?: number; depth?: number; kind?: string; name?: string } }) => {
+        const d = p.data;
+        if (p.seriesName === 'Girth welds' || p.seriesName === 'Markers and fittings') return `${d.name ?? p.seriesName} at ${formatNumber(d.value[0], 1)} m`;
+        const depth = d.depth ?? d.value[1];
+        const clock = d.clock ?? d.value[1] * 30;
+        return `${d.kind ?? 'Feature'} (${p.seriesName}) at ${formatNumber(d.value[0], 1)} m: ${formatNumber(depth, 0)} % wall at ${clockLabel(clock)}`;
+      },
+    },
+    grid: [
+      { left: 52, right: 16, top: 40, height: '42%' },
+      { left: 52, right: 16, top: '62%', height: '20%' },
+      { left: 52, right: 16, top: '86%', height: 26 },
+    ],
+    xAxis: [0, 1, 2].map((i) => ({
+      type: 'value',
+      gridIndex: i,
+      scale: true,
+      axisLabel: { show: i === 2, formatter: (v: number) => formatNumber(v, 0) },
+      name: i === 2 ? `Log distance (m), ${runLabel}` : undefined,
+      nameLocation: 'middle',
+      nameGap: 26,
+      splitLine: { show: i !== 2 },
+    })),
+    yAxis: [
+      { type: 'value', gridIndex: 0, min: 0, max: 100, name: 'Depth (% wall)', nameLocation: 'middle', nameGap: 36, inverse: true },
+      {
+        type: 'value',
+        gridIndex: 1,
+        min: 0,
+        max: 12,
+        interval: 3,
+        name: 'Clock',
+        nameLocation: 'middle',
+        nameGap: 36,
+        axisLabel: { formatter: (v: number) => `${v === 0 ? 12 : v}:00` },
+      },
+      { type: 'category', gridIndex: 2, data: ['Tally'], axisTick: { show: false }, axisLabel: { show: true } },
+    ],
+    dataZoom: [
+      { type: 'inside', xAxisIndex: [0, 1, 2], filterMode: 'none' },
+      {
+        type: 'slider',
+        xAxisIndex: [0, 1, 2],
+        filterMode: 'none',
+        bottom: 4,
+        height: 18,
+        showDataShadow: false,
+        labelFormatter: (v: number) => formatNumber(v, 0),
+      },
+    ],
+    series: [
+      ...depthSeries,
+      ...clockSeries,
+      {
+        name: 'Girth welds',
+        type: 'scatter',
+        xAxisIndex: 2,
+        yAxisIndex: 2,
+        symbol: 'rect',
+        symbolSize: [1, 18],
+        large: welds.length > 3000,
+        itemStyle: { color: '#55606e' },
+        data: welds.map((w) => ({ value: [w.logDistanceM, 'Tally'], name: `Girth weld${w.jointNumber !== null ? ` (joint ${w.jointNumber})` : ''}` })),
+      },
+      {
+        name: 'Markers and fittings',
+        type: 'scatter',
+        xAxisIndex: 2,
+        yAxisIndex: 2,
+        symbol: 'pin',
+        symbolSize: 16,
+        itemStyle: { color: '#0b5cad' },
+        data: others.map((t) => ({ value: [t.logDistanceM, 'Tally'], name: `${humanize(t.kind)}${t.name ? ` ${t.name}` : ''}` })),
+      },
+    ],
+  };
+}
+
+/**
+ * An ILI run read the way an integrity engineer reads it: every feature by log distance with its depth (% wall) and
+ * clock position, coloured by response category, over the run's girth welds and reference markers; drag or pinch to
+ * zoom. Features and tally are read page by page until the whole run is in (nothing is sampled away).
+ */
+export function AlongTheLine({ assetId, withCategory }: { assetId: string; withCategory: boolean }) {
+  const runs = useQuery<RunsData>(RUNS_QUERY, { id: assetId });
+  const [runId, setRunId] = useState<string | null>(null);
+  const [features, setFeatures] = useState<Feature[] | null>(null);
+  const [tally, setTally] = useState<TallyItem[] | null>(null);
+  const [progress, setProgress] = useState<{ loaded: number; total: number } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [nonce, setNonce] = useState(0);
+  const list = useMemo(() => runs.data?.asset?.iliRuns ?? [], [runs.data]);
+  // Imported runs, and the runs of features recorded without a listing (their runId only), newest first.
+  const complete = useMemo(() => {
+    const imported = list.filter((r) => r.status === 'COMPLETE');
+    const known = new Set(list.map((r) => r.id));
+    const loose = new Map<string, IliRunSummary>();
+    for (const f of features ?? []) {
+      if (!f.runId || known.has(f.runId)) continue;
+      const entry = loose.get(f.runId) ?? {
+        id: f.runId,
+        vendor: f.runId,
+        runDate: f.observedAt,
+        status: 'COMPLETE',
+        featureCount: 0,
+        girthWeldCount: 0,
+        tallyItemCount: 0,
+        withoutListing: true,
+      };
+      entry.featureCount += 1;
+      loose.set(f.runId, entry);
+    }
+    return [...imported, ...loose.values()].sort((a, b) => b.runDate.localeCompare(a.runDate));
+  }, [list, features]);
+  const run = complete.find((r) => r.id === runId) ?? complete[0] ?? null;
+
+  // Every ILI feature of the asset (all runs) once; switching runs filters what is already here.
+  useEffect(() => {
+    const controller = new AbortController();
+    setError(null);
+    setFeatures(null);
+    readAllPages<{ asset: { measurements: Connection<Feature> } | null }, Feature>(
+      withCategory ? FEATURES_QUERY : FEATURES_QUERY_WITHOUT_CATEGORY,
+      { id: assetId },
+      (d) => d.asset?.measurements,
+      { signal: controller.signal, onProgress: (loaded, total) => setProgress({ loaded, total }) },
+    ).then(
+      ({ nodes }) => !controller.signal.aborted && setFeatures(nodes),
+      (err: unknown) => !controller.signal.aborted && setError(String((err as Error).message ?? err)),
+    );
+    return () => controller.abort();
+  }, [assetId, withCategory, nonce]);
+
+  const runKey = run?.id ?? null;
+  const runWithoutListing = run?.withoutListing ?? false;
+  useEffect(() => {
+    if (!runKey) return;
+    if (runWithoutListing) return setTally([]);
+    const controller = new AbortController();
+    setTally(null);
+    readAllPages<{ iliRun: { tally: Connection<TallyItem> } | null }, TallyItem>(TALLY_QUERY, { run: runKey }, (d) => d.iliRun?.tally, {
+      signal: controller.signal,
+    }).then(
+      ({ nodes }) => !controller.signal.aborted && setTally(nodes),
+      (err: unknown) => !controller.signal.aborted && setError(String((err as Error).message ?? err)),
+    );
+    return () => controller.abort();
+  }, [runKey, runWithoutListing, nonce]);
+
+  const runFeatures = useMemo(() => (features && run ? features.filter((f) => f.runId === run.id) : []), [features, run]);
+  const runLabel = run ? `${run.vendor}, ${formatDate(run.runDate)}` : '';
+  const option = useMemo(() => (tally ? alongTheLineOption(runFeatures, tally, runLabel) : null), [runFeatures, tally, runLabel]);
+  const deepest = runFeatures.reduce<Feature | null>((a, f) => ((f.depthPctWt ?? -1) > (a?.depthPctWt ?? -1) ? f : a), null);
+
+  return (
+    <section aria-labelledby="along-heading" className="card">
+      <h2 id="along-heading">Along the line</h2>
+      {runs.loading && !runs.data ? <Loading what="ILI runs" /> : null}
+      <ErrorAlert onRetry={runs.reload}>{runs.error}</ErrorAlert>
+      {runs.data && features !== null && complete.length === 0 ? (
+        <Status tone="muted">
+          {list.length === 0 ? 'No ILI features are recorded on this asset.' : 'No ILI run of this asset has finished importing yet.'}
+        </Status>
+      ) : null}
+      {runs.data && features === null && complete.length === 0 ? (
+        <p role="status" className="status status-muted">
+          Loading ILI features{progress ? `: ${formatNumber(progress.loaded)} of ${formatNumber(progress.total)}` : ''}…
+        </p>
+      ) : null}
+      {run ? (
+        <>
+          <div className="toolbar">
+            <div className="field field-inline">
+              <label htmlFor="ili-run">ILI run</label>
+              <select id="ili-run" value={run.id} onChange={(e) => setRunId(e.target.value)}>
+                {complete.map((r) => (
+                  <option key={r.id} value={r.id}>
+                    {r.vendor}, {formatDate(r.runDate)} ({formatNumber(r.featureCount)} features)
+                  </option>
+                ))}
+              </select>
+            </div>
+            <p className="table-note">
+              {run.withoutListing
+                ? `${formatNumber(run.featureCount)} features recorded without a listing (no pipe tally, so no girth welds to show).`
+                : `${formatNumber(run.featureCount)} features, ${formatNumber(run.girthWeldCount)} girth welds, ${formatNumber(run.tallyItemCount)} tally items.`}{' '}
+              Drag the slider, scroll or pinch to zoom.
+            </p>
+          </div>
+          <ErrorAlert onRetry={() => setNonce((n) => n + 1)}>{error}</ErrorAlert>
+          {features === null || tally === null ? (
+            <p role="status" className="status status-muted">
+              Loading the run{progress ? `: ${formatNumber(progress.loaded)} of ${formatNumber(progress.total)} ILI features` : ''}…
+            </p>
+          ) : option ? (
+            <>
+              <EChart
+                option={option}
+                height={420}
+                label={`ILI features of the run of ${runLabel} by log distance: ${formatNumber(runFeatures.length)} features${
+                  deepest ? `, deepest ${formatNumber(deepest.depthPctWt, 0)} % of wall at ${formatNumber(deepest.odometerM, 1)} m` : ''
+                }; ${formatNumber(tally.filter((t) => t.kind === 'GIRTH_WELD').length)} girth welds.`}
+              />
+              <p className="table-note">
+                Showing all {formatNumber(runFeatures.length)} of {formatNumber(run.featureCount)} features of this run. Depth is % of wall (deeper is lower);
+                clock is the position around the pipe looking downstream.
+              </p>
+            </>
+          ) : null}
+          <UnityPlot runs={complete} current={run} />
+        </>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,44 @@
+import { useEffect, useRef, useState } from 'react';
+import type { EChartsCoreOption } from 'echarts/core';
+
+type EChartsModule = typeof import('./echarts');
+
+/**
+ * One ECharts chart in a box that follows its container's width. The library is fetched the first time a chart is
+ * drawn (its own chunk), so pages without charts do not carry it. The box is an image to assistive technology, named
+ * by `label`; the numbers behind it are in a table next to it.
+ */
+export function EChart({ option, label, height, className }: { option: EChartsCoreOption; label: string; height: number; className?: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const chart = useRef<ReturnType<EChartsModule['echarts']['init']> | null>(null);
+  const [failed, setFailed] = useState<string | null>(null);
+
+  useEffect(() => {
+    let disposed = false;
+    let observer: ResizeObserver | null = null;
+    import('./echarts').then(
+      ({ echarts }) => {
+        if (disposed || !box.current) return;
+        chart.current = echarts.init(box.current, null, { renderer: 'canvas' });
+        chart.current.setOption(option);
+        observer = new ResizeObserver(() => chart.current?.resize());
+        observer.observe(box.current);
+      },
+      (err: unknown) => setFailed(String(err)),
+    );
+    return () => {
+      disposed = true;
+      observer?.disconnect();
+      chart.current?.dispose();
+      chart.current = null;
+    };
+    // The chart is made once; option changes are applied by the effect below.
+  }, []);
+
+  useEffect(() => {
+    chart.current?.setOption(option, { notMerge: true });
+  }, [option]);
+
+  if (failed) return <p className="status status-muted">The chart could not be drawn ({failed}).</p>;
+  return <div ref={box} role="img" aria-label={label} className={className ?? 'echart'} style={{ height }} />;
+}
