@@ -157,3 +157,50 @@ export const measurementRecordedData = z.object({
     .transform((v) => v ?? null),
 });
 export type MeasurementRecordedData = z.output<typeof measurementRecordedData>;
+
+/**
+ * An ILI listing import (measurements' ili_runs): `ili.run.started` when the import job is queued (its features will
+ * follow as measurement.recorded events, so a consumer can hold them until the run is complete), `ili.run.imported`
+ * once every feature and tally row is stored. The imported event carries the tally rows run alignment needs (girth
+ * welds, wall changes and the named fittings and markers) because the tally stays in measurements' own database.
+ * The relays of runs and of measurements are not ordered with each other: a consumer may hear of the run before,
+ * among or after its features, and counts them (`featureCount`) rather than trusting the order.
+ */
+export const ILI_RUN_STARTED = 'ili.run.started';
+export const ILI_RUN_IMPORTED = 'ili.run.imported';
+
+const iliRunFields = {
+  id: z.string().min(1),
+  assetId: z.string().min(1),
+  runDate: isoDate,
+  /** §192.933(b): when the operator had enough information about the run's conditions; repair due dates count from it. */
+  discoveredAt: isoDate,
+  /** ± % of wall; null: the consumer's own setting applies. */
+  toolTolerancePctWt: num,
+  certaintyPct: num,
+};
+
+export const iliRunStartedData = z.object(iliRunFields);
+export type IliRunStartedData = z.output<typeof iliRunStartedData>;
+
+export const iliTallyRowData = z.object({
+  rowNumber: z.number().int(),
+  kind: z.string(),
+  logDistanceM: z.number().finite(),
+  jointNumber: num,
+  jointLengthM: num,
+  wallThicknessMm: num,
+  name: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
+});
+export type IliTallyRowData = z.output<typeof iliTallyRowData>;
+
+export const iliRunImportedData = z.object({
+  ...iliRunFields,
+  featureCount: z.number().int().min(0),
+  tally: z.array(iliTallyRowData),
+});
+export type IliRunImportedData = z.output<typeof iliRunImportedData>;

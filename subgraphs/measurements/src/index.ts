@@ -12,7 +12,7 @@ import { measurementLoaders } from './loaders';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
 import { ensureJobIndexes, JobRunner, JobStore, type JobHandler } from '@linepack/lib/jobs';
-import { ensureIliIndexes } from './ili/documents';
+import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from './ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler } from './ili/import-job';
 import { IliStore } from './ili/store';
 import { iliLocationLoader } from './ili/location';
@@ -45,6 +45,13 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         eventStream(options.dbPrefix, 'measurements'),
         measurementEventData,
       );
+      // Runs publish on the measurements stream too: analytics compares a segment's runs from ili.run.* events.
+      const runRelay = startOutboxRelay(
+        options,
+        db.collection<IliRunDocument>(ILI_COLLECTIONS.runs),
+        eventStream(options.dbPrefix, 'measurements'),
+        (_run, entry) => entry.data ?? {},
+      );
       // Imports run in the subgraph that owns their data; one job per tenant at a time (lib/jobs.ts).
       const jobRunner = new JobRunner(db, { [ILI_IMPORT_JOB]: iliImportHandler(db) as JobHandler<never, never> }, { logger: options.logger });
       jobRunner.start();
@@ -68,6 +75,7 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
           await jobRunner.stop();
           await consumer.stop();
           await relay.stop();
+          await runRelay.stop();
         },
       };
     },

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { ensureOutboxIndex, type OutboxEntry } from '@linepack/lib/events/outbox';
 import type { IliEventKind } from '@linepack/lib/ili/listing';
 import type { JobDocument } from '@linepack/lib/jobs';
 import type { Connection } from '@linepack/lib/pagination';
@@ -38,6 +39,8 @@ export interface IliRunDocument extends TenantDocument {
   girthWeldCount: number;
   importId: string;
   createdAt: Date;
+  /** ili.run.started / ili.run.imported, until the relay has published them (analytics compares runs from them). */
+  outbox?: OutboxEntry[];
 }
 
 export interface IliTallyDocument extends TenantDocument {
@@ -83,6 +86,7 @@ export interface IliProfileDocument extends TenantDocument {
 
 export async function ensureIliIndexes(db: Db): Promise<void> {
   await db.collection(ILI_COLLECTIONS.runs).createIndex({ tenantId: 1, assetId: 1, runDate: -1 }, { name: 'tenant_asset_run_date' });
+  await ensureOutboxIndex(db.collection<IliRunDocument>(ILI_COLLECTIONS.runs));
   await db.collection(ILI_COLLECTIONS.tally).createIndex({ tenantId: 1, runId: 1, logDistanceM: 1 }, { name: 'tenant_run_distance' });
   // A feature's location (ili/location.ts): the nearest girth weld or marker before or after a log distance on one run.
   await db.collection(ILI_COLLECTIONS.tally).createIndex({ tenantId: 1, runId: 1, kind: 1, logDistanceM: 1 }, { name: 'tenant_run_kind_distance' });
@@ -97,4 +101,19 @@ export interface IliProfileView {
   name: string;
   vendor: string | null;
   definition: Record<string, unknown>;
+}
+
+/** The tally kinds run alignment reads: girth welds (the joint-length fingerprint), wall changes and the named anchors. */
+export const ALIGNMENT_TALLY_KINDS: readonly IliEventKind[] = ['GIRTH_WELD', 'WALL_THICKNESS_CHANGE', 'REFERENCE_MARKER', 'VALVE', 'TEE', 'FLANGE'];
+
+/** The run as its events describe it (lib/events/contracts.ts iliRunStartedData). */
+export function iliRunEventFields(run: Pick<IliRunDocument, '_id' | 'assetId' | 'runDate' | 'discoveredAt' | 'toolTolerancePctWt' | 'certaintyPct'>) {
+  return {
+    id: run._id,
+    assetId: run.assetId,
+    runDate: run.runDate,
+    discoveredAt: run.discoveredAt,
+    toolTolerancePctWt: run.toolTolerancePctWt,
+    certaintyPct: run.certaintyPct,
+  };
 }

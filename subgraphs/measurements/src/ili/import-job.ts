@@ -1,4 +1,6 @@
 import type { Db } from 'mongodb';
+import { ILI_RUN_IMPORTED } from '@linepack/lib/events/contracts';
+import { outboxEntry } from '@linepack/lib/events/outbox';
 import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';
 import { TALLY_KINDS, validateMappingProfile, type IliListingRow, type MappedField, type ValidMappingProfile } from '@linepack/lib/ili/listing';
@@ -6,7 +8,7 @@ import { ListingHeaderError, parseListing, type PipeDimensions } from '@linepack
 import type { JobHandler, JobItemError, JobOutcome } from '@linepack/lib/jobs';
 import { MeasurementRepository } from '../repository';
 import { validateBatch } from '../validation';
-import type { IliTallyDocument } from './documents';
+import { ALIGNMENT_TALLY_KINDS, iliRunEventFields, type IliTallyDocument } from './documents';
 import { IliStore } from './store';
 
 export const ILI_IMPORT_JOB = 'ILI_IMPORT';
@@ -92,6 +94,38 @@ function featureErrors(features: readonly IliListingRow[], input: IliImportInput
     const column = mapped ? ((profile.columns as Record<string, string | undefined>)[mapped] ?? mapped) : field;
     return { rowNumber: row.rowNumber, column, rule: v.message, value: null };
   });
+}
+
+/**
+ * Marks the run COMPLETE and, in the same single-document write, queues ili.run.imported with the tally rows alignment
+ * needs (analytics cannot read this database). A resumed job that finds the run COMPLETE already queues nothing again.
+ */
+async function completeRun(store: IliStore, runId: string, girthWelds: number): Promise<void> {
+  const run = await store.run(runId);
+  if (!run || run.status === 'COMPLETE') return;
+  const tally = await store.tally
+    .find(
+      { runId, kind: { $in: [...ALIGNMENT_TALLY_KINDS] } },
+      { projection: { _id: 0, rowNumber: 1, kind: 1, logDistanceM: 1, jointNumber: 1, jointLengthM: 1, wallThicknessMm: 1, name: 1 } },
+    )
+    .toArray();
+  const event = outboxEntry(ILI_RUN_IMPORTED, {
+    ...iliRunEventFields(run),
+    featureCount: run.featureCount,
+    tally: tally.map(({ rowNumber, kind, logDistanceM, jointNumber, jointLengthM, wallThicknessMm, name }) => ({
+      rowNumber,
+      kind,
+      logDistanceM,
+      jointNumber,
+      jointLengthM,
+      wallThicknessMm,
+      name,
+    })),
+  });
+  await store.runs.collection.updateOne(
+    { _id: runId, tenantId: store.tenantId, status: { $ne: 'COMPLETE' } },
+    { $set: { status: 'COMPLETE', girthWeldCount: girthWelds }, $push: { outbox: event } as never },
+  );
 }
 
 /**
@@ -188,7 +222,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 },
         });
       }
-      await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { status: 'COMPLETE', girthWeldCount: girthWelds } });
+      await completeRun(store, input.runId, girthWelds);
       await store.deleteUploadParts(upload._id);
       return { state: 'SUCCEEDED', counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 } };
     },

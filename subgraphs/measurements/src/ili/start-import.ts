@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
+import { outboxEntry } from '@linepack/lib/events/outbox';
 import { validateMappingProfile } from '@linepack/lib/ili/listing';
 import type { JobStore } from '@linepack/lib/jobs';
 import { invalidInput } from '@linepack/lib/validation';
 import type { AssetRefs } from '../asset-refs';
-import type { IliImportJob } from './documents';
+import { iliRunEventFields, type IliImportJob } from './documents';
 import { ILI_IMPORT_JOB, type IliImportInput } from './import-job';
 import type { IliStore } from './store';
 
@@ -81,21 +83,26 @@ export async function startIliImport(
     if (job.input.uploadId !== upload._id) await ili.deleteUploadParts(upload._id);
     return job as IliImportJob;
   }
-  await ili.runs.insertOne({
+  const fields = {
     _id: runId,
     assetId: args.assetId,
-    vendor: run.data.vendor,
-    toolTechnologies: run.data.toolTechnologies as never,
     runDate,
     toolTolerancePctWt: run.data.toolTolerancePctWt ?? null,
     certaintyPct: run.data.certaintyPct ?? 80,
     discoveredAt: run.data.discoveredAt ?? runDate,
+  };
+  await ili.runs.insertOne({
+    ...fields,
+    vendor: run.data.vendor,
+    toolTechnologies: run.data.toolTechnologies as never,
     status: 'IMPORTING',
     featureCount: 0,
     tallyItemCount: 0,
     girthWeldCount: 0,
     importId: job._id,
     createdAt: now,
+    // Analytics holds the run's features as they arrive rather than assessing each against the odometer alone.
+    outbox: [outboxEntry(ILI_RUN_STARTED, iliRunEventFields(fields))],
   });
   return job as IliImportJob;
 }
