@@ -40,6 +40,8 @@ const DIMENSIONLESS = new Set([
   'tallyItems',
   'rejectedRows',
   'receivedParts',
+  // IliRunComparison.years: the time between two runs, its unit in its name.
+  'years',
 ]);
 
 // graphql-eslint renames GraphQL's `type` property to `gqlType` (ESTree reserves `type`).

@@ -12,6 +12,9 @@ export default subgraphCodegenConfig('analytics', __dirname, {
     FieldResult: '../documents#FieldResultDocument',
     Repair: '../documents#RepairDocument',
     PressureReduction: '../documents#PressureReductionDocument',
+    IliRun: '../ili-runs#IliRunReference',
+    IliRunComparison: '../ili-runs#RunComparisonView',
+    IliUnityPlotPoint: '../ili-runs#UnityPlotPointView',
   },
   scalars: { DateTime: 'Date' },
 });

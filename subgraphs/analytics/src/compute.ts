@@ -4,6 +4,7 @@ import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type 
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
+import { requestRunComparison, runsOf, type IliRunProjection, type RunAnomalyProjection } from './ili-runs';
 import { DigRecordReader, NO_DIG_RECORDS, type AnomalyDigRecords } from './integrity/anomaly-records';
 import {
   ANALYTICS_COLLECTIONS,
@@ -122,6 +123,8 @@ export class Analyzer {
   private readonly assessments: Collection<AssessmentDocument>;
   private readonly risks: Collection<RiskDocument>;
   private readonly settings: Collection<SettingsDocument>;
+  private readonly iliRuns: Collection<IliRunProjection>;
+  private readonly db: Db;
   private readonly digRecords: DigRecordReader;
 
   constructor(db: Db) {
@@ -132,6 +135,8 @@ export class Analyzer {
     this.assessments = db.collection(ANALYTICS_COLLECTIONS.assessments);
     this.risks = db.collection(ANALYTICS_COLLECTIONS.risks);
     this.settings = db.collection(ANALYTICS_COLLECTIONS.settings);
+    this.iliRuns = runsOf(db);
+    this.db = db;
   }
 
   async tenantSettings(tenantId: string): Promise<TenantSettings> {
@@ -162,12 +167,14 @@ export class Analyzer {
 
   assess(
     asset: AssetProjection,
-    a: AnomalyProjection,
+    a: RunAnomalyProjection,
     previous: readonly RunFeature[],
     settings: TenantSettings,
     now: Date,
     records: AnomalyDigRecords = NO_DIG_RECORDS,
   ): AssessmentDocument {
+    // An imported run's tool tolerance where its vendor stated one (a field result below replaces any tool's).
+    if (a.fromRun?.toolTolerancePctWt != null) settings = { ...settings, toolTolerancePctWt: a.fromRun.toolTolerancePctWt };
     const field = records.fieldResult;
     if (field) {
       // The latest field result supersedes the tool's call: assessed as measured, with no tool tolerance (the
@@ -185,7 +192,8 @@ export class Analyzer {
       tenantId: a.tenantId,
       assetId: a.assetId,
       depthPctWt: a.depthPctWt,
-      discoveredAt: a.observedAt,
+      // §192.933(b): an imported run's conditions are discovered on the run's discovery date, not the day the tool ran.
+      discoveredAt: a.fromRun?.discoveredAt ?? a.observedAt,
       computedAt: now,
       sourceEventId: a.sourceEventId,
       featureType: a.featureType,
@@ -270,9 +278,16 @@ export class Analyzer {
       atPipelineCrossing: a.atPipelineCrossing ?? null,
     });
     const feature = this.feature(asset, a);
-    const rate = growthRate(feature, matchFeature(feature, previous, settings), settings);
+    // An imported run's growth comes from its run comparison (run-comparison.ts); a hand-recorded anomaly is matched by odometer.
+    const rate = a.fromRun
+      ? {
+          rateMmPerYear: a.fromRun.rateMmPerYear ?? settings.floorRateMmPerYear,
+          basis: a.fromRun.basis ?? ('FLOOR' as const),
+          matchedMeasurementId: a.fromRun.matchedMeasurementId,
+        }
+      : growthRate(feature, matchFeature(feature, previous, settings), settings);
     const life = remainingLife(pipe, (tolerant / 100) * t, rate.rateMmPerYear);
-    const due = repairDueAt(decision.category, a.observedAt);
+    const due = repairDueAt(decision.category, base.discoveredAt);
     return {
       ...base,
       assessable: true,
@@ -295,7 +310,7 @@ export class Analyzer {
       remainingLifeYears: life.years,
       remainingLifeLimit: life.limit,
       // The fallback (and SMTS cap) of the tenant's method, then the figures' own caps; a cap named by both once.
-      methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? [])])],
+      methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? []), ...(a.fromRun ? [a.fromRun.note] : [])])],
       modelVersion: `${withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
     };
   }
@@ -322,7 +337,7 @@ export class Analyzer {
     a: AnomalyProjection,
     depthWithTolerancePctWt: number | null,
   ): AssessmentDocument {
-    const due = repairDueAt(decision.category, a.observedAt);
+    const due = repairDueAt(decision.category, base.discoveredAt ?? a.observedAt);
     return {
       ...base,
       ...NO_FIGURES,
@@ -362,13 +377,24 @@ export class Analyzer {
   async assessNew(context: BatchContext, assetId: string, anomalyIds: readonly string[], now = new Date()): Promise<void> {
     const asset = context.assets.get(assetId);
     if (!asset) return;
-    const rows = await this.anomalies.find({ _id: { $in: [...anomalyIds] }, tenantId: context.tenantId, assetId }).toArray();
+    const rows: RunAnomalyProjection[] = await this.anomalies.find({ _id: { $in: [...anomalyIds] }, tenantId: context.tenantId, assetId }).toArray();
+    const waiting = [...new Set(rows.filter((r) => r.runId && !r.fromRun).map((r) => r.runId!))];
+    const importedRuns = new Set(
+      waiting.length
+        ? (await this.iliRuns.find({ _id: { $in: waiting }, tenantId: context.tenantId, status: { $exists: true } }, { projection: { _id: 1 } }).toArray()).map(
+            (r) => r._id,
+          )
+        : [],
+    );
     const previousByRun = new Map<string, RunFeature[]>();
     const docs: AssessmentDocument[] = [];
     for (const row of rows) {
+      // An imported run's features wait for its run comparison, which assesses all of them (run-comparison.ts);
+      // matching each by odometer as it arrives would be wasted work.
+      if (!row.fromRun && row.runId && importedRuns.has(row.runId)) continue;
       const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
-      if (!previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
-      docs.push(this.assess(asset, row, previousByRun.get(key)!, context.settings, now, context.digs?.get(row._id)));
+      if (!row.fromRun && !previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
+      docs.push(this.assess(asset, row, previousByRun.get(key) ?? [], context.settings, now, context.digs?.get(row._id)));
     }
     await this.write(docs);
   }
@@ -377,6 +403,9 @@ export class Analyzer {
   async assessAll(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
     const ids = (await this.anomalies.find({ tenantId: context.tenantId, assetId }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
     for (let i = 0; i < ids.length; i += 1000) await this.assessNew(context, assetId, ids.slice(i, i + 1000), now);
+    // Its imported runs are compared again where what they were compared with changed (wall thickness, settings).
+    if (await this.iliRuns.findOne({ tenantId: context.tenantId, assetId, status: { $exists: true } }, { projection: { _id: 1 } }))
+      await requestRunComparison(this.db, context.tenantId, assetId);
   }
 
   /** Every segment of the tenant again, assessments then risk (the tenant's settings changed). */

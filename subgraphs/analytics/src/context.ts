@@ -1,4 +1,5 @@
 import type { BaseSubgraphContext } from '@linepack/lib/subgraph-server';
+import type { IliRunRepository } from './ili-run-repository';
 import type { AnalyticsRepository } from './repository';
 import type { TenantSettingsStore } from './settings';
 
@@ -7,4 +8,6 @@ export interface SubgraphContext extends BaseSubgraphContext {
   analytics: AnalyticsRepository;
   /** The caller's tenant's analytics settings. */
   settings: TenantSettingsStore;
+  /** The caller's tenant's ILI run comparisons. */
+  iliRuns: IliRunRepository;
 }

@@ -6,9 +6,11 @@ import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl, subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
+import { IliRunRepository } from './ili-run-repository';
 import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes } from './projections';
 import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
+import { RunComparisonWorker } from './run-comparison';
 import { TenantSettingsStore } from './settings';
 
 export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: true };
@@ -24,18 +26,25 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAnalyticsIndexes(db);
+      // Run comparisons are minutes of work for a large run: a worker beside the consumer does them (run-comparison.ts).
+      const comparisons = new RunComparisonWorker(db, options.logger);
+      comparisons.start();
       const consumer = startEventConsumer(options, db, {
         group: ANALYTICS_CONSUMER_GROUP,
         streams: streamsOf(options.dbPrefix),
-        handle: analyticsEventHandler(db),
+        handle: analyticsEventHandler(db, () => comparisons.wake()),
       });
       return {
         buildContext: (base) => ({
           ...base,
           analytics: new AnalyticsRepository(db, base.identity.tenantId, base.identity.deadline),
           settings: new TenantSettingsStore(db, base.identity.tenantId, base.logger),
+          iliRuns: new IliRunRepository(db, base.identity.tenantId, base.identity.deadline),
         }),
-        stop: () => consumer.stop(),
+        stop: async () => {
+          await consumer.stop();
+          await comparisons.stop();
+        },
       };
     },
   });

@@ -1,16 +1,30 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { DomainEvent } from '@linepack/lib/events/consumer';
-import { ASSET_UPSERTED, assetUpsertedData, MEASUREMENT_RECORDED, measurementRecordedData } from '@linepack/lib/events/contracts';
+import {
+  ASSET_UPSERTED,
+  assetUpsertedData,
+  ILI_RUN_IMPORTED,
+  ILI_RUN_STARTED,
+  iliRunImportedData,
+  iliRunStartedData,
+  MEASUREMENT_RECORDED,
+  measurementRecordedData,
+} from '@linepack/lib/events/contracts';
 import { upsertIfNewer } from '@linepack/lib/events/projection';
 import { Analyzer } from './compute';
 import { ANALYTICS_COLLECTIONS, type AnomalyProjection, type AssetProjection, type CpReadingProjection } from './documents';
+import { countProjectedFeatures, ILI_RUN_COLLECTIONS, isComparable, projectRunImported, projectRunStarted, requestRunComparison, runsOf } from './ili-runs';
+import { ensureRunComparisonIndexes } from './run-comparison';
 
 /** Every index starts with tenantId. */
 export async function ensureAnalyticsIndexes(db: Db): Promise<void> {
   await db.collection(ANALYTICS_COLLECTIONS.anomalies).createIndexes([
     { key: { tenantId: 1, assetId: 1, observedAt: -1 }, name: 'tenant_asset_time' },
     { key: { tenantId: 1, assetId: 1, runId: 1 }, name: 'tenant_asset_run' },
+    // A run's unity plot, page by page.
+    { key: { tenantId: 1, runId: 1, _id: 1 }, name: 'tenant_run_id' },
   ]);
+  await ensureRunComparisonIndexes(db);
   await db.collection(ANALYTICS_COLLECTIONS.assessments).createIndexes([
     { key: { tenantId: 1, assetId: 1, urgency: 1, dueSort: 1, _id: 1 }, name: 'tenant_asset_urgency' },
     { key: { tenantId: 1, responseCategory: 1 }, name: 'tenant_category' },
@@ -33,17 +47,22 @@ export async function ensureAnalyticsIndexes(db: Db): Promise<void> {
  * asset, reassesses every anomaly of an asset whose own record changed, and recomputes the risk of every
  * asset the batch touched — once each.
  */
-export function analyticsEventHandler(db: Db) {
+export function analyticsEventHandler(db: Db, onComparisonRequested: () => void = () => undefined) {
   const assets = db.collection<AssetProjection>(ANALYTICS_COLLECTIONS.assets);
   const anomalies = db.collection<AnomalyProjection>(ANALYTICS_COLLECTIONS.anomalies);
   const cp = db.collection<CpReadingProjection>(ANALYTICS_COLLECTIONS.cpReadings);
   const analyzer = new Analyzer(db);
+  const runs = runsOf(db);
   return async (events: readonly DomainEvent[]): Promise<void> => {
+    /** Segments whose runs may now be comparable: a run completed, or the last of a run's features arrived. */
+    const comparisons = new Map<string, Set<string>>();
     const changedAssets = new Map<string, Set<string>>();
     const newAnomalies = new Map<string, Map<string, string[]>>();
     const riskTouched = new Map<string, Set<string>>();
     const add = (m: Map<string, Set<string>>, tenant: string, id: string) => (m.get(tenant) ?? m.set(tenant, new Set()).get(tenant)!).add(id);
     const anomalyInsertOps: AnyBulkWriteOperation<AnomalyProjection>[] = [];
+    /** Per insert op: its tenant, run and asset, to count each run's newly projected features. */
+    const anomalyInsertRuns: { tenantId: string; runId: string | null; assetId: string }[] = [];
     for (const event of events) {
       if (event.type === ASSET_UPSERTED) {
         const a = assetUpsertedData.parse(event.data);
@@ -71,6 +90,12 @@ export function analyticsEventHandler(db: Db) {
           add(changedAssets, event.tenantId, a.id);
           add(riskTouched, event.tenantId, a.id);
         }
+      } else if (event.type === ILI_RUN_STARTED) {
+        await projectRunStarted(runs, event.tenantId, iliRunStartedData.parse(event.data), event.id);
+      } else if (event.type === ILI_RUN_IMPORTED) {
+        const run = iliRunImportedData.parse(event.data);
+        await projectRunImported(runs, event.tenantId, run, event.id);
+        add(comparisons, event.tenantId, run.assetId);
       } else if (event.type === MEASUREMENT_RECORDED) {
         const m = measurementRecordedData.parse(event.data);
         if (m.type === 'ILI_ANOMALY') {
@@ -104,6 +129,7 @@ export function analyticsEventHandler(db: Db) {
               upsert: true,
             },
           });
+          anomalyInsertRuns.push({ tenantId: event.tenantId, runId: m.runId, assetId: m.assetId });
           const byAsset = newAnomalies.get(event.tenantId) ?? newAnomalies.set(event.tenantId, new Map()).get(event.tenantId)!;
           (byAsset.get(m.assetId) ?? byAsset.set(m.assetId, []).get(m.assetId)!).push(m.id);
           add(riskTouched, event.tenantId, m.assetId);
@@ -122,7 +148,21 @@ export function analyticsEventHandler(db: Db) {
         }
       }
     }
-    if (anomalyInsertOps.length > 0) await anomalies.bulkWrite(anomalyInsertOps, { ordered: false });
+    if (anomalyInsertOps.length > 0) {
+      const inserted = await anomalies.bulkWrite(anomalyInsertOps, { ordered: false });
+      // Features counted once each, when first projected: a run is compared once all featureCount of them are in.
+      const added = new Map<string, Map<string, { assetId: string; count: number }>>();
+      for (const index of Object.keys(inserted.upsertedIds)) {
+        const { tenantId, runId, assetId } = anomalyInsertRuns[Number(index)]!;
+        if (!runId) continue;
+        const byRun = added.get(tenantId) ?? added.set(tenantId, new Map()).get(tenantId)!;
+        const entry = byRun.get(runId) ?? byRun.set(runId, { assetId, count: 0 }).get(runId)!;
+        entry.count++;
+      }
+      for (const [tenantId, byRun] of added)
+        for (const run of await countProjectedFeatures(runs, tenantId, byRun))
+          if (isComparable(run) && run.comparison?.state !== 'COMPLETE') add(comparisons, tenantId, run.assetId);
+    }
     // Every asset the batch touched is in riskTouched: one read of them (and of the settings) per tenant.
     for (const [tenantId, touched] of riskTouched) {
       const context = await analyzer.context(tenantId, touched);
@@ -131,6 +171,8 @@ export function analyticsEventHandler(db: Db) {
         if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(context, assetId, ids);
       for (const id of touched) await analyzer.refreshRisk(context, id);
     }
+    for (const [tenantId, assetIds] of comparisons) for (const assetId of assetIds) await requestRunComparison(db, tenantId, assetId);
+    if (comparisons.size > 0) onComparisonRequested();
   };
 }
 
@@ -143,6 +185,8 @@ export async function dropAnalyticsProjections(db: Db, tenantId: string | null):
     ANALYTICS_COLLECTIONS.cpReadings,
     ANALYTICS_COLLECTIONS.assessments,
     ANALYTICS_COLLECTIONS.risks,
+    ILI_RUN_COLLECTIONS.runs,
+    ILI_RUN_COLLECTIONS.comparisonRequests,
   ]) {
     await db.collection(name).deleteMany(filter);
   }

@@ -2,6 +2,7 @@
 import { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import { AssetReference, MeasurementReference, SummaryParent, AssessmentDocument, RiskDocument, FieldResultDocument, RepairDocument, PressureReductionDocument } from '../documents';
 import { TenantSettings } from '../compute';
+import { IliRunReference, RunComparisonView, UnityPlotPointView } from '../ili-runs';
 import { SubgraphContext } from '../context';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = T | null | undefined;
@@ -320,6 +321,111 @@ export type GrowthBasis =
   | 'FLOOR'
   /** Measured from the matching feature of an earlier ILI run of the segment. */
   | 'MATCHED';
+
+/** An in-line inspection run: its tool, dates and what its listing held. */
+export type IliRun = {
+  __typename?: 'IliRun';
+  /**
+   * The run compared with the previous run of its segment by run date: girth-weld alignment, one-to-one feature
+   * matching and every feature's growth, which its features' assessments use. Null until analytics has heard of the
+   * run (its ili.run events).
+   */
+  comparison: Maybe<IliRunComparison>;
+  /** The run's id; its features are ILI_ANOMALY measurements with this runId. */
+  id: Scalars['ID']['output'];
+};
+
+/**
+ * An ILI run compared with the previous run of its segment (by run date). Runs are aligned by their girth welds
+ * (joint-length sequences, tolerating missing and extra welds), features are placed by their distance from the
+ * upstream weld and matched one to one (an assignment within the tenant's odometer and clock tolerances, never two
+ * to one). A matched feature's growth rate is the upper confidence bound of its measured depth change with both
+ * tools' tolerance (never below the tenant's floor rate); a feature with no match is new and takes the floor rate, and
+ * its assessment's methodNotes say so. Loading an older run after a newer one compares the newer again.
+ */
+export type IliRunComparison = {
+  __typename?: 'IliRunComparison';
+  /** Features of this run assessed with this comparison applied so far; the run's feature count once COMPLETE. */
+  assessedFeatureCount: Scalars['Int']['output'];
+  /** When the comparison was last completed (null before). */
+  computedAt: Maybe<Scalars['DateTime']['output']>;
+  /** Features of this run matched to one of the older run. */
+  matchedCount: Scalars['Int']['output'];
+  /** Features of this run with no match in the older run: new, or below its reporting threshold. */
+  newFeatureCount: Scalars['Int']['output'];
+  /** The run compared with; null for the segment's first run (every feature then takes the floor rate). */
+  olderRun: Maybe<IliRun>;
+  /** PENDING until every feature of the run is assessed with this comparison; COMPLETE then. */
+  state: IliRunComparisonState;
+  /** The matched pairs with both depths, older depth against newer depth, for a unity plot; in newer-measurement id order. */
+  unityPlot: IliUnityPlotConnection;
+  /** Girth welds of this run with no partner (a repair's pup joint, or missed by the older run's tool). */
+  unmatchedNewerWeldCount: Scalars['Int']['output'];
+  /** Features of the older run with no match in this run: repaired, or below this run's reporting threshold. */
+  unmatchedOlderCount: Scalars['Int']['output'];
+  /** Girth welds of the older run with no partner (cut out, or missed by this run's tool). */
+  unmatchedOlderWeldCount: Scalars['Int']['output'];
+  /** Girth welds paired between the runs. */
+  weldPairCount: Scalars['Int']['output'];
+  /** Time between the two runs, Julian years (null without an older run). */
+  years: Maybe<Scalars['Float']['output']>;
+};
+
+
+/**
+ * An ILI run compared with the previous run of its segment (by run date). Runs are aligned by their girth welds
+ * (joint-length sequences, tolerating missing and extra welds), features are placed by their distance from the
+ * upstream weld and matched one to one (an assignment within the tenant's odometer and clock tolerances, never two
+ * to one). A matched feature's growth rate is the upper confidence bound of its measured depth change with both
+ * tools' tolerance (never below the tenant's floor rate); a feature with no match is new and takes the floor rate, and
+ * its assessment's methodNotes say so. Loading an older run after a newer one compares the newer again.
+ */
+export type IliRunComparisonUnityPlotArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** Where a run's comparison is. */
+export type IliRunComparisonState =
+  /** Every feature of the run is assessed with the run comparison applied. */
+  | 'COMPLETE'
+  /** Not complete yet: the run is still importing, its features are still arriving, or it is being compared and assessed. */
+  | 'PENDING';
+
+/** A page of unity-plot points. */
+export type IliUnityPlotConnection = {
+  __typename?: 'IliUnityPlotConnection';
+  /** The points of this page. */
+  edges: Array<IliUnityPlotEdge>;
+  /** Where this page ends. */
+  pageInfo: PageInfo;
+  /** How many matched pairs with both depths the comparison has, over all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** One unity-plot point and its cursor. */
+export type IliUnityPlotEdge = {
+  __typename?: 'IliUnityPlotEdge';
+  /** Pass as `after` to read the points following this one. */
+  cursor: Scalars['String']['output'];
+  /** The point. */
+  node: IliUnityPlotPoint;
+};
+
+/** One matched pair of a run comparison: a point of the unity plot. */
+export type IliUnityPlotPoint = {
+  __typename?: 'IliUnityPlotPoint';
+  /** The depth change over the interval as measured, mm/year (the assessment uses its upper confidence bound). */
+  growthRateMmPerYear: Maybe<Scalars['Float']['output']>;
+  /** Its depth in this run, % of wall, as reported. */
+  newerDepthPctWt: Scalars['Float']['output'];
+  /** The feature in this run. */
+  newerMeasurement: Measurement;
+  /** Its depth in the older run, % of wall, as reported. */
+  olderDepthPctWt: Scalars['Float']['output'];
+  /** The feature in the older run. */
+  olderMeasurement: Measurement;
+};
 
 export type Measurement = {
   __typename?: 'Measurement';
@@ -818,6 +924,7 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 /** Mapping of federation types */
 export type FederationTypes = ResolversObject<{
   Asset: Asset;
+  IliRun: IliRun;
   Measurement: Measurement;
   PipelineSummary: PipelineSummary;
 }>;
@@ -827,6 +934,9 @@ export type FederationReferenceTypes = ResolversObject<{
   Asset:
     ( { __typename: 'Asset' }
     & GraphQLRecursivePick<FederationTypes['Asset'], {"id":true}> );
+  IliRun:
+    ( { __typename: 'IliRun' }
+    & GraphQLRecursivePick<FederationTypes['IliRun'], {"id":true}> );
   Measurement:
     ( { __typename: 'Measurement' }
     & GraphQLRecursivePick<FederationTypes['Measurement'], {"id":true}> );
@@ -861,6 +971,12 @@ export type ResolversTypes = ResolversObject<{
   FieldResultInput: FieldResultInput;
   FlowStressMethod: FlowStressMethod;
   GrowthBasis: GrowthBasis;
+  IliRun: ResolverTypeWrapper<IliRunReference>;
+  IliRunComparison: ResolverTypeWrapper<RunComparisonView>;
+  IliRunComparisonState: IliRunComparisonState;
+  IliUnityPlotConnection: ResolverTypeWrapper<Omit<IliUnityPlotConnection, 'edges'> & { edges: Array<ResolversTypes['IliUnityPlotEdge']> }>;
+  IliUnityPlotEdge: ResolverTypeWrapper<Omit<IliUnityPlotEdge, 'node'> & { node: ResolversTypes['IliUnityPlotPoint'] }>;
+  IliUnityPlotPoint: ResolverTypeWrapper<UnityPlotPointView>;
   Measurement: ResolverTypeWrapper<MeasurementReference>;
   ModifiedB31GAssessment: ResolverTypeWrapper<ModifiedB31GAssessment>;
   ModifiedB31GInput: ModifiedB31GInput;
@@ -904,6 +1020,11 @@ export type ResolversParentTypes = ResolversObject<{
   DigListFilter: DigListFilter;
   FieldResult: FieldResultDocument;
   FieldResultInput: FieldResultInput;
+  IliRun: IliRunReference;
+  IliRunComparison: RunComparisonView;
+  IliUnityPlotConnection: Omit<IliUnityPlotConnection, 'edges'> & { edges: Array<ResolversParentTypes['IliUnityPlotEdge']> };
+  IliUnityPlotEdge: Omit<IliUnityPlotEdge, 'node'> & { node: ResolversParentTypes['IliUnityPlotPoint'] };
+  IliUnityPlotPoint: UnityPlotPointView;
   Measurement: MeasurementReference;
   ModifiedB31GAssessment: ModifiedB31GAssessment;
   ModifiedB31GInput: ModifiedB31GInput;
@@ -1029,6 +1150,46 @@ export type FieldResultResolvers<ContextType = SubgraphContext, ParentType exten
   remainingWallMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
 }>;
 
+export type IliRunResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliRun'] = ResolversParentTypes['IliRun'], FederationReferenceType extends FederationReferenceTypes['IliRun'] = FederationReferenceTypes['IliRun']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['IliRun']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  comparison?: Resolver<Maybe<ResolversTypes['IliRunComparison']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+}>;
+
+export type IliRunComparisonResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliRunComparison'] = ResolversParentTypes['IliRunComparison']> = ResolversObject<{
+  assessedFeatureCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  computedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  matchedCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  newFeatureCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  olderRun?: Resolver<Maybe<ResolversTypes['IliRun']>, ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['IliRunComparisonState'], ParentType, ContextType>;
+  unityPlot?: Resolver<ResolversTypes['IliUnityPlotConnection'], ParentType, ContextType, RequireFields<IliRunComparisonUnityPlotArgs, 'first'>>;
+  unmatchedNewerWeldCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unmatchedOlderCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unmatchedOlderWeldCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  weldPairCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  years?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+}>;
+
+export type IliUnityPlotConnectionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliUnityPlotConnection'] = ResolversParentTypes['IliUnityPlotConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['IliUnityPlotEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type IliUnityPlotEdgeResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliUnityPlotEdge'] = ResolversParentTypes['IliUnityPlotEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['IliUnityPlotPoint'], ParentType, ContextType>;
+}>;
+
+export type IliUnityPlotPointResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliUnityPlotPoint'] = ResolversParentTypes['IliUnityPlotPoint']> = ResolversObject<{
+  growthRateMmPerYear?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  newerDepthPctWt?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  newerMeasurement?: Resolver<ResolversTypes['Measurement'], ParentType, ContextType>;
+  olderDepthPctWt?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  olderMeasurement?: Resolver<ResolversTypes['Measurement'], ParentType, ContextType>;
+}>;
+
 export type MeasurementResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Measurement'] = ResolversParentTypes['Measurement'], FederationReferenceType extends FederationReferenceTypes['Measurement'] = FederationReferenceTypes['Measurement']> = ResolversObject<{
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Measurement']> | FederationReferenceType, FederationReferenceType, ContextType>;
   assessment?: Resolver<Maybe<ResolversTypes['AnomalyAssessment']>, ParentType, ContextType>;
@@ -1145,6 +1306,11 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   CountByRiskBand?: CountByRiskBandResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   FieldResult?: FieldResultResolvers<ContextType>;
+  IliRun?: IliRunResolvers<ContextType>;
+  IliRunComparison?: IliRunComparisonResolvers<ContextType>;
+  IliUnityPlotConnection?: IliUnityPlotConnectionResolvers<ContextType>;
+  IliUnityPlotEdge?: IliUnityPlotEdgeResolvers<ContextType>;
+  IliUnityPlotPoint?: IliUnityPlotPointResolvers<ContextType>;
   Measurement?: MeasurementResolvers<ContextType>;
   ModifiedB31GAssessment?: ModifiedB31GAssessmentResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;

@@ -3,6 +3,9 @@ import type { Resolvers } from '../generated/resolvers-types';
 import { AnomalyAssessment } from './AnomalyAssessment';
 import { Asset } from './Asset';
 import { FieldResult } from './FieldResult';
+import { IliRun } from './IliRun';
+import { IliRunComparison } from './IliRunComparison';
+import { IliUnityPlotPoint } from './IliUnityPlotPoint';
 import { Measurement } from './Measurement';
 import { Mutation } from './Mutation';
 import { PipelineSummary } from './PipelineSummary';
@@ -22,5 +25,8 @@ export const resolvers: Resolvers = {
   FieldResult,
   Repair,
   PressureReduction,
+  IliRun,
+  IliRunComparison,
+  IliUnityPlotPoint,
   DateTime: DateTimeScalar,
 };

@@ -1,0 +1,194 @@
+import type { Collection, Db } from 'mongodb';
+import type { IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
+import { isDuplicateKeyError } from '@linepack/lib/mongo';
+import type { TenantDocument } from '@linepack/lib/tenant-collection';
+import type { AnomalyProjection } from './documents';
+
+/**
+ * What analytics keeps of imported ILI runs (measurements' `ili.run.*` events) to compare a segment's runs with each
+ * other: the run, the tally rows alignment reads, how many of its features have been projected, and the comparison of
+ * the run with the one before it. The comparison's per-feature results are written on the features' own projections
+ * (`fromRun`), so an anomaly is assessed from one document.
+ */
+export const ILI_RUN_COLLECTIONS = {
+  runs: 'ili_runs',
+  /** Segments whose runs need comparing again; the comparison worker (run-comparison.ts) leases and clears them. */
+  comparisonRequests: 'ili_comparison_requests',
+} as const;
+
+export type RunComparisonState = 'PENDING' | 'COMPLETE';
+
+/** A run's comparison with the run before it on its segment (none for the segment's first run). */
+export interface RunComparisonRecord {
+  state: RunComparisonState;
+  olderRunId: string | null;
+  years: number | null;
+  matchedCount: number;
+  newFeatureCount: number;
+  unmatchedOlderCount: number;
+  weldPairCount: number;
+  unmatchedOlderWeldCount: number;
+  unmatchedNewerWeldCount: number;
+  /** Features of the run assessed with this comparison applied: the run's featureCount once COMPLETE. */
+  assessedFeatureCount: number;
+  computedAt: Date | null;
+  /** What it was computed from (older run, settings, wall): a comparison whose inputs changed is computed again. */
+  inputsKey: string | null;
+}
+
+/**
+ * One run (`_id` = the run id). A feature event can arrive before the run's own events (separate relays): it creates
+ * the document with its count only, and `status` stays absent until the run is heard of.
+ */
+export interface IliRunProjection extends TenantDocument {
+  _id: string;
+  assetId: string;
+  /** IMPORTING from ili.run.started, IMPORTED from ili.run.imported; absent while only features were heard of. */
+  status?: 'IMPORTING' | 'IMPORTED';
+  runDate?: Date;
+  discoveredAt?: Date;
+  toolTolerancePctWt?: number | null;
+  certaintyPct?: number | null;
+  featureCount?: number;
+  /** Distinct features projected so far (counted on first insert, so replays do not count twice). */
+  projectedFeatureCount?: number;
+  tally?: IliTallyRowData[];
+  comparison?: RunComparisonRecord;
+  sourceEventId?: string;
+}
+
+/** What the run comparison found for one feature of the newer run; the assessment reads its growth from here. */
+export interface RunFeatureGrowth {
+  olderRunId: string | null;
+  /** The run's discovery date (§192.933(b)): the assessment's discoveredAt and the start of its repair due date. */
+  discoveredAt: Date;
+  /** The run's tool tolerance, % of wall; null: the tenant's setting. */
+  toolTolerancePctWt: number | null;
+  matchedMeasurementId: string | null;
+  olderDepthPctWt: number | null;
+  /** Rate for remaining life, mm/year; null when the feature has no depth to grow (a dent). */
+  rateMmPerYear: number | null;
+  basis: 'MATCHED' | 'FLOOR' | null;
+  /** The depth change over the interval as measured (what the unity plot shows), mm/year. */
+  measuredRateMmPerYear: number | null;
+  lengthRateMmPerYear: number | null;
+  years: number | null;
+  /** Why this rate, in words (a new feature says it is new): added to the assessment's methodNotes. */
+  note: string;
+}
+
+/** An anomaly projection with the run comparison's result, once its run has been compared. */
+export type RunAnomalyProjection = AnomalyProjection & { fromRun?: RunFeatureGrowth | null };
+
+export interface ComparisonRequest {
+  _id: string;
+  tenantId: string;
+  assetId: string;
+  /** Bumped by every request: a segment asked for again while it was being compared is compared again. */
+  generation: number;
+  leasedUntil: Date;
+  leasedBy?: string;
+}
+
+export const requestsOf = (db: Db): Collection<ComparisonRequest> => db.collection(ILI_RUN_COLLECTIONS.comparisonRequests);
+
+/** Asks for the segment's runs to be compared (again); cheap and idempotent, so callers ask whenever a run may have changed. */
+export async function requestRunComparison(db: Db, tenantId: string, assetId: string): Promise<void> {
+  const filter = { _id: `${tenantId}:${assetId}` };
+  const update = { $inc: { generation: 1 }, $setOnInsert: { tenantId, assetId, leasedUntil: new Date(0) } };
+  try {
+    await requestsOf(db).updateOne(filter, update, { upsert: true });
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    await requestsOf(db).updateOne(filter, update);
+  }
+}
+
+export const runsOf = (db: Db): Collection<IliRunProjection> => db.collection(ILI_RUN_COLLECTIONS.runs);
+
+/** The run heard of with its import complete and every one of its features projected: it can be compared. */
+export function isComparable(run: IliRunProjection): boolean {
+  return run.status === 'IMPORTED' && run.featureCount != null && (run.projectedFeatureCount ?? 0) >= run.featureCount;
+}
+
+const PENDING_COMPARISON: RunComparisonRecord = {
+  state: 'PENDING',
+  olderRunId: null,
+  years: null,
+  matchedCount: 0,
+  newFeatureCount: 0,
+  unmatchedOlderCount: 0,
+  weldPairCount: 0,
+  unmatchedOlderWeldCount: 0,
+  unmatchedNewerWeldCount: 0,
+  assessedFeatureCount: 0,
+  computedAt: null,
+  inputsKey: null,
+};
+
+/** Projects ili.run.started: never moves an IMPORTED run back. */
+export async function projectRunStarted(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunStartedData, eventId: string): Promise<void> {
+  const { id, ...fields } = run;
+  await upsertRun(runs, { _id: id, tenantId }, { $set: { ...fields, sourceEventId: eventId } });
+  await runs.updateOne({ _id: id, tenantId, status: { $exists: false } }, { $set: { status: 'IMPORTING' } });
+  await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
+}
+
+/** Projects ili.run.imported (the run, its featureCount and tally); the same event again changes nothing. */
+export async function projectRunImported(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunImportedData, eventId: string): Promise<void> {
+  const { id, ...fields } = run;
+  await upsertRun(runs, { _id: id, tenantId }, { $set: { ...fields, status: 'IMPORTED', sourceEventId: eventId } });
+  await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
+}
+
+async function upsertRun(runs: Collection<IliRunProjection>, filter: { _id: string; tenantId: string }, update: object): Promise<void> {
+  try {
+    await runs.updateOne(filter, update, { upsert: true });
+  } catch (err) {
+    // Two batches upserting the same new run at once: the loser's insert collided; the document exists now.
+    if (!isDuplicateKeyError(err)) throw err;
+    await runs.updateOne(filter, update);
+  }
+}
+
+/** Counts newly projected features per run (documents created by the batch), creating a run heard of by features only. */
+export async function countProjectedFeatures(
+  runs: Collection<IliRunProjection>,
+  tenantId: string,
+  added: ReadonlyMap<string, { assetId: string; count: number }>,
+): Promise<IliRunProjection[]> {
+  const updated: IliRunProjection[] = [];
+  for (const [runId, { assetId, count }] of added) {
+    const filter = { _id: runId, tenantId };
+    const update = { $inc: { projectedFeatureCount: count }, $setOnInsert: { assetId } };
+    let doc: IliRunProjection | null;
+    try {
+      doc = await runs.findOneAndUpdate(filter, update, { upsert: true, returnDocument: 'after', projection: { tally: 0 } });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      doc = await runs.findOneAndUpdate(filter, update, { returnDocument: 'after', projection: { tally: 0 } });
+    }
+    if (doc) updated.push(doc);
+  }
+  return updated;
+}
+
+/** IliRun is owned by measurements; here it is only its key. */
+export interface IliRunReference {
+  id: string;
+}
+
+/** A run's comparison as the API reads it: the record and the run it belongs to. */
+export interface RunComparisonView extends RunComparisonRecord {
+  runId: string;
+  assetId: string;
+}
+
+/** One matched pair with both depths: a point of the run's unity plot. */
+export interface UnityPlotPointView {
+  olderMeasurementId: string;
+  newerMeasurementId: string;
+  olderDepthPctWt: number;
+  newerDepthPctWt: number;
+  growthRateMmPerYear: number | null;
+}

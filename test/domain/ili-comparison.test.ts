@@ -1,0 +1,273 @@
+/**
+ * ILI run comparison end to end (issue 25, "Runs are matched by odometer alone"): two generated runs of one segment
+ * (lib/ili/generator.ts) imported through the gateway as listings; analytics aligns them by girth welds, matches their
+ * features one to one and assesses the newer run's anomalies with the matched growth. The newer run is imported first,
+ * so the older one arriving later must re-evaluate it. The generator's truth (which feature of run A is which of run B,
+ * and its true growth) is what the results are checked against.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { importListing, type IliImportRequest } from '@linepack/lib/ili/client';
+import { GENERATOR_TOOL_NOISE, generateTwoRunListing, type GeneratedRun } from '@linepack/lib/ili/generator';
+import { TALLY_KINDS } from '@linepack/lib/ili/listing';
+import { writePofListingCsv } from '@linepack/lib/ili/write';
+import { until } from '@linepack/lib/testing/until';
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+
+let stack: TestStack;
+let key: string;
+let segmentId: string;
+const dir = mkdtempSync(path.join(tmpdir(), 'ili-comparison-'));
+const WALL_MM = 9.5;
+const listing = generateTwoRunListing({ features: 300, seed: 21, wallThicknessMm: WALL_MM });
+const { runA, runB, truth } = listing;
+const featuresOf = (run: GeneratedRun) => run.rows.filter((row) => !TALLY_KINDS.has(row.kind));
+/** Run B's discovery date: 120 days after its run date (§192.933(b) lets discovery come after the assessment). */
+const discoveredB = new Date(Date.parse(`${runB.runDate}T00:00:00Z`) + 120 * 86_400_000);
+
+const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
+const request = (run: GeneratedRun, discoveredAt?: Date): IliImportRequest => ({
+  gatewayUrl: stack.gatewayUrl,
+  apiKey: key,
+  file: path.join(dir, `${run.runId}.csv`),
+  assetId: segmentId,
+  run: {
+    vendor: 'Synthetic ILI Co.',
+    toolTechnologies: ['MFL'],
+    runDate: `${run.runDate}T00:00:00Z`,
+    ...(discoveredAt ? { discoveredAt: discoveredAt.toISOString() } : {}),
+  },
+  pollMs: 100,
+});
+
+const COMPARISON = `query($run: ID!) { iliRun(id: $run) { comparison { state olderRun { id } years matchedCount newFeatureCount unmatchedOlderCount
+  weldPairCount unmatchedOlderWeldCount unmatchedNewerWeldCount assessedFeatureCount computedAt } } }`;
+const comparisonOf = async (runId: string) => (await call(COMPARISON, { run: runId })).body.data?.['iliRun']?.comparison ?? null;
+
+interface Assessed {
+  measurement: { id: string; runId: string | null; odometerM: number };
+  growthBasis: string | null;
+  growthRateMmPerYear: number | null;
+  matchedMeasurementId: string | null;
+  methodNotes: string[];
+  discoveredAt: string | null;
+  repairDueAt: string | null;
+  responseCategory: string | null;
+  depthPctWt: number | null;
+}
+
+/** Every assessment of the segment, page by page. */
+async function assessments(): Promise<Assessed[]> {
+  const all: Assessed[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const { body } = await call(
+      `query($id: ID!, $after: String) { asset(id: $id) { anomalyAssessments(first: 500, after: $after) { pageInfo { hasNextPage endCursor }
+        edges { node { measurement { id runId odometerM } growthBasis growthRateMmPerYear matchedMeasurementId methodNotes discoveredAt repairDueAt
+          responseCategory depthPctWt } } } } }`,
+      { id: segmentId, after },
+    );
+    const page = body.data!['asset'].anomalyAssessments;
+    all.push(...page.edges.map((e: { node: Assessed }) => e.node));
+    if (!page.pageInfo.hasNextPage) return all;
+    after = page.pageInfo.endCursor;
+  }
+}
+
+interface Point {
+  olderMeasurement: { id: string };
+  newerMeasurement: { id: string };
+  olderDepthPctWt: number;
+  newerDepthPctWt: number;
+  growthRateMmPerYear: number | null;
+}
+
+async function unityPlot(runId: string): Promise<{ totalCount: number; points: Point[] }> {
+  const points: Point[] = [];
+  let after: string | null = null;
+  let totalCount = 0;
+  for (;;) {
+    const { body } = await call(
+      `query($run: ID!, $after: String) { iliRun(id: $run) { comparison { unityPlot(first: 200, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+        edges { node { olderMeasurement { id } newerMeasurement { id } olderDepthPctWt newerDepthPctWt growthRateMmPerYear } } } } } }`,
+      { run: runId, after },
+    );
+    const page = body.data!['iliRun'].comparison.unityPlot;
+    totalCount = page.totalCount;
+    points.push(...page.edges.map((e: { node: Point }) => e.node));
+    if (!page.pageInfo.hasNextPage) return { totalCount, points };
+    after = page.pageInfo.endCursor;
+  }
+}
+
+let runAId: string;
+let runBId: string;
+/** Measurement id -> the generator's vendorFeatureId, by run and log distance (unique to the millimetre). */
+const vendorIdOf = new Map<string, string>();
+
+beforeAll(async () => {
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
+  key = (await stack.tenantWithKey()).apiKey;
+  const gas = { regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE' };
+  const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 21', ...gas });
+  segmentId = (
+    await createAsset(stack.gatewayUrl, key, {
+      type: 'SEGMENT',
+      name: 'Line 21 · MP 0–1',
+      parentId: line.id,
+      ...gas,
+      outsideDiameterMm: 609.6,
+      wallThicknessMm: WALL_MM,
+      smysMpa: 359,
+      maopKpa: 6900,
+      classLocation: 3,
+      inHca: true,
+    })
+  ).id;
+  await writePofListingCsv(runA.rows, path.join(dir, `${runA.runId}.csv`));
+  await writePofListingCsv(runB.rows, path.join(dir, `${runB.runId}.csv`));
+}, 60_000);
+afterAll(() => stack?.stop());
+
+test('the newer run alone is compared with nothing: COMPLETE, every feature at the floor rate and saying why', async () => {
+  const imported = await importListing(request(runB, discoveredB));
+  expect(imported.state).toBe('SUCCEEDED');
+  runBId = imported.run.id;
+  const comparison = await until(
+    () => comparisonOf(runBId),
+    (c) => c?.state === 'COMPLETE',
+    60_000,
+  );
+  expect(comparison).toMatchObject({ state: 'COMPLETE', olderRun: null, matchedCount: 0, assessedFeatureCount: featuresOf(runB).length });
+  const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && a.depthPctWt != null && a.growthBasis != null);
+  expect(ofB.length).toBeGreaterThan(100);
+  for (const a of ofB) {
+    expect(a.growthBasis).toBe('FLOOR');
+    expect(a.methodNotes.join(' ')).toMatch(/no earlier imported ILI run of this segment/);
+  }
+}, 120_000);
+
+test('importing the older run afterwards compares the newer again: aligned by welds, its features MATCHED', async () => {
+  const imported = await importListing(request(runA));
+  expect(imported.state).toBe('SUCCEEDED');
+  runAId = imported.run.id;
+  const comparison = await until(
+    () => comparisonOf(runBId),
+    (c) => c?.state === 'COMPLETE' && c.olderRun?.id === runAId,
+    120_000,
+  );
+  expect(comparison).toMatchObject({ state: 'COMPLETE', olderRun: { id: runAId }, assessedFeatureCount: featuresOf(runB).length });
+  expect(comparison.years).toBeCloseTo(5, 1);
+  // Every weld both runs reported is paired (the generator's truth lists them).
+  expect(comparison.weldPairCount).toBeGreaterThanOrEqual(truth.weldPairs.length * 0.99);
+  expect(comparison.matchedCount + comparison.newFeatureCount).toBe(featuresOf(runB).length);
+  // The older run is the segment's first: compared with nothing.
+  expect(await comparisonOf(runAId)).toMatchObject({ state: 'COMPLETE', olderRun: null });
+
+  // Measurement ids to the generator's feature ids, by run and log distance.
+  const byDistance = new Map<string, string>();
+  for (const [run, rows] of [
+    ['A', featuresOf(runA)],
+    ['B', featuresOf(runB)],
+  ] as const)
+    for (const row of rows) byDistance.set(`${run}:${row.logDistanceM.toFixed(3)}`, row.vendorFeatureId!);
+  for (const a of await assessments()) {
+    const run = a.measurement.runId === runAId ? 'A' : 'B';
+    const vendorId = byDistance.get(`${run}:${a.measurement.odometerM.toFixed(3)}`);
+    if (vendorId) vendorIdOf.set(a.measurement.id, vendorId);
+  }
+  expect(vendorIdOf.size).toBe(featuresOf(runA).length + featuresOf(runB).length);
+  const matched = (await assessments()).filter((a) => a.measurement.runId === runBId && a.growthBasis === 'MATCHED');
+  expect(matched.length).toBeGreaterThan(50);
+}, 240_000);
+
+test("matches are the generator's: ≥ 95 % of its pairs recovered, ≥ 97 % of the pairs right, none many-to-one", async () => {
+  const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && a.matchedMeasurementId);
+  const olderIds = ofB.map((a) => a.matchedMeasurementId!);
+  expect(new Set(olderIds).size).toBe(olderIds.length);
+  const truePairs = new Set(truth.matches.map((m) => `${m.a}>${m.b}`));
+  const right = ofB.filter((a) => truePairs.has(`${vendorIdOf.get(a.matchedMeasurementId!)}>${vendorIdOf.get(a.measurement.id)}`));
+  expect(right.length / ofB.length).toBeGreaterThanOrEqual(0.97);
+  expect(right.length / truth.matches.length).toBeGreaterThanOrEqual(0.95);
+});
+
+test("matched growth rates agree with the generator's truth within the tool noise", async () => {
+  const { points } = await unityPlot(runBId);
+  const truthOf = new Map(truth.matches.map((m) => [`${m.a}>${m.b}`, m.trueDepthGrowthPctWtPerYear]));
+  // Each run's depth reading carries noise of sd 4 % of wall (GENERATOR_TOOL_NOISE) and is rounded to 1 %: the
+  // measured change over 5 years scatters by √2 × √(4² + 1/12) % of wall.
+  const years = 5;
+  const sdPctPerYear = (Math.SQRT2 * Math.hypot(GENERATOR_TOOL_NOISE.depthPctWtSd, Math.sqrt(1 / 12))) / years;
+  const errors: number[] = [];
+  for (const p of points) {
+    const trueRate = truthOf.get(`${vendorIdOf.get(p.olderMeasurement.id)}>${vendorIdOf.get(p.newerMeasurement.id)}`);
+    // Features the generator capped at 95 % of wall (or clamped at 99 %) grew less than their true rate says.
+    if (trueRate === undefined || p.newerDepthPctWt >= 90) continue;
+    errors.push(((p.growthRateMmPerYear! / WALL_MM) * 100 - trueRate) / sdPctPerYear);
+  }
+  expect(errors.length).toBeGreaterThan(50);
+  // Every error within 4.5 σ; their mean within 3 standard errors of zero (no bias).
+  expect(Math.max(...errors.map(Math.abs))).toBeLessThan(4.5);
+  const mean = errors.reduce((s, e) => s + e, 0) / errors.length;
+  expect(Math.abs(mean)).toBeLessThan(3 / Math.sqrt(errors.length));
+});
+
+test('features new in the newer run take the floor rate and say they are new', async () => {
+  const newInB = new Set(truth.newInB);
+  const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && newInB.has(vendorIdOf.get(a.measurement.id)!) && a.depthPctWt != null);
+  expect(ofB.length).toBeGreaterThan(3);
+  const floor = ofB.filter((a) => a.growthBasis === 'FLOOR' && a.matchedMeasurementId == null);
+  expect(floor.length / ofB.length).toBeGreaterThanOrEqual(0.9);
+  for (const a of floor) {
+    expect(a.growthRateMmPerYear).toBeCloseTo(0.3, 6);
+    expect(a.methodNotes.join(' ')).toMatch(/new feature: no match in the run of/);
+  }
+});
+
+test("the unity plot is the matched pairs with both depths, and each point is its assessment's match", async () => {
+  const { totalCount, points } = await unityPlot(runBId);
+  const all = await assessments();
+  const byId = new Map(all.map((a) => [a.measurement.id, a]));
+  // Every assessed match with both depths is a point …
+  const pairs = all.filter(
+    (a) => a.measurement.runId === runBId && a.matchedMeasurementId && a.depthPctWt != null && byId.get(a.matchedMeasurementId)?.depthPctWt != null,
+  );
+  const pointKeys = new Set(points.map((p) => `${p.olderMeasurement.id}>${p.newerMeasurement.id}`));
+  expect(totalCount).toBe(points.length);
+  expect(pairs.length).toBeGreaterThan(50);
+  for (const a of pairs) expect(pointKeys).toContain(`${a.matchedMeasurementId}>${a.measurement.id}`);
+  // … and every point is its newer feature's match, or a feature Modified B31G does not assess (a crack: no growth).
+  for (const p of points) {
+    const newer = byId.get(p.newerMeasurement.id)!;
+    if (newer.growthBasis != null) expect(newer.matchedMeasurementId).toBe(p.olderMeasurement.id);
+    expect(p.olderDepthPctWt).toBe(byId.get(p.olderMeasurement.id)!.depthPctWt);
+    expect(p.newerDepthPctWt).toBe(newer.depthPctWt);
+  }
+});
+
+/**
+ * 49 CFR 192.933(b): "Discovery of condition. Discovery of a condition occurs when an operator has adequate
+ * information about a condition to determine that the condition presents a potential threat to the integrity of the
+ * pipeline. ... An operator must promptly, but no later than 180 days after conducting an integrity assessment, obtain
+ * sufficient information about a condition to make that determination, unless the operator demonstrates that 180 days
+ * is impracticable." §192.933(d)(1): "(1) Immediate repair conditions. An operator's evaluation and remediation
+ * schedule must provide for immediate repair conditions." §192.933(d)(2): "One-year conditions. Except for conditions
+ * listed in paragraphs (d)(1) and (d)(3) of this section, an operator must remediate any of the following within one
+ * year of discovery of the condition".
+ */
+test("§192.933(b): the run's discovery date is the assessments' discoveredAt, and repair due dates count from it", async () => {
+  const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && a.responseCategory != null);
+  expect(ofB.length).toBeGreaterThan(100);
+  for (const a of ofB) expect(a.discoveredAt).toBe(discoveredB.toISOString());
+  const immediate = ofB.filter((a) => a.responseCategory === 'IMMEDIATE');
+  const oneYear = ofB.filter((a) => a.responseCategory === 'ONE_YEAR');
+  expect(immediate.length + oneYear.length).toBeGreaterThan(0);
+  for (const a of immediate) expect(a.repairDueAt).toBe(discoveredB.toISOString());
+  const yearLater = new Date(discoveredB);
+  yearLater.setUTCFullYear(yearLater.getUTCFullYear() + 1);
+  for (const a of oneYear) expect(a.repairDueAt).toBe(yearLater.toISOString());
+  // Not the run date: the older run, imported without a discovery date, is discovered on its run date.
+  const ofA = (await assessments()).filter((a) => a.measurement.runId === runAId && a.responseCategory != null);
+  for (const a of ofA) expect(a.discoveredAt).toBe(`${runA.runDate}T00:00:00.000Z`);
+});
