@@ -187,6 +187,23 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
         expect(await page.getByRole('banner').isVisible()).toBe(false);
         await shot(page, `issue27-dig-sheet-print-${size}`);
         await page.emulateMedia({ media: 'screen' });
+
+        // An anomaly of the imported run: the crew's references from its pipe tally (girth welds either side, joint).
+        const listed = await graphql<{ digList: { edges: { node: { measurement: { id: string; iliLocation: { jointNumber: number | null } | null } } }[] } }>(
+          stack.gatewayUrl,
+          '{ digList(first: 500) { edges { node { measurement { id iliLocation { jointNumber } } } } } }',
+          { apiKey: tenant.apiKey },
+        );
+        const imported = listed.body.data!.digList.edges.find((e) => e.node.measurement.iliLocation !== null);
+        expect(imported).toBeDefined();
+        await page.goto(`/digs/${imported!.node.measurement.id}`);
+        const sheet = page.getByRole('table', { name: 'Where to dig, what to expect, by when' });
+        await visible(sheet, 'the dig sheet of an imported anomaly');
+        const text = await sheet.innerText();
+        expect(text).toMatch(/Upstream girth weld\s+[\d.,]+ m upstream \(girth weld of joint \d+/);
+        expect(text).toMatch(/Downstream girth weld\s+[\d.,]+ m downstream/);
+        expect(text).toMatch(new RegExp(`Joint\\s+${imported!.node.measurement.iliLocation!.jointNumber}\\b`));
+        await checkPage(page, 'dig-sheet-imported', size);
       }
     });
   });

@@ -186,7 +186,9 @@ function MeasurementsSection({ id }: { id: string }) {
           <Status tone="muted">
             {total === 0
               ? 'No measurements have been recorded on this asset yet.'
-              : `This asset has ${formatNumber(total)} inspection record${total === 1 ? '' : 's'} but no readings to chart.`}
+              : records.length === 0
+                ? 'No readings (CP, pressure, …) to chart: the ILI features of this asset are read along the line.'
+                : `This asset has ${formatNumber(total)} inspection record${total === 1 ? '' : 's'} but no readings to chart.`}
           </Status>
         ) : (
           <>

@@ -281,7 +281,7 @@ export function DigListPage() {
                         <td>
                           <Badge value={r.responseCategory} label={r.responseCategory ? categoryLabels[r.responseCategory] : undefined} />
                         </td>
-                        <td>
+                        <td className="nowrap">
                           <Link to={`/assets/${encodeURIComponent(r.asset.id)}`}>{r.asset.name}</Link>
                         </td>
                         <td className="num">{formatNumber(r.measurement.odometerM, 1)}</td>
