@@ -1,0 +1,174 @@
+/**
+ * An ILI listing import killed with SIGKILL half-way resumes from its last committed chunk (issue 31, "Done when"): the
+ * measurements subgraph runs as a process of its own (its entry, subgraphs/measurements/src/main.ts, as a deployment
+ * starts it), a generated listing is uploaded and its import queued, the process is killed with kill -9 once the job
+ * reports half of its batches written, and a new process started on the same database. The job must be claimed again
+ * (its lease runs out), resume from the batch it had committed, and end with exactly the listing's feature and tally
+ * counts, no measurement or tally row twice.
+ *
+ * Half-way is read from the job's own progress, polled; nothing waits a fixed time, nothing asserts how long it took.
+ * ILI_RESUME_FEATURES=100000 runs it at the issue's size (the default keeps the suite's time down).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import type { Db, MongoClient } from 'mongodb';
+import { processAlive } from '@linepack/lib/infra/child-process';
+import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { generateTwoRunListing } from '@linepack/lib/ili/generator';
+import { TALLY_KINDS } from '@linepack/lib/ili/listing';
+import { writePofListingCsv } from '@linepack/lib/ili/write';
+import { ensureJobIndexes, JOBS_COLLECTION, JobStore, type JobDocument } from '@linepack/lib/jobs';
+import { MAX_BASE64_BYTES } from '@linepack/lib/scalars';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { until } from '@linepack/lib/testing/until';
+import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
+import type { IliImportCheckpoint } from '@linepack/subgraph-measurements/ili/import-job';
+import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
+import { IliStore } from '@linepack/subgraph-measurements/ili/store';
+import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+
+const FEATURES = Number(process.env['ILI_RESUME_FEATURES'] ?? 20_000);
+/** The import writes the listing 1,000 rows per batch (its checkpoint counts batches). */
+const ROWS_PER_BATCH = 1_000;
+
+jest.setTimeout(15 * 60_000);
+
+const dbPrefix = `t${randomBytes(5).toString('hex')}`;
+const tenantId = `tenant-${dbPrefix}`;
+const keys = generateInternalKeyPair();
+let mongo: MongoClient;
+let db: Db;
+let dir: string;
+const running: ChildProcess[] = [];
+
+/** The measurements subgraph as its own process; its output is kept for the job's log lines. */
+function startMeasurementsProcess(): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'subgraphs/measurements/src/main.ts')], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LINEPACK_DB_PREFIX: dbPrefix,
+      INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so kill -9 reaches whatever it started too.
+    detached: true,
+  });
+  running.push(child);
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  return { child, output: () => output };
+}
+
+/** The job runner's "job started" log lines, as JSON. */
+const jobStarts = (output: string) =>
+  output
+    .split('\n')
+    .filter((line) => line.includes('"job started"'))
+    .map((line) => JSON.parse(line) as { attempt: number; resumedFrom: number | null });
+
+beforeAll(async () => {
+  mongo = await connectMongo(process.env['MONGODB_URI']!);
+  db = mongo.db(databaseName(dbPrefix, 'measurements'));
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ili-resume-'));
+});
+
+afterAll(async () => {
+  for (const child of running) if (child.pid && processAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
+  await mongo?.db(databaseName(dbPrefix, 'measurements')).dropDatabase();
+  await mongo?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half-way resumes from its last chunk to exactly the listing's counts`, async () => {
+  const { runA } = generateTwoRunListing({ features: FEATURES, seed: 31 });
+  const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
+  const tallyItems = runA.rows.length - features;
+  const batches = Math.ceil(runA.rows.length / ROWS_PER_BATCH);
+  const file = path.join(dir, 'run-a.csv');
+  await writePofListingCsv(runA.rows, file);
+  const bytes = await readFile(file);
+
+  // Uploaded and queued as startIliImport does for a client (the gateway's part is tested in test/domain/ili-import.test.ts).
+  await ensureIliIndexes(db);
+  await ensureJobIndexes(db);
+  const ili = new IliStore(db, tenantId);
+  const upload = await ili.createUpload({
+    fileName: 'run-a.csv',
+    format: 'CSV',
+    sizeBytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  });
+  for (let index = 0, offset = 0; offset < bytes.length; index++, offset += MAX_BASE64_BYTES)
+    await ili.appendPart(upload._id, index, bytes.subarray(offset, offset + MAX_BASE64_BYTES));
+  const queued = await startIliImport(
+    {
+      uploadId: upload._id,
+      assetId: 'segment-1',
+      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
+    },
+    { ili, jobs: new JobStore(db), assetRefs: null },
+  );
+  const jobs = db.collection<JobDocument<Record<string, unknown>, IliImportCheckpoint>>(JOBS_COLLECTION);
+  const job = () => jobs.findOne({ _id: queued._id });
+
+  const first = startMeasurementsProcess();
+  const halfWay = await until(
+    job,
+    (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED' || (j?.checkpoint?.batchesWritten ?? 0) >= batches / 2,
+    10 * 60_000,
+    20,
+  );
+  process.kill(-first.child.pid!, 'SIGKILL');
+  await until(
+    async () => processAlive(first.child.pid!),
+    (alive) => !alive,
+    10_000,
+    20,
+  );
+  const atKill = (await job())!;
+  // Killed in the middle of writing, not before it started nor after it ended.
+  expect(halfWay?.state).toBe('RUNNING');
+  expect(atKill.state).toBe('RUNNING');
+  expect(atKill.checkpoint!.batchesWritten).toBeGreaterThanOrEqual(batches / 2);
+  expect(atKill.checkpoint!.batchesWritten).toBeLessThan(batches);
+  expect(jobStarts(first.output())).toEqual([expect.objectContaining({ attempt: 1, resumedFrom: null })]);
+
+  const second = startMeasurementsProcess();
+  // Claimed again once the dead runner's lease has run out; a guard against a hang, not a measurement.
+  const finished = await until(job, (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED', 10 * 60_000, 200);
+  expect({ state: finished?.state, failure: finished?.failure }).toEqual({ state: 'SUCCEEDED', failure: null });
+  expect(finished!.attempts).toBe(2);
+  expect(finished!.counts).toEqual({ rows: runA.rows.length, features, tallyItems, rejectedRows: 0 });
+  // The second runner started from the checkpoint committed before the kill (its progress, in rows), not from row 1.
+  expect(jobStarts(second.output())).toEqual([expect.objectContaining({ attempt: 2, resumedFrom: atKill.progress.done })]);
+  expect(atKill.progress.done).toBeGreaterThan(0);
+
+  // Exactly the listing: every feature once as a measurement of the run, every tally row once.
+  const measurements = db.collection(MEASUREMENTS_COLLECTION);
+  expect(await measurements.countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
+  const repeatedKeys = await measurements
+    .aggregate([{ $match: { tenantId, runId: queued.input.runId } }, { $group: { _id: '$idempotencyKey', n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }])
+    .toArray();
+  expect(repeatedKeys).toEqual([]);
+  const tally = db.collection(ILI_COLLECTIONS.tally);
+  expect(await tally.countDocuments({ tenantId, runId: queued.input.runId })).toBe(tallyItems);
+  const repeatedRows = await tally
+    .aggregate([{ $match: { tenantId, runId: queued.input.runId } }, { $group: { _id: '$rowNumber', n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }])
+    .toArray();
+  expect(repeatedRows).toEqual([]);
+  expect(await ili.run(queued.input.runId)).toMatchObject({ status: 'COMPLETE', featureCount: features, tallyItemCount: tallyItems });
+
+  const exited = new Promise((resolve) => (second.child.exitCode !== null ? resolve(null) : second.child.once('exit', resolve)));
+  second.child.kill('SIGTERM');
+  await exited;
+});
