@@ -342,7 +342,7 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
               </p>
             </>
           ) : null}
-          <UnityPlot runs={complete} current={run} />
+          {withCategory ? <UnityPlot current={run} /> : null}
         </>
       ) : null}
     </section>
