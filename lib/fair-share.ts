@@ -70,6 +70,11 @@ export class FairShare {
     return this.canStartNow(tenantId) || (this.waiting.get(tenantId)?.length ?? 0) < this.maxQueuedPerTenant;
   }
 
+  /** Pieces of `tenantId` waiting now. */
+  queuedFor(tenantId: string): number {
+    return this.waiting.get(tenantId)?.length ?? 0;
+  }
+
   /** Pieces of `tenantId` running now. */
   runningFor(tenantId: string): number {
     return this.runningOf.get(tenantId) ?? 0;

@@ -226,9 +226,9 @@ export function costPlugin(rateLimiter: TieredRateLimiter, expensiveOperations?:
           }
           const { credential } = contextValue;
           const expensive = expensiveOperations?.isExpensive(cost) ? expensiveOperations : null;
-          if (expensive && !expensive.hasRoomFor(credential.tenantId)) {
+          if (expensive && !expensive.hasRoomFor(credential.tenantId, contextValue.deadline.at - Date.now())) {
             rateLimitDecisions.inc({ tier: credential.tier, decision: 'concurrency_limited' });
-            throw expensive.refusal();
+            throw expensive.refusal(credential.tenantId);
           }
           const budget = await rateLimiter.consumeCost(credential.rateLimitKey, credential.tier, cost);
           if (!budget.allowed) {

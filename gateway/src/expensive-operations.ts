@@ -49,7 +49,7 @@ export class ExpensiveOperations {
   constructor(readonly limits: ExpensiveOperationLimits = expensiveOperationLimits) {
     this.share = new FairShare(limits.slots, limits.perTenantQueued, {
       maxRunningPerTenant: limits.perTenantRunning,
-      refusal: () => this.refusal(),
+      refusal: (tenantId) => this.refusal(tenantId),
     });
   }
 
@@ -57,9 +57,16 @@ export class ExpensiveOperations {
     return cost >= this.limits.minCost;
   }
 
-  /** Whether the tenant may queue one more expensive operation now; ask before spending its cost budget on it. */
-  hasRoomFor(tenantId: string): boolean {
-    return this.share.hasRoomFor(tenantId);
+  /**
+   * Whether the tenant may queue one more expensive operation now; ask before spending its cost budget on it. Not
+   * when its queue is full, nor when the operations ahead of it would, at the recent average duration, outlast the
+   * request's `remainingMs`: it is refused with a Retry-After now instead of waiting for a 504 at its deadline.
+   */
+  hasRoomFor(tenantId: string, remainingMs = Infinity): boolean {
+    if (!this.share.hasRoomFor(tenantId)) return false;
+    const ahead = this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
+    const turnsBefore = Math.floor(ahead / this.limits.perTenantRunning);
+    return turnsBefore * this.averageMs < remainingMs;
   }
 
   /**
@@ -92,15 +99,16 @@ export class ExpensiveOperations {
   }
 
   /**
-   * The refusal names the limit, and its Retry-After is when the queue will likely have room again: the queued
-   * operations ahead, run `perTenantRunning` at a time, at the recent average duration.
+   * The refusal names the limit, and its Retry-After is when the tenant's turn would likely come: the operations ahead
+   * of it, run `perTenantRunning` at a time, at the recent average duration.
    */
-  refusal() {
+  refusal(tenantId: string) {
     const { minCost, perTenantRunning, perTenantQueued } = this.limits;
-    const seconds = Math.max(1, Math.ceil(((perTenantQueued / perTenantRunning) * this.averageMs) / 1000));
+    const ahead = this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
+    const seconds = Math.max(1, Math.ceil((Math.max(1, ahead / perTenantRunning) * this.averageMs) / 1000));
     return requestError(
       'RATE_LIMITED',
-      `your tenant has ${perTenantRunning} expensive ${perTenantRunning === 1 ? 'operation' : 'operations'} (cost ${minCost.toLocaleString('en')} or more) running and ${perTenantQueued} waiting, the most this gateway runs or queues for one tenant; retry in ${seconds} s, or ask for less at once`,
+      `your tenant's expensive operations (cost ${minCost.toLocaleString('en')} or more) run ${perTenantRunning} at a time in this gateway with at most ${perTenantQueued} waiting; ${ahead} are running or waiting now, so this one would wait too long: retry in ${seconds} s, or ask for less at once`,
       { retryAfterSeconds: seconds, limit: { name: 'expensiveOperationsPerTenant', running: perTenantRunning, queued: perTenantQueued, minCost } },
       { 'Retry-After': String(seconds) },
     );

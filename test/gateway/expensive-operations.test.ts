@@ -11,7 +11,7 @@
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { metricsRegistry } from '@linepack/lib/metrics';
 import { until } from '@linepack/lib/testing/until';
-import { expensiveOperationLimits } from '@linepack/gateway/expensive-operations';
+import { ExpensiveOperations, expensiveOperationLimits } from '@linepack/gateway/expensive-operations';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 jest.setTimeout(120_000);
@@ -76,7 +76,9 @@ test("one tenant's expensive operations run one at a time, four wait, the next i
       code: 'RATE_LIMITED',
       limit: { name: 'expensiveOperationsPerTenant', running: perTenantRunning, queued: perTenantQueued, minCost: expensiveOperationLimits.minCost },
     });
-    expect(refused.body.errors?.[0]?.message).toMatch(/1 expensive operation \(cost 10,000 or more\) running and 4 waiting/);
+    expect(refused.body.errors?.[0]?.message).toMatch(
+      /\(cost 10,000 or more\) run 1 at a time in this gateway with at most 4 waiting; 5 are running or waiting/,
+    );
     // Cheap operations take no slot: one is not refused (it waits for the stopped database like any other read).
     const cheap = graphql(stack.gatewayUrl, CHEAP, { apiKey: a });
 
@@ -96,4 +98,18 @@ test("one tenant's expensive operations run one at a time, four wait, the next i
   const statuses = (await answers).map((res) => res.status);
   expect(statuses).toEqual(statuses.map(() => 200));
   expect(await gauge()).toEqual({ running: 0, waiting: 0 });
+});
+
+test("an operation whose turn would come after its request's deadline is refused now, with a Retry-After, not left to time out", async () => {
+  const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
+  const release = await operations.admit('A');
+  // One of A's is running, at the assumed 2 s until one has been timed: a request with 1 s left would not get its turn.
+  expect(operations.hasRoomFor('A', 1_000)).toBe(false);
+  expect(operations.hasRoomFor('A', 60_000)).toBe(true);
+  // Nothing of B's is ahead of B's.
+  expect(operations.hasRoomFor('B', 1_000)).toBe(true);
+  const refusal = operations.refusal('A');
+  expect(refusal.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2, http: { status: 429, headers: new Map([['Retry-After', '2']]) } });
+  release();
+  expect(operations.hasRoomFor('A', 1_000)).toBe(true);
 });
