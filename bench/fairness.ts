@@ -1,18 +1,27 @@
 /**
- * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import]`: does one tenant's heaviest legal
+ * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import] [-- --features 100000]`: does one tenant's heaviest legal
  * work stall another tenant? (issue 31)
  *
  * Tenant B (enterprise, so it can sample 20 times a second) reads a 50-asset page one request at a time, and asks
  * `/auth/introspect` about its key every 250 ms (the auth service's own budget: it must never answer 503). Phases:
  *   baseline      B alone;
  *   batches       tenant A (pro) sends 10,000-item recordMeasurements back to back, fresh keys each time;
- *   query         A sends the most expensive query the cost limit allows, from 4 connections;
- *   import        A imports a generated 100,000-feature ILI listing as a job (when the ILI import exists);
+ *   query         A sends the most expensive query the cost limit allows, from 4 connections (the gateway runs one
+ *                 of a tenant's expensive operations at a time and queues 4: gateway/src/expensive-operations.ts);
+ *   import        A imports a generated 100,000-feature ILI listing (`--features`) through the API as the CLI does
+ *                 (upload in parts, startIliImport, poll the job); the phase lasts from the first part to the job's end;
  *   recovery      B alone again.
  * Prints B's p50/p99 per phase as ratios to its baseline in the same run, B's failures, the auth probe's answers and
  * how A's requests were answered. Target: B's p99 ≤ 3× baseline, 0 failures for B, auth never 503.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { importListing, type IliImportResult } from '@linepack/lib/ili/client';
+import { generateTwoRunListing } from '@linepack/lib/ili/generator';
+import { TALLY_KINDS } from '@linepack/lib/ili/listing';
+import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { createAsset, graphql } from '../test/support/stack';
 import { describeAnswers, graphqlRequest, printPhases, sampleFor, slowestPerSecond, startNeighbour, withBenchStack, type Sample } from './neighbour';
 
@@ -42,10 +51,35 @@ const EXPENSIVE_QUERY = JSON.stringify({
   query: '{ assets(first: 500) { totalCount edges { node { id name measurements(first: 240) { totalCount edges { node { id value observedAt } } } } } } }',
 });
 
+/** A generated listing in the POF layout the importer reads by default, and how many features and tally rows it has. */
+async function generatedListing(dir: string, features: number): Promise<{ file: string; features: number; tallyItems: number; runDate: string }> {
+  const { runA } = generateTwoRunListing({ features, seed: 31 });
+  const file = path.join(dir, 'fairness-run.csv');
+  await writePofListingCsv(runA.rows, file);
+  const featureRows = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
+  return { file, features: featureRows, tallyItems: runA.rows.length - featureRows, runDate: `${runA.runDate}T00:00:00Z` };
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, phases: { type: 'string', default: 'batches,query' } } });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '20' },
+      phases: { type: 'string', default: 'batches,query,import' },
+      features: { type: 'string', default: '100000' },
+    },
+  });
   const seconds = Number(values.seconds);
   const phases = new Set(values.phases.split(','));
+  const listingDir = await mkdtemp(path.join(os.tmpdir(), 'bench-fairness-'));
+  try {
+    await measure(seconds, phases, Number(values.features), listingDir);
+  } finally {
+    await rm(listingDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(seconds: number, phases: ReadonlySet<string>, importFeatures: number, listingDir: string): Promise<void> {
+  const listing = phases.has('import') ? await generatedListing(listingDir, importFeatures) : null;
   await withBenchStack({ credentialCacheTtlSeconds: 30 }, async (stack) => {
     const b = await stack.tenantWithKey({ tier: 'ENTERPRISE', name: 'tenant B' });
     // A's plan allows an enterprise key for seeding (seeding is not what is measured); A's measured key is pro.
@@ -72,9 +106,10 @@ async function main(): Promise<void> {
     const read = JSON.stringify({ query: '{ assets(first: 50) { totalCount edges { node { id name type status } } } }' });
     const bFor = (ms: number) => sampleFor(stack.gatewayUrl, () => graphqlRequest(b.apiKey, read), ms);
     const introspectUrl = new URL('/auth/introspect', stack.gatewayUrl).toString();
-    const authProbe = (ms: number) => sampleFor(introspectUrl, () => ({ method: 'GET', headers: { authorization: `Bearer ${b.apiKey}` } }), ms, 250);
-    const phase = async (ms: number): Promise<{ b: Sample[]; auth: Sample[] }> => {
-      const [bSamples, auth] = await Promise.all([bFor(ms), authProbe(ms)]);
+    const authProbe = (ms: number | (() => boolean)) =>
+      sampleFor(introspectUrl, () => ({ method: 'GET', headers: { authorization: `Bearer ${b.apiKey}` } }), ms, 250);
+    const phase = async (ms: number | (() => boolean)): Promise<{ b: Sample[]; auth: Sample[] }> => {
+      const [bSamples, auth] = await Promise.all([sampleFor(stack.gatewayUrl, () => graphqlRequest(b.apiKey, read), ms), authProbe(ms)]);
       return { b: bSamples, auth };
     };
 
@@ -90,6 +125,27 @@ async function main(): Promise<void> {
     };
     if (phases.has('batches')) await loaded(`A: ${BATCH_ITEMS.toLocaleString('en')}-item batches back to back`, [batchBody(aAssets)], 1);
     if (phases.has('query')) await loaded('A: the most expensive legal query ×4', [EXPENSIVE_QUERY], 4);
+    let imported: { result: IliImportResult; ms: number } | null = null;
+    if (listing) {
+      const name = `A: a ${importFeatures.toLocaleString('en')}-feature ILI import`;
+      console.log(`${name}, from its first part to the job's end…`);
+      let finished = false;
+      const started = performance.now();
+      const importing = importListing({
+        gatewayUrl: stack.gatewayUrl,
+        apiKey: a.apiKey,
+        file: listing.file,
+        assetId: aAssets[0]!,
+        run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: listing.runDate },
+        // Within the pro tier's 300 requests a minute.
+        pollMs: 1_000,
+      }).finally(() => (finished = true));
+      const [samples, result] = await Promise.all([phase(() => finished), importing]);
+      imported = { result, ms: performance.now() - started };
+      results.push([name, samples, null]);
+      if (result.state !== 'SUCCEEDED' || result.counts.features !== listing.features || result.counts.tallyItems !== listing.tallyItems)
+        throw new Error(`the import did not store the listing: ${JSON.stringify({ ...result, errors: result.errors.slice(0, 3) })}`);
+    }
     console.log('Recovery: B alone again for 5 s…');
     results.push(['B alone, after', await phase(5_000), null]);
 
@@ -107,6 +163,11 @@ async function main(): Promise<void> {
           ([name, samples, answers]) =>
             `${name}: B's slowest per second (ms) ${slowestPerSecond(samples.b)}; auth probe ${authAnswers(samples.auth)}${answers ? `; A answered ${describeAnswers(answers)}` : ''}`,
         ),
+        ...(imported
+          ? [
+              `The import stored ${imported.result.counts.features.toLocaleString('en')} features and ${imported.result.counts.tallyItems.toLocaleString('en')} tally items in ${(imported.ms / 1000).toFixed(1)} s (upload, check, write).`,
+            ]
+          : []),
         'Ratios compare phases of this run only. Target: B p99 ≤ 3× baseline, 0 failed for B, the auth probe never 503.',
       ],
     );

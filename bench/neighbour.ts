@@ -37,11 +37,12 @@ export const graphqlRequest = (key: string, body: string): RequestInit => ({
   body,
 });
 
-/** One request at a time with `pauseMs` between them, for `ms`. */
-export async function sampleFor(url: string, init: () => RequestInit, ms: number, pauseMs = 50): Promise<Sample[]> {
+/** One request at a time with `pauseMs` between them, for `ms`, or until `done` when a function is given. */
+export async function sampleFor(url: string, init: () => RequestInit, ms: number | (() => boolean), pauseMs = 50): Promise<Sample[]> {
   const samples: Sample[] = [];
   const begin = performance.now();
-  while (performance.now() < begin + ms) {
+  const more = typeof ms === 'number' ? () => performance.now() < begin + ms : () => !ms();
+  while (more()) {
     const at = performance.now() - begin;
     samples.push({ ...(await send(url, init())), at });
     await new Promise((r) => setTimeout(r, pauseMs));
