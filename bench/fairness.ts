@@ -17,6 +17,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { importListing, type IliImportResult } from '@linepack/lib/ili/client';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
@@ -108,14 +109,18 @@ async function measure(seconds: number, phases: ReadonlySet<string>, importFeatu
     const introspectUrl = new URL('/auth/introspect', stack.gatewayUrl).toString();
     const authProbe = (ms: number | (() => boolean)) =>
       sampleFor(introspectUrl, () => ({ method: 'GET', headers: { authorization: `Bearer ${b.apiKey}` } }), ms, 250);
-    const phase = async (ms: number | (() => boolean)): Promise<{ b: Sample[]; auth: Sample[] }> => {
+    // The stack runs in this process: how long its event loop was held shows whether B waited for CPU here or for the database.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const phase = async (ms: number | (() => boolean)): Promise<{ b: Sample[]; auth: Sample[]; loopMaxMs: number }> => {
+      loopDelay.reset();
       const [bSamples, auth] = await Promise.all([sampleFor(stack.gatewayUrl, () => graphqlRequest(b.apiKey, read), ms), authProbe(ms)]);
-      return { b: bSamples, auth };
+      return { b: bSamples, auth, loopMaxMs: loopDelay.max / 1e6 };
     };
 
     await bFor(3_000); // warm-up
     console.log(`Baseline: tenant B alone for ${seconds} s…`);
-    const results: [string, { b: Sample[]; auth: Sample[] }, Map<number, number> | null][] = [['B alone (baseline)', await phase(seconds * 1000), null]];
+    const results: [string, Awaited<ReturnType<typeof phase>>, Map<number, number> | null][] = [['B alone (baseline)', await phase(seconds * 1000), null]];
     const loaded = async (name: string, bodies: string[], connections: number) => {
       console.log(`${name} for ${seconds} s…`);
       const neighbour = startNeighbour(stack.gatewayUrl, a.apiKey, bodies, connections);
@@ -161,7 +166,7 @@ async function measure(seconds: number, phases: ReadonlySet<string>, importFeatu
         '',
         ...results.map(
           ([name, samples, answers]) =>
-            `${name}: B's slowest per second (ms) ${slowestPerSecond(samples.b)}; auth probe ${authAnswers(samples.auth)}${answers ? `; A answered ${describeAnswers(answers)}` : ''}`,
+            `${name}: B's slowest per second (ms) ${slowestPerSecond(samples.b)}; event loop held up to ${samples.loopMaxMs.toFixed(0)} ms; auth probe ${authAnswers(samples.auth)}${answers ? `; A answered ${describeAnswers(answers)}` : ''}`,
         ),
         ...(imported
           ? [
