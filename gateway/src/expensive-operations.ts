@@ -66,7 +66,8 @@ export class ExpensiveOperations {
     if (!this.share.hasRoomFor(tenantId)) return false;
     const ahead = this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
     const turnsBefore = Math.floor(ahead / this.limits.perTenantRunning);
-    return turnsBefore * this.averageMs < remainingMs;
+    // Nothing ahead: it starts at once (a request already past its deadline is answered 504 by deadline.ts, not here).
+    return turnsBefore === 0 || turnsBefore * this.averageMs < remainingMs;
   }
 
   /**

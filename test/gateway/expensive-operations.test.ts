@@ -106,8 +106,9 @@ test("an operation whose turn would come after its request's deadline is refused
   // One of A's is running, at the assumed 2 s until one has been timed: a request with 1 s left would not get its turn.
   expect(operations.hasRoomFor('A', 1_000)).toBe(false);
   expect(operations.hasRoomFor('A', 60_000)).toBe(true);
-  // Nothing of B's is ahead of B's.
+  // Nothing of B's is ahead of B's, even for a request out of time (its deadline answers it, with a 504).
   expect(operations.hasRoomFor('B', 1_000)).toBe(true);
+  expect(operations.hasRoomFor('B', -5)).toBe(true);
   const refusal = operations.refusal('A');
   expect(refusal.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2, http: { status: 429, headers: new Map([['Retry-After', '2']]) } });
   release();
