@@ -35,16 +35,21 @@ export const runKeyOf = (a: Pick<AnomalyProjection, 'runId' | 'observedAt'>): st
  * The clusters of more than one member among `anomalies` (any mix of runs of one asset), keyed by member id. Lone
  * anomalies are absent: they are assessed on their own dimensions.
  */
+export type ClusterableAnomaly = Pick<
+  AnomalyProjection,
+  '_id' | 'runId' | 'observedAt' | 'featureType' | 'odometerM' | 'stationM' | 'clockDeg' | 'depthPctWt' | 'lengthMm' | 'widthMm'
+>;
+
 export function clustersOf(
   asset: Pick<AssetProjection, 'outsideDiameterMm' | 'wallThicknessMm'>,
-  anomalies: readonly AnomalyProjection[],
+  anomalies: readonly ClusterableAnomaly[],
   rule: InteractionRule,
 ): Map<string, ClusterMembership> {
   const memberships = new Map<string, ClusterMembership>();
   const od = asset.outsideDiameterMm;
   const t = asset.wallThicknessMm;
   if (od == null || t == null || !(od > 0) || !(t > 0)) return memberships;
-  const byRun = new Map<string, AnomalyProjection[]>();
+  const byRun = new Map<string, ClusterableAnomaly[]>();
   for (const a of anomalies) {
     if (!CLUSTERED_FEATURES.has(a.featureType) || a.depthPctWt == null || a.lengthMm == null || a.clockDeg == null) continue;
     if (a.odometerM == null && a.stationM == null) continue;

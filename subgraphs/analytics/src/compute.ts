@@ -3,6 +3,8 @@ import { modelVersionOf, modifiedB31G, resolveFlowStress, type FlowStressMethod 
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
+import type { InteractionRule } from './model/interaction';
+import { clusterNote } from './clusters';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
 import { requestRunComparison, runsOf, type IliRunProjection, type RunAnomalyProjection } from './ili-runs';
 import { DigRecordReader, NO_DIG_RECORDS, type AnomalyDigRecords } from './integrity/anomaly-records';
@@ -42,6 +44,8 @@ export interface TenantSettings {
   clockToleranceDeg: number;
   floorRateMmPerYear: number;
   flowStress: FlowStressMethod;
+  /** How interacting metal loss of an imported run is clustered (model/interaction.ts cites each rule). */
+  interaction: InteractionRule;
 }
 
 export function settingsOf(doc: SettingsDocument | null): TenantSettings {
@@ -51,6 +55,11 @@ export function settingsOf(doc: SettingsDocument | null): TenantSettings {
     clockToleranceDeg: doc?.clockToleranceDeg ?? DEFAULT_GROWTH_SETTINGS.clockToleranceDeg,
     floorRateMmPerYear: doc?.floorRateMmPerYear ?? DEFAULT_GROWTH_SETTINGS.floorRateMmPerYear,
     flowStress: doc?.flowStress ?? 'SMYS_PLUS_69_MPA',
+    interaction: {
+      name: doc?.interactionRule ?? 'ASME_B31G_3T',
+      ...(doc?.interactionAxialGapMm != null ? { axialGapMm: doc.interactionAxialGapMm } : {}),
+      ...(doc?.interactionCircumferentialGapMm != null ? { circumferentialGapMm: doc.interactionCircumferentialGapMm } : {}),
+    },
   };
 }
 
@@ -187,11 +196,17 @@ export class Analyzer {
       };
       settings = { ...settings, toolTolerancePctWt: 0 };
     }
+    // A member of a cluster of interacting metal loss is assessed as the cluster's box (clusters.ts), unless the crew
+    // has measured it in the ditch: then the measurement stands.
+    const cluster = !field && a.fromRun?.cluster && (a.featureType === 'METAL_LOSS' || a.featureType == null) ? a.fromRun.cluster : null;
+    // The anomaly's own depth stays what the assessment reports as its depth; the box's is in the figures and notes.
+    const ownDepthPctWt = a.depthPctWt;
+    if (cluster) a = { ...a, depthPctWt: cluster.maxDepthPctWt, lengthMm: cluster.lengthMm, widthMm: cluster.widthMm };
     const base = {
       _id: a._id,
       tenantId: a.tenantId,
       assetId: a.assetId,
-      depthPctWt: a.depthPctWt,
+      depthPctWt: ownDepthPctWt,
       // §192.933(b): an imported run's conditions are discovered on the run's discovery date, not the day the tool ran.
       discoveredAt: a.fromRun?.discoveredAt ?? a.observedAt,
       computedAt: now,
@@ -203,6 +218,8 @@ export class Analyzer {
       depthSource: field ? ('FIELD' as const) : ('TOOL' as const),
       fieldResultId: field?._id ?? null,
       runId: a.runId,
+      cluster,
+      clusterMember: cluster != null && cluster.leadId !== a._id,
     };
     const notAssessed = (why: string): AssessmentDocument => ({
       ...base,
@@ -310,7 +327,7 @@ export class Analyzer {
       remainingLifeYears: life.years,
       remainingLifeLimit: life.limit,
       // The fallback (and SMTS cap) of the tenant's method, then the figures' own caps; a cap named by both once.
-      methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? []), ...(a.fromRun ? [a.fromRun.note] : [])])],
+      methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? []), ...(a.fromRun ? [a.fromRun.note] : []), ...(cluster ? [clusterNote(cluster)] : [])])],
       modelVersion: `${withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
     };
   }

@@ -1,4 +1,6 @@
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
+import type { ClusterMembership } from './clusters';
+import type { InteractionRuleName } from './model/interaction';
 
 /**
  * The analytics database (`<prefix>_analytics`): projections of other subgraphs' entities, fed by
@@ -164,6 +166,10 @@ export interface AssessmentDocument extends TenantDocument {
   /** TOOL (the ILI call, with tool tolerance) or FIELD (a field result's measurement, no tool tolerance). */
   depthSource?: 'TOOL' | 'FIELD';
   fieldResultId?: string | null;
+  /** The cluster of interacting anomalies it is assessed as (clusters.ts); absent or null when it stands alone. */
+  cluster?: ClusterMembership | null;
+  /** True for a cluster member that is not its lead: the dig list shows a cluster once, by its lead. */
+  clusterMember?: boolean;
   /** The ILI run the anomaly was reported by, when it came from an imported run. */
   runId?: string | null;
   /** The anomaly's feature type, so the segment's risk can name its dents; absent on older results. */
@@ -195,6 +201,9 @@ export interface SettingsDocument {
   clockToleranceDeg?: number;
   floorRateMmPerYear?: number;
   flowStress?: 'SMYS_PLUS_69_MPA' | 'SMYS_TIMES_1_1' | 'MEAN_OF_SMYS_AND_SMTS';
+  interactionRule?: InteractionRuleName;
+  interactionAxialGapMm?: number;
+  interactionCircumferentialGapMm?: number;
 }
 
 export interface AssetReference {

@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
+import type { ClusterMembership } from './clusters';
 import type { AnomalyProjection } from './documents';
 
 /**
@@ -75,6 +76,8 @@ export interface RunFeatureGrowth {
   years: number | null;
   /** Why this rate, in words (a new feature says it is new): added to the assessment's methodNotes. */
   note: string;
+  /** The cluster of interacting metal loss of its run it belongs to, under the tenant's rule; null when alone. */
+  cluster?: ClusterMembership | null;
 }
 
 /** An anomaly projection with the run comparison's result, once its run has been compared. */

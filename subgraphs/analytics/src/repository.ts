@@ -103,6 +103,8 @@ export class AnalyticsRepository {
     if (filter.dueBefore) dueBounds['$lt'] = filter.dueBefore < NO_DUE_DATE ? filter.dueBefore : NO_DUE_DATE;
     if (Object.keys(dueBounds).length > 0) base.dueSort = dueBounds;
     if (!filter.includeRepaired) base.status = { $ne: 'REPAIRED' };
+    // A cluster is one dig: listed once, by its lead (the deepest member); the others are on its dig sheet.
+    base.clusterMember = { $ne: true };
     const assetIds = await this.assetScope(filter.pipelineId ?? null, filter.inHca ?? null);
     if (assetIds) base.assetId = { $in: assetIds };
     const cursor = decodeCursor(after, digCursor);

@@ -14,6 +14,7 @@ import {
   type ComparisonRequest,
   type RunFeatureGrowth,
 } from './ili-runs';
+import { clustersOf } from './clusters';
 import type { AlignableRun } from './model/alignment';
 import { compareRuns, DEFAULT_RUN_COMPARISON_SETTINGS, pairGrowth, type MatchableRow, type RunComparisonSettings } from './model/matching';
 
@@ -86,7 +87,17 @@ export class RunComparer {
 
   private inputsKey(context: BatchContext, asset: AssetProjection, run: IliRunProjection, older: IliRunProjection | null): string {
     const { odometerToleranceM, clockToleranceDeg, floorRateMmPerYear, toolTolerancePctWt } = context.settings;
-    return JSON.stringify([older?._id ?? null, odometerToleranceM, clockToleranceDeg, floorRateMmPerYear, toolTolerancePctWt, asset.wallThicknessMm]);
+    const { interaction } = context.settings;
+    return JSON.stringify([
+      older?._id ?? null,
+      odometerToleranceM,
+      clockToleranceDeg,
+      floorRateMmPerYear,
+      toolTolerancePctWt,
+      asset.wallThicknessMm,
+      asset.outsideDiameterMm,
+      interaction,
+    ]);
   }
 
   private comparisonSettings(context: BatchContext, asset: AssetProjection, run: IliRunProjection): RunComparisonSettings {
@@ -262,6 +273,25 @@ export class RunComparer {
     }
     const unplacedNote = `no log distance to place it by, so it cannot be matched: the floor rate ${floor} mm/year applies`;
     for (const f of newer.unplaced) growth.set(f._id, { ...base, ...floorGrowth(unplacedNote) });
+    // Interacting metal loss of this run, under the tenant's rule: each member is assessed as its cluster's box.
+    const clusterable = newer.rows
+      .filter((row) => row.vendorFeatureId != null)
+      .map((row) => ({
+        _id: row.vendorFeatureId!,
+        runId: run._id,
+        observedAt: run.runDate!,
+        featureType: row.kind,
+        odometerM: row.logDistanceM,
+        stationM: null,
+        clockDeg: row.clockDeg,
+        depthPctWt: row.depthPctWt,
+        lengthMm: row.lengthMm,
+        widthMm: row.widthMm,
+      }));
+    for (const [id, membership] of clustersOf(asset, clusterable, context.settings.interaction)) {
+      const g = growth.get(id);
+      if (g) g.cluster = membership;
+    }
 
     // The rows are no longer needed: only the growth per feature is kept while writing and reassessing.
     const ids = [...growth.keys()].sort();

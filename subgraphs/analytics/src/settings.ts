@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import type { Logger } from '@linepack/lib/logger';
-import { validateInput } from '@linepack/lib/validation';
+import { invalidInput, validateInput } from '@linepack/lib/validation';
 import { Analyzer, settingsOf, type TenantSettings } from './compute';
 import { ANALYTICS_COLLECTIONS, type SettingsDocument } from './documents';
 
@@ -14,6 +14,9 @@ const settingsInput = z.object({
   clockToleranceDeg: range(0, 180, '°'),
   floorRateMmPerYear: range(0, 10, 'mm/year'),
   flowStress: z.enum(['SMYS_PLUS_69_MPA', 'SMYS_TIMES_1_1', 'MEAN_OF_SMYS_AND_SMTS']).nullish(),
+  interactionRule: z.enum(['ASME_B31G_3T', 'POF_6T', 'SPACING']).nullish(),
+  interactionAxialGapMm: range(0, 1000, 'mm'),
+  interactionCircumferentialGapMm: range(0, 1000, 'mm'),
 });
 
 /**
@@ -48,6 +51,13 @@ export class TenantSettingsStore {
     }
     const update = { ...(Object.keys(set).length > 0 ? { $set: set } : {}), ...(Object.keys(unset).length > 0 ? { $unset: unset } : {}) };
     if (Object.keys(update).length === 0) return this.get();
+    // SPACING without its two limits would leave the rule undefined: refused, naming what is missing, before any write.
+    const current = await this.settings.findOne({ _id: this.tenantId });
+    const after = { ...current, ...set, ...Object.fromEntries(Object.keys(unset).map((k) => [k, undefined])) } as Partial<SettingsDocument>;
+    if (after.interactionRule === 'SPACING') {
+      const missing = (['interactionAxialGapMm', 'interactionCircumferentialGapMm'] as const).filter((f) => after[f] == null);
+      if (missing.length > 0) throw invalidInput(missing.map((f) => ({ field: `input.${f}`, message: 'is required for the SPACING interaction rule' })));
+    }
     const doc = await this.settings.findOneAndUpdate({ _id: this.tenantId }, update, { upsert: true, returnDocument: 'after' });
     const tenantId = this.tenantId;
     new Analyzer(this.db)

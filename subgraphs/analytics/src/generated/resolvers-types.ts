@@ -37,6 +37,12 @@ export type AnalyticsSettings = {
   floorRateMmPerYear: Scalars['Float']['output'];
   /** The flow stress Modified B31G uses (default SMYS_PLUS_69_MPA). */
   flowStress: FlowStressMethod;
+  /** SPACING only: the largest axial edge-to-edge gap that still interacts, mm; null otherwise. */
+  interactionAxialGapMm: Maybe<Scalars['Float']['output']>;
+  /** SPACING only: the largest circumferential edge-to-edge gap (arc at the outside diameter) that still interacts, mm. */
+  interactionCircumferentialGapMm: Maybe<Scalars['Float']['output']>;
+  /** How interacting metal loss of an imported ILI run is clustered (default ASME_B31G_3T). */
+  interactionRule: InteractionRule;
   /** How far apart along the pipe two runs' features may be and still match, metres (default 1). */
   odometerToleranceM: Scalars['Float']['output'];
   /** ILI tool depth tolerance added to every reported depth, % of wall (default 10: the usual ±10 % at 80 % certainty). */
@@ -51,6 +57,12 @@ export type AnalyticsSettingsInput = {
   floorRateMmPerYear?: InputMaybe<Scalars['Float']['input']>;
   /** The flow stress method. */
   flowStress?: InputMaybe<FlowStressMethod>;
+  /** 0–1000 mm; SPACING only. */
+  interactionAxialGapMm?: InputMaybe<Scalars['Float']['input']>;
+  /** 0–1000 mm; SPACING only. */
+  interactionCircumferentialGapMm?: InputMaybe<Scalars['Float']['input']>;
+  /** The interaction rule; SPACING needs both gaps. */
+  interactionRule?: InputMaybe<InteractionRule>;
   /** 0–100 m. */
   odometerToleranceM?: InputMaybe<Scalars['Float']['input']>;
   /** 0–50 % of wall. */
@@ -70,6 +82,12 @@ export type AnomalyAssessment = {
   asset: Asset;
   /** Why the category applies, in words a reviewer can check. */
   categoryReason: Maybe<Scalars['String']['output']>;
+  /**
+   * The cluster of interacting metal loss of its run it is assessed as (the tenant's interaction rule), null when it
+   * stands alone. Every member carries the cluster's figures; the dig list shows the cluster once, by its lead, and a
+   * repair of any member covers the whole cluster.
+   */
+  cluster: Maybe<AnomalyCluster>;
   /** When this result was computed. */
   computedAt: Scalars['DateTime']['output'];
   /** Depth as reported, % of wall. */
@@ -161,6 +179,25 @@ export type AnomalyAssessmentFilter = {
   assessable?: InputMaybe<Scalars['Boolean']['input']>;
   /** Assessments in this response category. */
   responseCategory?: InputMaybe<ResponseCategory>;
+};
+
+/** Interacting metal-loss anomalies of one ILI run, assessed as one feature: the box around them at the deepest depth. */
+export type AnomalyCluster = {
+  __typename?: 'AnomalyCluster';
+  /** The deepest member: the cluster's row on the dig list. */
+  lead: Measurement;
+  /** The box's axial length, mm: from the first member's upstream end to the last member's downstream end. */
+  lengthMm: Scalars['Float']['output'];
+  /** The deepest member's reported depth, % of wall: the depth the box is assessed at. */
+  maxDepthPctWt: Scalars['Float']['output'];
+  /** How many members. */
+  memberCount: Scalars['Int']['output'];
+  /** Every member, the lead included. */
+  members: Array<Measurement>;
+  /** The interaction rule that grouped them. */
+  rule: InteractionRule;
+  /** The box's circumferential width at the outside diameter, mm. */
+  widthMm: Scalars['Float']['output'];
 };
 
 /** Whether an anomaly still needs a response. */
@@ -426,6 +463,18 @@ export type IliUnityPlotPoint = {
   /** The feature in the older run. */
   olderMeasurement: Measurement;
 };
+
+/**
+ * When two metal-loss anomalies of a run interact (their edge-to-edge gaps are within both limits) and are assessed as
+ * one cluster. Sources in the README (ILI cycle: interaction).
+ */
+export type InteractionRule =
+  /** 3 × wall thickness axially and circumferentially (ASME B31G as summarised in an ASME IPC 2012 paper's abstract). */
+  | 'ASME_B31G_3T'
+  /** 6 × wall thickness axially and circumferentially (the Pipeline Operators Forum 6t box, POF 100). */
+  | 'POF_6T'
+  /** The tenant's own limits: interactionAxialGapMm and interactionCircumferentialGapMm. */
+  | 'SPACING';
 
 export type Measurement = {
   __typename?: 'Measurement';
@@ -959,6 +1008,7 @@ export type ResolversTypes = ResolversObject<{
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   AnomalyAssessmentEdge: ResolverTypeWrapper<Omit<AnomalyAssessmentEdge, 'node'> & { node: ResolversTypes['AnomalyAssessment'] }>;
   AnomalyAssessmentFilter: AnomalyAssessmentFilter;
+  AnomalyCluster: ResolverTypeWrapper<Omit<AnomalyCluster, 'lead' | 'members'> & { lead: ResolversTypes['Measurement'], members: Array<ResolversTypes['Measurement']> }>;
   AnomalyStatus: AnomalyStatus;
   Asset: ResolverTypeWrapper<AssetReference>;
   CountByResponseCategory: ResolverTypeWrapper<CountByResponseCategory>;
@@ -977,6 +1027,7 @@ export type ResolversTypes = ResolversObject<{
   IliUnityPlotConnection: ResolverTypeWrapper<Omit<IliUnityPlotConnection, 'edges'> & { edges: Array<ResolversTypes['IliUnityPlotEdge']> }>;
   IliUnityPlotEdge: ResolverTypeWrapper<Omit<IliUnityPlotEdge, 'node'> & { node: ResolversTypes['IliUnityPlotPoint'] }>;
   IliUnityPlotPoint: ResolverTypeWrapper<UnityPlotPointView>;
+  InteractionRule: InteractionRule;
   Measurement: ResolverTypeWrapper<MeasurementReference>;
   ModifiedB31GAssessment: ResolverTypeWrapper<ModifiedB31GAssessment>;
   ModifiedB31GInput: ModifiedB31GInput;
@@ -1013,6 +1064,7 @@ export type ResolversParentTypes = ResolversObject<{
   Int: Scalars['Int']['output'];
   AnomalyAssessmentEdge: Omit<AnomalyAssessmentEdge, 'node'> & { node: ResolversParentTypes['AnomalyAssessment'] };
   AnomalyAssessmentFilter: AnomalyAssessmentFilter;
+  AnomalyCluster: Omit<AnomalyCluster, 'lead' | 'members'> & { lead: ResolversParentTypes['Measurement'], members: Array<ResolversParentTypes['Measurement']> };
   Asset: AssetReference;
   CountByResponseCategory: CountByResponseCategory;
   CountByRiskBand: CountByRiskBand;
@@ -1063,6 +1115,9 @@ export type AnalyticsSettingsResolvers<ContextType = SubgraphContext, ParentType
   clockToleranceDeg?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   floorRateMmPerYear?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   flowStress?: Resolver<ResolversTypes['FlowStressMethod'], ParentType, ContextType>;
+  interactionAxialGapMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  interactionCircumferentialGapMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  interactionRule?: Resolver<ResolversTypes['InteractionRule'], ParentType, ContextType>;
   odometerToleranceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   toolTolerancePctWt?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;
@@ -1071,6 +1126,7 @@ export type AnomalyAssessmentResolvers<ContextType = SubgraphContext, ParentType
   assessable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   asset?: Resolver<ResolversTypes['Asset'], ParentType, ContextType>;
   categoryReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  cluster?: Resolver<Maybe<ResolversTypes['AnomalyCluster']>, ParentType, ContextType>;
   computedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   depthPctWt?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   depthSource?: Resolver<ResolversTypes['DepthSource'], ParentType, ContextType>;
@@ -1111,6 +1167,16 @@ export type AnomalyAssessmentConnectionResolvers<ContextType = SubgraphContext, 
 export type AnomalyAssessmentEdgeResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['AnomalyAssessmentEdge'] = ResolversParentTypes['AnomalyAssessmentEdge']> = ResolversObject<{
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   node?: Resolver<ResolversTypes['AnomalyAssessment'], ParentType, ContextType>;
+}>;
+
+export type AnomalyClusterResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['AnomalyCluster'] = ResolversParentTypes['AnomalyCluster']> = ResolversObject<{
+  lead?: Resolver<ResolversTypes['Measurement'], ParentType, ContextType>;
+  lengthMm?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxDepthPctWt?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  members?: Resolver<Array<ResolversTypes['Measurement']>, ParentType, ContextType>;
+  rule?: Resolver<ResolversTypes['InteractionRule'], ParentType, ContextType>;
+  widthMm?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;
 
 export type AssetResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Asset'] = ResolversParentTypes['Asset'], FederationReferenceType extends FederationReferenceTypes['Asset'] = FederationReferenceTypes['Asset']> = ResolversObject<{
@@ -1301,6 +1367,7 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   AnomalyAssessment?: AnomalyAssessmentResolvers<ContextType>;
   AnomalyAssessmentConnection?: AnomalyAssessmentConnectionResolvers<ContextType>;
   AnomalyAssessmentEdge?: AnomalyAssessmentEdgeResolvers<ContextType>;
+  AnomalyCluster?: AnomalyClusterResolvers<ContextType>;
   Asset?: AssetResolvers<ContextType>;
   CountByResponseCategory?: CountByResponseCategoryResolvers<ContextType>;
   CountByRiskBand?: CountByRiskBandResolvers<ContextType>;

@@ -89,6 +89,7 @@ export class DigRecordStore {
     const stored = await this.repairs.findOne({ idempotencyKey: values.idempotencyKey });
     if (stored) return stored;
     const asset = await this.assetOfAnomalies(values.measurementIds, (i) => `input.measurementIds[${i}]`);
+    const measurementIds = await this.withClusterMembers(values.measurementIds);
     const doc: Keyed<RepairDocument> = {
       _id: randomUUID(),
       tenantId: this.tenantId,
@@ -96,14 +97,25 @@ export class DigRecordStore {
       assetId: asset._id,
       repairType: values.repairType,
       repairedAt: values.repairedAt,
-      measurementIds: values.measurementIds,
+      measurementIds,
       notes: values.notes || null,
       recordedBy: recorderOf(identity),
       recordedAt: new Date(),
     };
     const kept = await this.insertOnce(this.repairs, doc);
-    await this.reassess(asset._id, values.measurementIds);
+    await this.reassess(asset._id, measurementIds);
     return kept;
+  }
+
+  /**
+   * The anomalies named and every other member of their clusters: a cluster is dug, assessed and repaired as one
+   * feature, so a repair recorded against one of its anomalies (the lead the dig list shows) covers all of them.
+   */
+  private async withClusterMembers(measurementIds: readonly string[]): Promise<string[]> {
+    const named = await this.assessments.find({ _id: { $in: [...measurementIds] } }, { projection: { cluster: 1 } }).toArray();
+    const covered = new Set(measurementIds);
+    for (const a of named) for (const id of a.cluster?.memberIds ?? []) covered.add(id);
+    return [...covered];
   }
 
   /** A reduction changes no assessment: the anomaly stays due (the reduction is temporary); the dig list shows it. */

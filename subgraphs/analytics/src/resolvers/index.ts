@@ -1,5 +1,6 @@
 import { DateTimeScalar } from '@linepack/lib/scalars';
 import type { Resolvers } from '../generated/resolvers-types';
+import { AnalyticsSettings } from './AnalyticsSettings';
 import { AnomalyAssessment } from './AnomalyAssessment';
 import { Asset } from './Asset';
 import { FieldResult } from './FieldResult';
@@ -21,6 +22,7 @@ export const resolvers: Resolvers = {
   Measurement,
   PipelineSummary,
   AnomalyAssessment,
+  AnalyticsSettings,
   RiskRegisterEntry,
   FieldResult,
   Repair,
