@@ -58,6 +58,7 @@ beforeAll(async () => {
       inHca: true,
     })
   ).id;
+  await stack.knownToMeasurements(segmentId);
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'digs-')), 'run.csv');
   await writePofListingCsv(listing, file);
   const result = await importListing({

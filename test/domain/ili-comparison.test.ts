@@ -125,6 +125,7 @@ beforeAll(async () => {
       inHca: true,
     })
   ).id;
+  await stack.knownToMeasurements(segmentId);
   await writePofListingCsv(runA.rows, path.join(dir, `${runA.runId}.csv`));
   await writePofListingCsv(runB.rows, path.join(dir, `${runB.runId}.csv`));
 }, 60_000);

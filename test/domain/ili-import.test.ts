@@ -40,6 +40,7 @@ beforeAll(async () => {
   key = (await stack.tenantWithKey()).apiKey;
   const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 7' });
   segmentId = (await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: 'Line 7 · MP 0–10', parentId: line.id })).id;
+  await stack.knownToMeasurements(segmentId);
   await writePofListingCsv(listing.runA.rows, path.join(dir, 'run-a.csv'));
   await writePofListingXlsx(listing.runB.rows, path.join(dir, 'run-b.xlsx'));
 });

@@ -92,6 +92,7 @@ beforeAll(async () => {
   ({ apiKey: key, tenantId } = await stack.tenantWithKey());
   const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 25' });
   segmentId = (await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: 'Line 25 · MP 0–2', parentId: line.id })).id;
+  await stack.knownToMeasurements(segmentId);
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'ili-location-')), 'run.csv');
   await writePofListingCsv(rows, file);
   const result = await importListing({

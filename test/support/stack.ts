@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { CommandStartedEvent, MongoClient } from 'mongodb';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { JOBS_COLLECTION } from '@linepack/lib/jobs';
+import { until } from '@linepack/lib/testing/until';
+import { ASSET_REFS_COLLECTION } from '@linepack/subgraph-measurements/asset-refs';
 import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
 import { canonicalScopes, type Scope } from '@linepack/lib/scopes';
 import type { Tier } from '@linepack/subgraph-auth/documents';
@@ -15,6 +17,12 @@ export interface TestStack extends RunningStack {
   tenantWithKey(options?: { scopes?: readonly string[]; tier?: Tier; name?: string }): Promise<{ tenantId: string; apiKey: string; keyId: string }>;
   /** Another key in an existing tenant. */
   keyFor(tenantId: string, scopes: readonly string[], tier?: Tier): Promise<string>;
+  /**
+   * Resolves once the measurements subgraph has projected the asset from its asset.upserted event: until then it
+   * refuses the asset's id (measurements, ILI imports), as it would for a client that writes the moment it created it.
+   * Immediate on a stack without Redis, which checks no asset ids.
+   */
+  knownToMeasurements(assetId: string): Promise<void>;
 }
 
 /** Every scope but admin:*, from the vocabulary the SDL declares. */
@@ -47,6 +55,17 @@ export async function startTestStack(overrides: Partial<StackOptions> = {}): Pro
     mongo,
     authStore,
     keyFor,
+    async knownToMeasurements(assetId) {
+      // Without Redis there are no asset events, and measurements checks no asset ids (asset-refs.ts).
+      if (!overrides.redisUrl) return;
+      const refs = mongo.db(databaseName(dbPrefix, 'measurements')).collection<{ _id: string }>(ASSET_REFS_COLLECTION);
+      const ref = await until(
+        () => refs.findOne({ _id: assetId }),
+        (found) => found != null,
+        30_000,
+      );
+      if (!ref) throw new Error(`the measurements subgraph has not heard of asset ${assetId} (no asset.upserted projected)`);
+    },
     async tenantWithKey(options = {}) {
       const tier = options.tier ?? 'ENTERPRISE';
       const tenant = await authStore.createTenant({ name: options.name ?? `tenant ${dbPrefix}`, tier });
@@ -99,7 +118,6 @@ export async function createAsset(url: string, apiKey: string, input: Record<str
   return res.body.data.createAsset;
 }
 
-/** The MongoDB commands a service's own client sends while `work` runs (the driver's command monitoring). */
 /**
  * The commands a client sent while `work` ran. The job runner's polling of its jobs collection is left out: it runs on
  * its own timer, whatever the request, and would make a count of a request's queries depend on timing.
