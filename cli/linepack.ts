@@ -214,6 +214,8 @@ async function rebuild(name: string, tenantId: string | null): Promise<{ events:
   const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
   const redis = createRedisClient(redisUrl(), logger);
   try {
+    // The client fails fast rather than queueing (lib/redis.ts): a replay that starts before it has connected fails.
+    await redisReady(redis, 10_000);
     return await mod.subgraph.rebuild({ db: client.db(databaseName(dbPrefix(), name)), dbPrefix: dbPrefix(), redis, tenantId, logger });
   } finally {
     redis.disconnect();
