@@ -1,0 +1,202 @@
+/**
+ * One ILI cycle end to end, at the size issue 25's "done when" names: a generated two-run listing of 20,000 features
+ * per run (lib/ili/generator.ts), each imported from XLSX through the CLI (`linepack ili import`), is aligned and
+ * matched (≥ 99 % of the generator's matches recovered, none many-to-one), its growth rates agree with the generator's
+ * truth within the tool noise, the dig list is exported as CSV through the CLI (`linepack digs list --csv`), and a
+ * repair recorded for the worst anomaly takes it off the dig list and off the segment's risk.
+ *
+ * Tool noise: the generator sizes depth with sd 4 % of wall per run (GENERATOR_TOOL_NOISE), so the measured rate of a
+ * true pair over Δt years has sd √2 · 4 / Δt % of wall per year around its true rate.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
+import { GENERATOR_TOOL_NOISE, generateTwoRunListing, type GeneratedRun } from '@linepack/lib/ili/generator';
+import { TALLY_KINDS } from '@linepack/lib/ili/listing';
+import { writePofListingXlsx } from '@linepack/lib/ili/write';
+import { until } from '@linepack/lib/testing/until';
+import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+
+const FEATURES = 20_000;
+const WALL_MM = 9.5;
+const listing = generateTwoRunListing({ features: FEATURES, seed: 2511, wallThicknessMm: WALL_MM });
+const { runA, runB, truth } = listing;
+const dir = mkdtempSync(path.join(tmpdir(), 'ili-cycle-'));
+
+let stack: TestStack;
+let key: string;
+let segmentId: string;
+const runIds: Record<string, string> = {};
+
+const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
+const cli = (...args: string[]) =>
+  promisify(execFile)(process.execPath, ['bin/linepack.cjs', ...args, '--url', stack.gatewayUrl], {
+    env: { ...process.env, LINEPACK_API_KEY: key },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+
+/** Measurement id -> generator vendorFeatureId, placed by run and log distance (unique to the millimetre per run). */
+const vendorIdOf = new Map<string, string>();
+const byRunAndPosition = new Map<string, string>();
+for (const run of [runA, runB])
+  for (const row of run.rows) if (!TALLY_KINDS.has(row.kind)) byRunAndPosition.set(`${run.runId}@${row.logDistanceM.toFixed(3)}`, row.vendorFeatureId!);
+const generatorRunOf = (runId: string) => (runId === runIds[runA.runId] ? runA.runId : runB.runId);
+function remember(m: { id: string; runId: string; odometerM: number }): string {
+  const vendorId = byRunAndPosition.get(`${generatorRunOf(m.runId)}@${m.odometerM.toFixed(3)}`);
+  if (!vendorId) throw new Error(`measurement ${m.id} at ${m.odometerM} m matches no generated row`);
+  vendorIdOf.set(m.id, vendorId);
+  return vendorId;
+}
+
+async function importWithCli(run: GeneratedRun): Promise<void> {
+  const file = path.join(dir, `${run.runId}.xlsx`);
+  await writePofListingXlsx(run.rows, file);
+  const { stdout } = await cli(
+    'ili',
+    'import',
+    file,
+    '--asset',
+    segmentId,
+    '--vendor',
+    'Synthetic ILI Co.',
+    '--tools',
+    'MFL',
+    '--run-date',
+    run.runDate,
+    '--json',
+  );
+  const result = JSON.parse(stdout) as { state: string; run: { id: string }; counts: { features: number } };
+  expect(result).toMatchObject({ state: 'SUCCEEDED', counts: { features: run.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length } });
+  runIds[run.runId] = result.run.id;
+}
+
+interface Point {
+  olderMeasurement: { id: string; runId: string; odometerM: number };
+  newerMeasurement: { id: string; runId: string; odometerM: number };
+  olderDepthPctWt: number;
+  newerDepthPctWt: number;
+}
+
+async function unityPlot(runId: string): Promise<Point[]> {
+  const points: Point[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const { body } = await call(
+      `query($run: ID!, $after: String) { iliRun(id: $run) { comparison { unityPlot(first: 500, after: $after) { pageInfo { hasNextPage endCursor }
+        edges { node { olderMeasurement { id runId odometerM } newerMeasurement { id runId odometerM } olderDepthPctWt newerDepthPctWt } } } } } }`,
+      { run: runId, after },
+    );
+    expect(body.errors).toBeUndefined();
+    const page = body.data!['iliRun'].comparison.unityPlot;
+    points.push(...page.edges.map((e: { node: Point }) => e.node));
+    if (!page.pageInfo.hasNextPage) return points;
+    after = page.pageInfo.endCursor;
+  }
+}
+
+const RISK = 'query($id: ID!) { asset(id: $id) { risk { likelihood consequence score drivers } } }';
+
+beforeAll(async () => {
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
+  key = (await stack.tenantWithKey()).apiKey;
+  const gas = { regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE' };
+  const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 2511', ...gas });
+  segmentId = (
+    await createAsset(stack.gatewayUrl, key, {
+      type: 'SEGMENT',
+      name: 'Line 2511 · MP 0–31',
+      parentId: line.id,
+      ...gas,
+      outsideDiameterMm: 609.6,
+      wallThicknessMm: WALL_MM,
+      smysMpa: 359,
+      maopKpa: 6900,
+      classLocation: 2,
+      inHca: true,
+    })
+  ).id;
+  await stack.knownToMeasurements(segmentId);
+}, 60_000);
+afterAll(() => stack?.stop());
+
+test('two 20,000-feature XLSX listings imported through the CLI are aligned: ≥ 99 % of the true matches, none many-to-one', async () => {
+  await importWithCli(runA);
+  await importWithCli(runB);
+  const comparison = await until(
+    async () =>
+      (await call('query($r: ID!) { iliRun(id: $r) { comparison { state olderRun { id } matchedCount } } }', { r: runIds[runB.runId] })).body.data?.['iliRun']
+        ?.comparison,
+    (c) => c?.state === 'COMPLETE' && c.olderRun?.id === runIds[runA.runId],
+    1_200_000,
+    1_000,
+  );
+  expect(comparison).toMatchObject({ state: 'COMPLETE', olderRun: { id: runIds[runA.runId] } });
+
+  const points = await unityPlot(runIds[runB.runId]!);
+  // One to one: no feature of either run in two pairs.
+  expect(new Set(points.map((p) => p.olderMeasurement.id)).size).toBe(points.length);
+  expect(new Set(points.map((p) => p.newerMeasurement.id)).size).toBe(points.length);
+  const found = new Set(points.map((p) => `${remember(p.olderMeasurement)}>${remember(p.newerMeasurement)}`));
+  const recovered = truth.matches.filter((m) => found.has(`${m.a}>${m.b}`));
+  // The unity plot holds the pairs with both depths; the truth's pairs all have depths except dents.
+  const depthOfB = new Map(runB.rows.map((r) => [r.vendorFeatureId, r.depthPctWt]));
+  const truthWithDepths = truth.matches.filter((m) => depthOfB.get(m.b) != null);
+  expect(recovered.length / truthWithDepths.length).toBeGreaterThanOrEqual(0.99);
+
+  // Growth: the measured rate of every recovered pair against its true rate, in sd of the two runs' sizing noise.
+  const years = (Date.parse(runB.runDate) - Date.parse(runA.runDate)) / (365.25 * 86_400_000);
+  const sd = (Math.SQRT2 * GENERATOR_TOOL_NOISE.depthPctWtSd) / years;
+  const pointByPair = new Map(points.map((p) => [`${vendorIdOf.get(p.olderMeasurement.id)}>${vendorIdOf.get(p.newerMeasurement.id)}`, p]));
+  const standardised = recovered.map((m) => {
+    const p = pointByPair.get(`${m.a}>${m.b}`)!;
+    return ((p.newerDepthPctWt - p.olderDepthPctWt) / years - m.trueDepthGrowthPctWtPerYear) / sd;
+  });
+  // Depths are listed to 1 % of wall and clipped at the tool's threshold, so allow a little beyond the normal tails.
+  expect(standardised.filter((z) => Math.abs(z) <= 4).length / standardised.length).toBeGreaterThanOrEqual(0.995);
+  const bias = standardised.reduce((s, z) => s + z, 0) / standardised.length;
+  expect(Math.abs(bias)).toBeLessThan(0.1);
+}, 1_500_000);
+
+test('the dig list exports as CSV through the CLI, soonest due first; a repair of the worst anomaly takes it off the list and the risk', async () => {
+  const { stdout } = await cli('digs', 'list', '--pipeline', segmentId, '--csv');
+  const rows = parse(stdout, { columns: true, bom: true }) as Record<string, string>[];
+  const { body } = await call(
+    'query($p: ID!) { digList(filter: { pipelineId: $p }, first: 1) { totalCount edges { node { measurement { id } responseCategory repairDueAt } } } }',
+    {
+      p: segmentId,
+    },
+  );
+  const list = body.data!['digList'];
+  expect(rows.length).toBe(list.totalCount);
+  expect(rows.length).toBeGreaterThan(0);
+  const dueColumn = Object.keys(rows[0]!).find((c) => /due/i.test(c))!;
+  const dues = rows.map((r) => r[dueColumn]!);
+  expect(dues).toEqual([...dues].sort());
+  const worst = list.edges[0].node;
+  expect(worst.responseCategory).toBe('IMMEDIATE');
+
+  const before = (await call(RISK, { id: segmentId })).body.data!['asset'].risk;
+  const immediateCount = (drivers: string[]) =>
+    Number(/^(\d+) IMMEDIATE anomal/.exec(drivers.find((d) => /IMMEDIATE anomal/.test(d)) ?? '0 IMMEDIATE anomal')![1]);
+  const repaired = await call(
+    `mutation($ids: [ID!]!, $at: DateTime!) { recordRepair(input: { idempotencyKey: "worst-cut-out", repairType: CUT_OUT, repairedAt: $at, measurementIds: $ids }) {
+      measurements { id } } }`,
+    { ids: [worst.measurement.id], at: new Date(Date.now() - 60_000).toISOString() },
+  );
+  expect(repaired.body.errors).toBeUndefined();
+  const covered: string[] = repaired.body.data!['recordRepair'].measurements.map((m: { id: string }) => m.id);
+
+  const after = await call('query($p: ID!) { digList(filter: { pipelineId: $p }, first: 1) { totalCount edges { node { measurement { id } } } } }', {
+    p: segmentId,
+  });
+  expect(after.body.data!['digList'].totalCount).toBe(list.totalCount - 1);
+  expect(after.body.data!['digList'].edges[0].node.measurement.id).not.toBe(worst.measurement.id);
+  const risk = (await call(RISK, { id: segmentId })).body.data!['asset'].risk;
+  // The segment's likelihood counts one fewer IMMEDIATE anomaly (a cluster's members, when the worst is a cluster),
+  // and its score cannot rise: the register reads the repair at once.
+  expect(immediateCount(risk.drivers)).toBe(immediateCount(before.drivers) - covered.length);
+  expect(risk.score).toBeLessThanOrEqual(before.score);
+}, 300_000);
