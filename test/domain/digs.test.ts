@@ -9,6 +9,7 @@
  * Every record asserts "at once": the mutation's answer is already true, so nothing below waits after a record.
  */
 import { until } from '@linepack/lib/testing/until';
+import { effectiveArea } from '@linepack/subgraph-analytics/model/rstreng';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -234,6 +235,92 @@ describe('field results', () => {
       },
     });
     expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'MONITORED', fieldResult: { measuredDepthPctWt: 20 } });
+  });
+});
+
+describe('field results with a river-bottom profile', () => {
+  // RSTRENG's effective area (ASME B31G-2012 level 2; the method itself is tested in
+  // subgraphs/analytics/test/model/rstreng.test.ts): here, that a profile measured in the ditch is what is assessed.
+  it('are assessed with the effective-area method instead of the 0.85·d·L box', async () => {
+    const { apiKey } = await stack.tenantWithKey();
+    const call = caller(apiKey);
+    const line = await pipeline(apiKey, 'River line');
+    const seg = await segment(apiKey, 'River · MP 0–1', line.id, { classLocation: 3, inHca: true });
+    const ids = await anomalies(call, [{ key: 'r-pit', assetId: seg.id, depthPctWt: 60, lengthMm: 200 }]);
+    // A laser scan along the deepest path: deep at two spots, shallow between (t = 9.5 mm).
+    const profile = [
+      { axialPositionMm: 0, depthMm: 0 },
+      { axialPositionMm: 20, depthMm: 2 },
+      { axialPositionMm: 50, depthMm: 5.5 },
+      { axialPositionMm: 80, depthMm: 3 },
+      { axialPositionMm: 120, depthMm: 5 },
+      { axialPositionMm: 160, depthMm: 1 },
+      { axialPositionMm: 200, depthMm: 0 },
+    ];
+    const RECORD = `mutation($i: FieldResultInput!) { recordFieldResult(input: $i) { id profile { axialPositionMm depthMm } } }`;
+    const recorded = await call(RECORD, {
+      i: {
+        idempotencyKey: 'scan-1',
+        measurementId: ids['r-pit'],
+        examinedAt: '2026-04-10T00:00:00Z',
+        method: 'LASER_SCAN',
+        measuredDepthPctWt: 57.9,
+        measuredLengthMm: 200,
+        profile,
+      },
+    });
+    expect(recorded.body.errors).toBeUndefined();
+    expect(recorded.body.data!['recordFieldResult'].profile).toEqual(profile);
+    const assessed = await call(
+      `query($id: ID!) { measurement(id: $id) { assessment { failurePressureKpa safePressureKpa depthSource methodNotes modelVersion } } }`,
+      {
+        id: ids['r-pit'],
+      },
+    );
+    const a = assessed.body.data!['measurement'].assessment;
+    const expected = effectiveArea({
+      outsideDiameterMm: 610,
+      wallThicknessMm: 9.5,
+      smysMpa: 359,
+      regulation: 'CFR_192',
+      classLocation: 3,
+      maopKpa: 6900,
+      profile: profile.map((p) => ({ axialMm: p.axialPositionMm, depthMm: p.depthMm })),
+    });
+    if (!expected.applicable) throw new Error('the profile should be assessable');
+    expect(a.failurePressureKpa).toBeCloseTo(expected.failurePressureKpa, 6);
+    expect(a.depthSource).toBe('FIELD');
+    expect(a.modelVersion).toMatch(/^rstreng-effective-area\//);
+    expect(a.methodNotes.join(' ')).toMatch(/RSTRENG effective-area method over the field river-bottom profile \(7 points/);
+    // The box (57.9 % over 200 mm, Modified B31G) is more conservative than the profile's effective area.
+    const box = await call(
+      `{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 5.5, defectLengthMm: 200, classLocation: 3, maopKpa: 6900 }) { failurePressureKpa } }`,
+    );
+    expect(a.failurePressureKpa).toBeGreaterThan(box.body.data!['modifiedB31G'].failurePressureKpa);
+
+    const bad = await call(RECORD, {
+      i: {
+        idempotencyKey: 'scan-bad',
+        measurementId: ids['r-pit'],
+        examinedAt: '2026-04-10T00:00:00Z',
+        method: 'LASER_SCAN',
+        measuredDepthPctWt: 57.9,
+        profile: [profile[0], profile[2], profile[1]],
+      },
+    });
+    expect(bad.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+    expect(JSON.stringify(bad.body.errors)).toMatch(/input\.profile\[2\]\.axialPositionMm.*must be beyond the previous point/);
+    const throughWall = await call(RECORD, {
+      i: {
+        idempotencyKey: 'scan-deep',
+        measurementId: ids['r-pit'],
+        examinedAt: '2026-04-10T00:00:00Z',
+        method: 'LASER_SCAN',
+        measuredDepthPctWt: 57.9,
+        profile: [profile[0], { axialPositionMm: 30, depthMm: 9.5 }],
+      },
+    });
+    expect(JSON.stringify(throughWall.body.errors)).toMatch(/input\.profile\[1\]\.depthMm.*less than the segment's wall thickness/);
   });
 });
 

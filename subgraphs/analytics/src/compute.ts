@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { modelVersionOf, modifiedB31G, resolveFlowStress, type FlowStressMethod } from './model/b31g';
+import { designPressureOf, modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
+import { effectiveArea, type ProfilePoint } from './model/rstreng';
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
@@ -119,6 +120,46 @@ const NO_FIGURES = {
   remainingLifeLimit: null,
   methodNotes: [],
 };
+
+/**
+ * A field-measured river-bottom profile assessed with RSTRENG's effective area (model/rstreng.ts), with the same cap as
+ * Modified B31G (the safe pressure never above the design pressure); null when the method does not apply (deeper than
+ * 80 % of the wall: Modified B31G's own answer, not applicable, stands).
+ */
+function effectiveAreaOfProfile(
+  pipe: Omit<B31GInput, 'defectDepthMm' | 'defectLengthMm'>,
+  profile: readonly ProfilePoint[],
+): {
+  failurePressureKpa: number;
+  safePressureKpa: number;
+  erf: number | null;
+  failurePressureRatio: number | null;
+  notes: string[];
+  modelVersion: string;
+} | null {
+  const result = effectiveArea({ ...pipe, profile });
+  if (!result.applicable) return null;
+  const notes = [
+    `assessed with the RSTRENG effective-area method over the field river-bottom profile (${profile.length} points; governing sub-length ${result.critical.lengthMm.toFixed(0)} mm)`,
+  ];
+  const design = designPressureOf(pipe);
+  let safe = result.safePressureKpa;
+  if (safe > design) {
+    notes.push(
+      `the safe pressure ${safe.toFixed(0)} kPa is capped at the design pressure 2·SMYS·t/D × F = ${design.toFixed(0)} kPa (§192.105 / §195.106, E = T = 1)`,
+    );
+    safe = design;
+  }
+  const maop = pipe.maopKpa ?? null;
+  return {
+    failurePressureKpa: result.failurePressureKpa,
+    safePressureKpa: safe,
+    erf: maop != null ? maop / safe : null,
+    failurePressureRatio: result.failurePressureRatio,
+    notes,
+    modelVersion: result.modelVersion,
+  };
+}
 
 /**
  * Recomputes assessments and risk from the projections. Anomalies are assessed when they arrive (with
@@ -279,7 +320,9 @@ export class Analyzer {
     const tolerant = depthWithTolerance(a.depthPctWt!, settings.toolTolerancePctWt);
     const withTolerance = modifiedB31G({ ...pipe, defectDepthMm: (tolerant / 100) * t });
     const nominal = modifiedB31G({ ...pipe, defectDepthMm: (a.depthPctWt! / 100) * t });
-    const figures = withTolerance.applicable ? withTolerance : null;
+    // A field river-bottom profile is assessed with RSTRENG's effective area (level 2) instead of the 0.85·d·L box.
+    const level2 = field?.profile && field.profile.length >= 2 ? effectiveAreaOfProfile(pipe, field.profile) : null;
+    const figures = level2 ?? (withTolerance.applicable ? withTolerance : null);
     const decision = responseCategory({
       regulation: asset.regulation!,
       inHca: asset.inHca,
@@ -328,7 +371,7 @@ export class Analyzer {
       remainingLifeLimit: life.limit,
       // The fallback (and SMTS cap) of the tenant's method, then the figures' own caps; a cap named by both once.
       methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? []), ...(a.fromRun ? [a.fromRun.note] : []), ...(cluster ? [clusterNote(cluster)] : [])])],
-      modelVersion: `${withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
+      modelVersion: `${level2?.modelVersion ?? withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
     };
   }
 

@@ -96,6 +96,8 @@ export interface FieldResultDocument extends TenantDocument {
   measuredLengthMm: number | null;
   measuredWidthMm: number | null;
   remainingWallMm: number | null;
+  /** The river-bottom profile measured along the deepest path (e.g. laser scan): assessed with RSTRENG when given. */
+  profile?: { axialMm: number; depthMm: number }[] | null;
   notes: string | null;
   recordedBy: string;
   recordedAt: Date;

@@ -306,6 +306,8 @@ export type FieldResult = {
   method: FieldExaminationMethod;
   /** Free text. */
   notes: Maybe<Scalars['String']['output']>;
+  /** The river-bottom profile measured, when one was (the assessment then uses RSTRENG's effective area). */
+  profile: Maybe<Array<ProfilePoint>>;
   /** When it was recorded. */
   recordedAt: Scalars['DateTime']['output'];
   /** Who recorded it (the credential's kind and id). */
@@ -332,6 +334,12 @@ export type FieldResultInput = {
   method: FieldExaminationMethod;
   /** Free text, at most 2000 characters. */
   notes?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The river-bottom profile along the deepest path (e.g. a laser scan), 2–500 points in increasing axial position,
+   * each depth less than the wall: when given the anomaly is assessed with the RSTRENG effective-area method (level 2)
+   * instead of Modified B31G's 0.85·d·L.
+   */
+  profile?: InputMaybe<Array<ProfilePointInput>>;
   /** Measured remaining wall, at least 0 and less than the segment's wall thickness. */
   remainingWallMm?: InputMaybe<Scalars['Float']['input']>;
 };
@@ -662,6 +670,23 @@ export type PressureReductionInput = {
   reason: Scalars['String']['input'];
   /** The reduced operating pressure, kPa: more than 0 and below the segment's MAOP. */
   reducedPressureKpa: Scalars['Float']['input'];
+};
+
+/** One point of a river-bottom profile. */
+export type ProfilePoint = {
+  __typename?: 'ProfilePoint';
+  /** Axial position along the pipe, mm. */
+  axialPositionMm: Scalars['Float']['output'];
+  /** Metal-loss depth at that position, mm. */
+  depthMm: Scalars['Float']['output'];
+};
+
+/** One point of a river-bottom profile. */
+export type ProfilePointInput = {
+  /** Axial position along the pipe, mm (any origin; the points must increase). */
+  axialPositionMm: Scalars['Float']['input'];
+  /** Metal-loss depth at that position, mm. */
+  depthMm: Scalars['Float']['input'];
 };
 
 export type Query = {
@@ -1036,6 +1061,8 @@ export type ResolversTypes = ResolversObject<{
   PipelineSummary: ResolverTypeWrapper<SummaryParent>;
   PressureReduction: ResolverTypeWrapper<PressureReductionDocument>;
   PressureReductionInput: PressureReductionInput;
+  ProfilePoint: ResolverTypeWrapper<ProfilePoint>;
+  ProfilePointInput: ProfilePointInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Regulation: Regulation;
   RemainingLifeLimit: RemainingLifeLimit;
@@ -1085,6 +1112,8 @@ export type ResolversParentTypes = ResolversObject<{
   PipelineSummary: SummaryParent;
   PressureReduction: PressureReductionDocument;
   PressureReductionInput: PressureReductionInput;
+  ProfilePoint: ProfilePoint;
+  ProfilePointInput: ProfilePointInput;
   Query: Record<PropertyKey, never>;
   Repair: RepairDocument;
   RepairInput: RepairInput;
@@ -1211,6 +1240,7 @@ export type FieldResultResolvers<ContextType = SubgraphContext, ParentType exten
   measurement?: Resolver<ResolversTypes['Measurement'], ParentType, ContextType>;
   method?: Resolver<ResolversTypes['FieldExaminationMethod'], ParentType, ContextType>;
   notes?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  profile?: Resolver<Maybe<Array<ResolversTypes['ProfilePoint']>>, ParentType, ContextType>;
   recordedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   recordedBy?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   remainingWallMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
@@ -1316,6 +1346,11 @@ export type PressureReductionResolvers<ContextType = SubgraphContext, ParentType
   reducedPressureKpa?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;
 
+export type ProfilePointResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ProfilePoint'] = ResolversParentTypes['ProfilePoint']> = ResolversObject<{
+  axialPositionMm?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  depthMm?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+}>;
+
 export type QueryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   analyticsSettings?: Resolver<ResolversTypes['AnalyticsSettings'], ParentType, ContextType>;
   digList?: Resolver<ResolversTypes['AnomalyAssessmentConnection'], ParentType, ContextType, RequireFields<QueryDigListArgs, 'first'>>;
@@ -1384,6 +1419,7 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   PageInfo?: PageInfoResolvers<ContextType>;
   PipelineSummary?: PipelineSummaryResolvers<ContextType>;
   PressureReduction?: PressureReductionResolvers<ContextType>;
+  ProfilePoint?: ProfilePointResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Repair?: RepairResolvers<ContextType>;
   RiskRegisterConnection?: RiskRegisterConnectionResolvers<ContextType>;

@@ -63,6 +63,15 @@ export class DigRecordStore {
       // The depth the anomaly is assessed on, when only the remaining wall was measured.
       depthPctWt ??= ((wall - values.remainingWallMm) / wall) * 100;
     }
+    const profile = values.profile?.map((p) => ({ axialMm: p.axialPositionMm, depthMm: p.depthMm })) ?? null;
+    if (profile) {
+      const wall = asset.wallThicknessMm;
+      if (wall == null) throw invalidInput([{ field: 'input.profile', message: 'the segment has no wallThicknessMm to measure it against' }]);
+      const tooDeep = profile.flatMap((p, i) =>
+        p.depthMm >= wall ? [{ field: `input.profile[${i}].depthMm`, message: `must be less than the segment's wall thickness (${wall} mm)` }] : [],
+      );
+      if (tooDeep.length > 0) throw invalidInput(tooDeep);
+    }
     const doc: Keyed<FieldResultDocument> = {
       _id: randomUUID(),
       tenantId: this.tenantId,
@@ -75,6 +84,7 @@ export class DigRecordStore {
       measuredLengthMm: values.measuredLengthMm ?? null,
       measuredWidthMm: values.measuredWidthMm ?? null,
       remainingWallMm: values.remainingWallMm ?? null,
+      profile,
       notes: values.notes || null,
       recordedBy: recorderOf(identity),
       recordedAt: new Date(),

@@ -5,6 +5,11 @@ import { safeText, textLimits, UNSAFE_CHARACTERS_RULE } from '@linepack/lib/vali
 export const NOTES_LIMIT = 2000;
 /** One repair or pressure reduction covers at most this many anomalies (a sleeve or a cut-out spans a few joints). */
 export const MAX_ANOMALIES_PER_RECORD = 100;
+/**
+ * A laser scan's river-bottom profile, thinned to the deepest path: RSTRENG evaluates every pair of points (n²/2), so
+ * 500 points is 125,000 sub-lengths — milliseconds — and more resolution than any ditch measurement carries.
+ */
+export const MAX_PROFILE_POINTS = 500;
 /** A client's clock may run this far ahead of ours before "now" reads as the future. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -47,6 +52,22 @@ export const fieldResultInput = z
     measuredLengthMm: lengthMm.nullish(),
     measuredWidthMm: lengthMm.nullish(),
     remainingWallMm: z.number().finite().min(0, 'must be at least 0 mm').nullish(),
+    profile: z
+      .array(
+        z.object({
+          axialPositionMm: z.number().finite('must be a finite number'),
+          depthMm: z.number().finite().min(0, 'must be at least 0 mm'),
+        }),
+      )
+      .min(2, 'needs at least 2 points (a river-bottom profile)')
+      .max(MAX_PROFILE_POINTS, `at most ${MAX_PROFILE_POINTS} points`)
+      .superRefine((points, ctx) => {
+        points.forEach((p, i) => {
+          if (i > 0 && !(p.axialPositionMm > points[i - 1]!.axialPositionMm))
+            ctx.addIssue({ code: 'custom', path: [i, 'axialPositionMm'], message: 'must be beyond the previous point (strictly increasing)' });
+        });
+      })
+      .nullish(),
     notes: freeText.nullish(),
   })
   .superRefine((v, ctx) => {
