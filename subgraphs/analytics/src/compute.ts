@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { designPressureOf, modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
+import { capAtDesignPressure, designPressureOf, modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
 import { effectiveArea, type ProfilePoint } from './model/rstreng';
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
@@ -142,14 +142,9 @@ function effectiveAreaOfProfile(
   const notes = [
     `assessed with the RSTRENG effective-area method over the field river-bottom profile (${profile.length} points; governing sub-length ${result.critical.lengthMm.toFixed(0)} mm)`,
   ];
-  const design = designPressureOf(pipe);
-  let safe = result.safePressureKpa;
-  if (safe > design) {
-    notes.push(
-      `the safe pressure ${safe.toFixed(0)} kPa is capped at the design pressure 2·SMYS·t/D × F = ${design.toFixed(0)} kPa (§192.105 / §195.106, E = T = 1)`,
-    );
-    safe = design;
-  }
+  const cap = capAtDesignPressure(result.safePressureKpa, designPressureOf(pipe));
+  if (cap.note) notes.push(cap.note);
+  const safe = cap.safePressureKpa;
   const maop = pipe.maopKpa ?? null;
   return {
     failurePressureKpa: result.failurePressureKpa,

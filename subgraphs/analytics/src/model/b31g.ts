@@ -194,13 +194,9 @@ export function modifiedB31G(input: B31GInput): B31GResult {
   const failureStressMpa = (sflow * (1 - (0.85 * d) / t)) / (1 - (0.85 * (d / t)) / M);
   const failurePressureKpa = ((2 * failureStressMpa * t) / D) * 1000;
   const designPressureKpa = designPressureOf(input);
-  let safePressureKpa = failurePressureKpa * F;
-  if (safePressureKpa > designPressureKpa) {
-    notes.push(
-      `the safe pressure ${safePressureKpa.toFixed(0)} kPa is capped at the design pressure 2·SMYS·t/D × F = ${designPressureKpa.toFixed(0)} kPa (§192.105 / §195.106, E = T = 1)`,
-    );
-    safePressureKpa = designPressureKpa;
-  }
+  const cap = capAtDesignPressure(failurePressureKpa * F, designPressureKpa);
+  const safePressureKpa = cap.safePressureKpa;
+  if (cap.note) notes.push(cap.note);
   const maop = input.maopKpa ?? null;
   return {
     applicable: true,
@@ -217,6 +213,18 @@ export function modifiedB31G(input: B31GInput): B31GResult {
     designPressureKpa,
     notes,
     modelVersion,
+  };
+}
+
+/**
+ * A corroded pipe is never safer than the intact pipe: the safe pressure (failure pressure × design factor) is capped at
+ * the design pressure, and the cap is said in words when it applies.
+ */
+export function capAtDesignPressure(safePressureKpa: number, designPressureKpa: number): { safePressureKpa: number; note: string | null } {
+  if (safePressureKpa <= designPressureKpa) return { safePressureKpa, note: null };
+  return {
+    safePressureKpa: designPressureKpa,
+    note: `the safe pressure ${safePressureKpa.toFixed(0)} kPa is capped at the design pressure 2·SMYS·t/D × F = ${designPressureKpa.toFixed(0)} kPa (§192.105 / §195.106, E = T = 1)`,
   };
 }
 
