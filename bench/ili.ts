@@ -176,6 +176,8 @@ async function main(): Promise<number> {
       classLocation: 3,
       inHca: true,
     });
+    // The import refuses a segment measurements has not projected yet (its asset.upserted is still on the way).
+    await stack.knownToMeasurements(segment.id);
 
     // The import, split where the client sees the job's phase change (upload, row check, write).
     const phaseStarts = new Map<string, number>();
