@@ -65,6 +65,13 @@ export interface StreamConsumerOptions {
    * another tenant's event waits for at most one batch of this many events of each tenant with work.
    */
   batchSize?: number;
+  /**
+   * Up to this many entries of a stream in one batch when its read came back full (a backlog) and there are handling
+   * slots to spare: with fewer streams busy than slots, no other tenant's batch can be waiting for one, so a larger
+   * batch delays nobody and costs its handler's per-batch reads once instead of once per batchSize. Default: batchSize
+   * (off).
+   */
+  backlogBatchSize?: number;
   /** Streams named in one XREADGROUP; more tenants than this are read chunk by chunk, starting at another chunk each round. */
   streamsPerRead?: number;
   /** Batches (each one stream's entries) handled at once, so a slow batch holds neither the other tenants nor the loop. */
@@ -221,9 +228,10 @@ export class StreamConsumer {
     const chosen = [...idle.slice(start), ...idle.slice(0, start)].slice(0, room);
     this.rotation = idle.length > 0 ? start + chosen.length : 0;
     const parts = chunks(chosen, streamsPerRead);
+    const found: [string, RawEntry[]][] = [];
     for (let n = 0; n < parts.length; n++) {
       const part = parts[n]!;
-      const block = n === parts.length - 1 && launched.length === 0 && this.inFlight.size === 0 ? ['BLOCK', blockMs] : [];
+      const block = n === parts.length - 1 && launched.length === 0 && found.length === 0 && this.inFlight.size === 0 ? ['BLOCK', blockMs] : [];
       const read = (await redis.xreadgroup(
         'GROUP',
         group,
@@ -235,8 +243,29 @@ export class StreamConsumer {
         ...part,
         ...part.map(() => '>'),
       )) as [string, RawEntry[]][] | null;
-      for (const [stream, entries] of read ?? []) if (entries.length > 0) launched.push(this.launch(stream, entries));
+      for (const [stream, entries] of read ?? []) if (entries.length > 0) found.push([stream, entries]);
     }
+    // Spare slots after this read: the streams found full take more of their backlog into the same batch.
+    const backlogBatchSize = this.options.backlogBatchSize ?? batchSize;
+    const concurrency = this.options.concurrency ?? DEFAULT_CONCURRENCY;
+    if (backlogBatchSize > batchSize && this.inFlight.size + found.length < concurrency) {
+      const full = found.filter(([, entries]) => entries.length >= batchSize);
+      if (full.length > 0) {
+        const more = (await redis.xreadgroup(
+          'GROUP',
+          group,
+          this.consumer,
+          'COUNT',
+          backlogBatchSize - batchSize,
+          'STREAMS',
+          ...full.map(([stream]) => stream),
+          ...full.map(() => '>'),
+        )) as [string, RawEntry[]][] | null;
+        const byStream = new Map(more ?? []);
+        for (const [stream, entries] of full) entries.push(...(byStream.get(stream) ?? []));
+      }
+    }
+    for (const [stream, entries] of found) launched.push(this.launch(stream, entries));
     return launched;
   }
 
