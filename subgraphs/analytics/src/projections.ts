@@ -59,6 +59,8 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
     const changedAssets = new Map<string, Set<string>>();
     const newAnomalies = new Map<string, Map<string, string[]>>();
     const riskTouched = new Map<string, Set<string>>();
+    /** Assets whose risk inputs other than new anomalies changed (the asset itself, a CP reading): their risk is always recomputed. */
+    const riskInputChanged = new Map<string, Set<string>>();
     const add = (m: Map<string, Set<string>>, tenant: string, id: string) => (m.get(tenant) ?? m.set(tenant, new Set()).get(tenant)!).add(id);
     const anomalyInsertOps: AnyBulkWriteOperation<AnomalyProjection>[] = [];
     /** Per insert op: its tenant, run and asset, to count each run's newly projected features. */
@@ -89,6 +91,7 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
         if (changed) {
           add(changedAssets, event.tenantId, a.id);
           add(riskTouched, event.tenantId, a.id);
+          add(riskInputChanged, event.tenantId, a.id);
         }
       } else if (event.type === ILI_RUN_STARTED) {
         await projectRunStarted(runs, event.tenantId, iliRunStartedData.parse(event.data), event.id);
@@ -145,6 +148,7 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
               if ((err as { code?: number }).code !== 11000) throw err;
             });
           add(riskTouched, event.tenantId, m.assetId);
+          add(riskInputChanged, event.tenantId, m.assetId);
         }
       }
     }
@@ -159,12 +163,33 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
         const entry = byRun.get(runId) ?? byRun.set(runId, { assetId, count: 0 }).get(runId)!;
         entry.count++;
       }
+      const heardOfRuns = new Set<string>();
       for (const [tenantId, byRun] of added)
-        for (const run of await countProjectedFeatures(runs, tenantId, byRun))
+        for (const run of await countProjectedFeatures(runs, tenantId, byRun)) {
+          if (run.status !== undefined) heardOfRuns.add(`${tenantId}:${run._id}`);
           if (isComparable(run) && run.comparison?.state !== 'COMPLETE') add(comparisons, tenantId, run.assetId);
+        }
+      // A feature just projected for the first time, of a run already heard of, waits for its run comparison (assessNew
+      // would skip it): leaving it out here spares an importing run's every batch the re-read of its features and runs,
+      // and the risk recomputation of a segment whose assessments did not change.
+      const waitingForComparison = new Set<string>();
+      for (const index of Object.keys(inserted.upsertedIds)) {
+        const { tenantId, runId } = anomalyInsertRuns[Number(index)]!;
+        if (runId && heardOfRuns.has(`${tenantId}:${runId}`)) waitingForComparison.add(String(inserted.upsertedIds[Number(index)]));
+      }
+      for (const [tenantId, byAsset] of newAnomalies)
+        for (const [assetId, ids] of byAsset) {
+          const assessable = ids.filter((id) => !waitingForComparison.has(id));
+          if (assessable.length > 0) byAsset.set(assetId, assessable);
+          else {
+            byAsset.delete(assetId);
+            if (!riskInputChanged.get(tenantId)?.has(assetId)) riskTouched.get(tenantId)?.delete(assetId);
+          }
+        }
     }
     // Every asset the batch touched is in riskTouched: one read of them (and of the settings) per tenant.
     for (const [tenantId, touched] of riskTouched) {
+      if (touched.size === 0) continue;
       const context = await analyzer.context(tenantId, touched);
       for (const id of changedAssets.get(tenantId) ?? []) await analyzer.assessAll(context, id);
       for (const [assetId, ids] of newAnomalies.get(tenantId) ?? [])
