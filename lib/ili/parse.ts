@@ -120,6 +120,20 @@ export async function parseListingFile(input: Readable | string, format: Listing
   return all;
 }
 
+/** The file's first row as text (what a profile's columns are matched against), reading no further than that row. */
+export async function readListingHeader(input: Readable | string, format: ListingFormat, profile: MappingProfile): Promise<string[]> {
+  const validProfile = validateMappingProfile(profile);
+  const stream = typeof input === 'string' ? createReadStream(input) : input;
+  const records = format === 'csv' ? csvRecords(stream, validProfile.csvDelimiter ?? ',') : notXlsxExplained(xlsxRecords(stream, validProfile.sheetName));
+  try {
+    for await (const record of records)
+      return record.cells.map((cell) => (cellIsBlank(cell) ? '' : String(cell instanceof Date ? cell.toISOString() : cell).trim()));
+    return [];
+  } finally {
+    stream.destroy();
+  }
+}
+
 function checkPipe(pipe: PipeDimensions): void {
   for (const key of ['wallThicknessMm', 'outsideDiameterMm'] as const) {
     if (!(Number.isFinite(pipe[key]) && pipe[key] > 0)) throw new RangeError(`pipe.${key} must be a number greater than 0`);

@@ -20,6 +20,7 @@ const rootOperations: Record<string, string> = {
   'Query.iliRun': '{ iliRun(id: "00000000-0000-4000-8000-000000000000") { id } }',
   'Query.iliImport': '{ iliImport(id: "00000000-0000-4000-8000-000000000000") { id } }',
   'Query.iliMappingProfiles': '{ iliMappingProfiles { id } }',
+  'Query.iliUploadPreview': '{ iliUploadPreview(uploadId: "00000000-0000-4000-8000-000000000000") { header } }',
   'Query.riskRegister': '{ riskRegister { totalCount } }',
   'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
   'Query.digList': '{ digList { totalCount } }',

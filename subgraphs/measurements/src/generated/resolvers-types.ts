@@ -219,6 +219,42 @@ export type IliMappingProfileInput = {
   vendor: Scalars['String']['input'];
 };
 
+/** One field of the mapping profile and its column. */
+export type IliPreviewColumn = {
+  __typename?: 'IliPreviewColumn';
+  /** The column's header in the profile. */
+  column: Scalars['String']['output'];
+  /** The canonical field (logDistance, eventType, depth, …). */
+  field: Scalars['String']['output'];
+  /** The file's header has this column. */
+  found: Scalars['Boolean']['output'];
+};
+
+/** One data row of a listing as it would be imported, in canonical units. */
+export type IliPreviewRow = {
+  __typename?: 'IliPreviewRow';
+  /** Clock position, degrees clockwise from top looking downstream. */
+  clockDeg: Maybe<Scalars['Float']['output']>;
+  /** Dent depth, % of outside diameter. */
+  dentDepthPctOd: Maybe<Scalars['Float']['output']>;
+  /** Metal loss depth, % of wall. */
+  depthPctWt: Maybe<Scalars['Float']['output']>;
+  /** The joint the row is in. */
+  jointNumber: Maybe<Scalars['Int']['output']>;
+  /** What the row is (GIRTH_WELD, METAL_LOSS, DENT, …). */
+  kind: Scalars['String']['output'];
+  /** Length, mm. */
+  lengthMm: Maybe<Scalars['Float']['output']>;
+  /** Tool odometer, metres. */
+  logDistanceM: Scalars['Float']['output'];
+  /** The row as the file shows it (header = row 1). */
+  rowNumber: Scalars['Int']['output'];
+  /** The vendor's id of the feature. */
+  vendorFeatureId: Maybe<Scalars['String']['output']>;
+  /** Width, mm. */
+  widthMm: Maybe<Scalars['Float']['output']>;
+};
+
 /** A rejected row of a listing. */
 export type IliRowError = {
   __typename?: 'IliRowError';
@@ -391,6 +427,27 @@ export type IliUpload = {
   receivedParts: Scalars['Int']['output'];
   /** The file's size in bytes, as announced. */
   sizeBytes: Scalars['Int']['output'];
+};
+
+/** How an uploaded listing would be read with a mapping profile (Query.iliUploadPreview). */
+export type IliUploadPreview = {
+  __typename?: 'IliUploadPreview';
+  /** Each field the profile maps, the column it is read from, and whether the header has that column. */
+  columns: Array<IliPreviewColumn>;
+  /** The file's header row, cell by cell; empty when the file has none. */
+  header: Array<Scalars['String']['output']>;
+  /** The columns the profile maps that the header lacks; the import would fail with nothing stored. */
+  missingColumns: Array<Scalars['String']['output']>;
+  /** Why the file cannot be read as a listing at all (no header, a missing or repeated column, not a workbook); null when it can. */
+  problem: Maybe<Scalars['String']['output']>;
+  /** The profile it is read with. */
+  profile: IliMappingProfile;
+  /** The cells of the rows read that the import would reject, in file order. */
+  rejected: Array<IliRowError>;
+  /** The first data rows as they would be imported (rows with a rejected cell are left out: see rejected). */
+  rows: Array<IliPreviewRow>;
+  /** The upload. */
+  upload: IliUpload;
 };
 
 /** How far a job has come. */
@@ -750,6 +807,14 @@ export type Query = {
   iliMappingProfiles: Array<IliMappingProfile>;
   /** One ILI run of the caller's tenant; null when there is none with this id. */
   iliRun: Maybe<IliRun>;
+  /**
+   * How an uploaded listing would be read with a mapping profile, before startIliImport: the file's header, which
+   * column each mapped field comes from (and the ones missing), and the first rows as they would be imported with the
+   * cells those rows would have rejected. Reads only the start of the file. Needs measurements:write, like the upload
+   * it looks into. BAD_USER_INPUT when the upload, the profile or the asset is not in the caller's tenant, or the
+   * upload is still missing parts.
+   */
+  iliUploadPreview: Maybe<IliUploadPreview>;
   /** One measurement of the caller's tenant; null when no such measurement exists in that tenant. */
   measurement: Maybe<Measurement>;
 };
@@ -762,6 +827,14 @@ export type QueryIliImportArgs = {
 
 export type QueryIliRunArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryIliUploadPreviewArgs = {
+  assetId?: InputMaybe<Scalars['ID']['input']>;
+  profileId?: InputMaybe<Scalars['ID']['input']>;
+  rows?: InputMaybe<Scalars['Int']['input']>;
+  uploadId: Scalars['ID']['input'];
 };
 
 
@@ -916,6 +989,9 @@ export type ResolversTypes = ResolversObject<{
   IliLocationWeld: ResolverTypeWrapper<IliLocationWeld>;
   IliMappingProfile: ResolverTypeWrapper<IliProfileView>;
   IliMappingProfileInput: IliMappingProfileInput;
+  IliPreviewColumn: ResolverTypeWrapper<IliPreviewColumn>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  IliPreviewRow: ResolverTypeWrapper<IliPreviewRow>;
   IliRowError: ResolverTypeWrapper<IliRowError>;
   IliRun: ResolverTypeWrapper<IliRunDocument>;
   IliRunInput: IliRunInput;
@@ -926,10 +1002,10 @@ export type ResolversTypes = ResolversObject<{
   IliTallyKind: IliTallyKind;
   IliToolTechnology: IliToolTechnology;
   IliUpload: ResolverTypeWrapper<IliUploadDocument>;
+  IliUploadPreview: ResolverTypeWrapper<Omit<IliUploadPreview, 'profile' | 'upload'> & { profile: ResolversTypes['IliMappingProfile'], upload: ResolversTypes['IliUpload'] }>;
   JobProgress: ResolverTypeWrapper<JobProgress>;
   JobState: JobState;
   Measurement: ResolverTypeWrapper<MeasurementDocument>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   MeasurementConnection: ResolverTypeWrapper<MeasurementPage>;
   MeasurementEdge: ResolverTypeWrapper<Omit<MeasurementEdge, 'node'> & { node: ResolversTypes['Measurement'] }>;
   MeasurementInput: MeasurementInput;
@@ -962,6 +1038,9 @@ export type ResolversParentTypes = ResolversObject<{
   IliLocationWeld: IliLocationWeld;
   IliMappingProfile: IliProfileView;
   IliMappingProfileInput: IliMappingProfileInput;
+  IliPreviewColumn: IliPreviewColumn;
+  Boolean: Scalars['Boolean']['output'];
+  IliPreviewRow: IliPreviewRow;
   IliRowError: IliRowError;
   IliRun: IliRunDocument;
   IliRunInput: IliRunInput;
@@ -969,9 +1048,9 @@ export type ResolversParentTypes = ResolversObject<{
   IliTallyEdge: Omit<IliTallyEdge, 'node'> & { node: ResolversParentTypes['IliTallyItem'] };
   IliTallyItem: IliTallyDocument;
   IliUpload: IliUploadDocument;
+  IliUploadPreview: Omit<IliUploadPreview, 'profile' | 'upload'> & { profile: ResolversParentTypes['IliMappingProfile'], upload: ResolversParentTypes['IliUpload'] };
   JobProgress: JobProgress;
   Measurement: MeasurementDocument;
-  Boolean: Scalars['Boolean']['output'];
   MeasurementConnection: MeasurementPage;
   MeasurementEdge: Omit<MeasurementEdge, 'node'> & { node: ResolversParentTypes['Measurement'] };
   MeasurementInput: MeasurementInput;
@@ -1069,6 +1148,25 @@ export type IliMappingProfileResolvers<ContextType = SubgraphContext, ParentType
   vendor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type IliPreviewColumnResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliPreviewColumn'] = ResolversParentTypes['IliPreviewColumn']> = ResolversObject<{
+  column?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  found?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type IliPreviewRowResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliPreviewRow'] = ResolversParentTypes['IliPreviewRow']> = ResolversObject<{
+  clockDeg?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  dentDepthPctOd?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  depthPctWt?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  jointNumber?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lengthMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  logDistanceM?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  rowNumber?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  vendorFeatureId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  widthMm?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+}>;
+
 export type IliRowErrorResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliRowError'] = ResolversParentTypes['IliRowError']> = ResolversObject<{
   column?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   rowNumber?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -1122,6 +1220,17 @@ export type IliUploadResolvers<ContextType = SubgraphContext, ParentType extends
   receivedBytes?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   receivedParts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   sizeBytes?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type IliUploadPreviewResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['IliUploadPreview'] = ResolversParentTypes['IliUploadPreview']> = ResolversObject<{
+  columns?: Resolver<Array<ResolversTypes['IliPreviewColumn']>, ParentType, ContextType>;
+  header?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  missingColumns?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  problem?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  profile?: Resolver<ResolversTypes['IliMappingProfile'], ParentType, ContextType>;
+  rejected?: Resolver<Array<ResolversTypes['IliRowError']>, ParentType, ContextType>;
+  rows?: Resolver<Array<ResolversTypes['IliPreviewRow']>, ParentType, ContextType>;
+  upload?: Resolver<ResolversTypes['IliUpload'], ParentType, ContextType>;
 }>;
 
 export type JobProgressResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['JobProgress'] = ResolversParentTypes['JobProgress']> = ResolversObject<{
@@ -1197,6 +1306,7 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   iliImport?: Resolver<Maybe<ResolversTypes['IliImport']>, ParentType, ContextType, RequireFields<QueryIliImportArgs, 'id'>>;
   iliMappingProfiles?: Resolver<Array<ResolversTypes['IliMappingProfile']>, ParentType, ContextType>;
   iliRun?: Resolver<Maybe<ResolversTypes['IliRun']>, ParentType, ContextType, RequireFields<QueryIliRunArgs, 'id'>>;
+  iliUploadPreview?: Resolver<Maybe<ResolversTypes['IliUploadPreview']>, ParentType, ContextType, RequireFields<QueryIliUploadPreviewArgs, 'rows' | 'uploadId'>>;
   measurement?: Resolver<Maybe<ResolversTypes['Measurement']>, ParentType, ContextType, RequireFields<QueryMeasurementArgs, 'id'>>;
 }>;
 
@@ -1216,12 +1326,15 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   IliLocationMarker?: IliLocationMarkerResolvers<ContextType>;
   IliLocationWeld?: IliLocationWeldResolvers<ContextType>;
   IliMappingProfile?: IliMappingProfileResolvers<ContextType>;
+  IliPreviewColumn?: IliPreviewColumnResolvers<ContextType>;
+  IliPreviewRow?: IliPreviewRowResolvers<ContextType>;
   IliRowError?: IliRowErrorResolvers<ContextType>;
   IliRun?: IliRunResolvers<ContextType>;
   IliTallyConnection?: IliTallyConnectionResolvers<ContextType>;
   IliTallyEdge?: IliTallyEdgeResolvers<ContextType>;
   IliTallyItem?: IliTallyItemResolvers<ContextType>;
   IliUpload?: IliUploadResolvers<ContextType>;
+  IliUploadPreview?: IliUploadPreviewResolvers<ContextType>;
   JobProgress?: JobProgressResolvers<ContextType>;
   Measurement?: MeasurementResolvers<ContextType>;
   MeasurementConnection?: MeasurementConnectionResolvers<ContextType>;

@@ -1,5 +1,6 @@
 import { ILI_IMPORT_JOB } from '../ili/import-job';
 import type { IliImportJob } from '../ili/documents';
+import { previewUpload } from '../ili/preview';
 import type { QueryResolvers } from '../generated/resolvers-types';
 
 export const Query: QueryResolvers = {
@@ -10,4 +11,5 @@ export const Query: QueryResolvers = {
     return job?.kind === ILI_IMPORT_JOB ? (job as IliImportJob) : null;
   },
   iliMappingProfiles: (_parent, _args, { ili }) => ili.listProfiles(),
+  iliUploadPreview: (_parent, args, { ili, assetRefs }) => previewUpload(args, { ili, assetRefs }),
 };

@@ -1,0 +1,115 @@
+import type { Readable } from 'node:stream';
+import { MAPPED_FIELDS, validateMappingProfile, type ValidMappingProfile } from '@linepack/lib/ili/listing';
+import { ListingHeaderError, parseListing, readListingHeader, type PipeDimensions, type RowError } from '@linepack/lib/ili/parse';
+import { invalidInput } from '@linepack/lib/validation';
+import type { AssetRefs } from '../asset-refs';
+import type { IliProfileView, IliUploadDocument } from './documents';
+import type { IliStore } from './store';
+
+export const MAX_PREVIEW_ROWS = 200;
+
+export interface IliUploadPreview {
+  upload: IliUploadDocument;
+  profile: IliProfileView;
+  header: string[];
+  columns: { field: string; column: string; found: boolean }[];
+  missingColumns: string[];
+  problem: string | null;
+  rows: {
+    rowNumber: number;
+    kind: string;
+    logDistanceM: number;
+    jointNumber: number | null;
+    clockDeg: number | null;
+    depthPctWt: number | null;
+    lengthMm: number | null;
+    widthMm: number | null;
+    dentDepthPctOd: number | null;
+    vendorFeatureId: string | null;
+  }[];
+  rejected: { rowNumber: number; column: string | null; rule: string; value: string | null }[];
+}
+
+const normaliseHeader = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+
+/** The header row, or none when the file cannot be read at all (parseListing's ListingHeaderError then says why). */
+async function headerRow(stream: Readable, format: 'csv' | 'xlsx', profile: ValidMappingProfile): Promise<string[]> {
+  try {
+    return await readListingHeader(stream, format, profile);
+  } catch (error) {
+    if (error instanceof ListingHeaderError) return [];
+    throw error;
+  }
+}
+
+/**
+ * How an upload would be read with a profile, from the start of the stored file only: the header, the profile's
+ * columns against it, and the first `rowCount` data rows through the same parseListing the import job uses, so what
+ * the preview accepts or rejects is what the import's first pass would.
+ */
+export async function previewUpload(
+  args: { uploadId: string; profileId?: string | null; assetId?: string | null; rows?: number | null },
+  { ili, assetRefs }: { ili: IliStore; assetRefs: AssetRefs | null },
+): Promise<IliUploadPreview> {
+  const violations: { field: string; message: string }[] = [];
+  const rowCount = args.rows ?? 20;
+  if (!Number.isInteger(rowCount) || rowCount < 1 || rowCount > MAX_PREVIEW_ROWS) violations.push({ field: 'rows', message: `must be 1–${MAX_PREVIEW_ROWS}` });
+  const upload = await ili.upload(args.uploadId);
+  if (!upload) violations.push({ field: 'uploadId', message: 'no upload with this id in your tenant' });
+  else if (upload.receivedBytes !== upload.sizeBytes)
+    violations.push({ field: 'uploadId', message: `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first` });
+  const profile = await ili.profile(args.profileId);
+  if (!profile) violations.push({ field: 'profileId', message: 'no mapping profile with this id in your tenant' });
+  const dimensions = args.assetId && assetRefs ? await assetRefs.dimensions(ili.tenantId, args.assetId) : null;
+  if (args.assetId && assetRefs && !dimensions) violations.push({ field: 'assetId', message: 'no asset with this id in your tenant' });
+  if (violations.length > 0 || !upload || !profile) throw invalidInput(violations);
+
+  const definition = validateMappingProfile(profile.definition);
+  const format = upload.format === 'CSV' ? 'csv' : 'xlsx';
+  const header = await headerRow(ili.fileStream(upload), format, definition);
+  const present = new Set(header.filter((cell) => cell !== '').map(normaliseHeader));
+  const columns = MAPPED_FIELDS.flatMap((field) => {
+    const column = definition.columns[field];
+    return column === undefined ? [] : [{ field, column, found: present.has(normaliseHeader(column)) }];
+  });
+  const preview: IliUploadPreview = {
+    upload,
+    profile,
+    header,
+    columns,
+    missingColumns: columns.filter((c) => !c.found).map((c) => c.column),
+    problem: null,
+    rows: [],
+    rejected: [],
+  };
+  // As at startIliImport: a depth in mm or inches without the pipe's dimensions cannot be a % of wall.
+  const needsDimensions = definition.units.depth !== 'PCT_WT' || definition.units.dentDepth !== 'PCT_OD';
+  if (needsDimensions && (dimensions?.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
+    preview.problem = 'the profile gives depths in mm or inches: name an asset with wallThicknessMm and outsideDiameterMm to convert them';
+  const pipe: PipeDimensions = { wallThicknessMm: dimensions?.wallThicknessMm ?? 1, outsideDiameterMm: dimensions?.outsideDiameterMm ?? 1 };
+  try {
+    // One batch of rowCount rows, then the generator is left: its finally destroys the stream, so no further part is read.
+    for await (const batch of parseListing(ili.fileStream(upload), format, definition, pipe, { batchSize: rowCount })) {
+      preview.rows = batch.rows.map((row) => ({
+        rowNumber: row.rowNumber,
+        kind: row.kind,
+        logDistanceM: row.logDistanceM,
+        jointNumber: row.jointNumber,
+        clockDeg: row.clockDeg,
+        depthPctWt: needsDimensions && preview.problem ? null : row.depthPctWt,
+        lengthMm: row.lengthMm,
+        widthMm: row.widthMm,
+        dentDepthPctOd: needsDimensions && preview.problem ? null : row.dentDepthPctOd,
+        vendorFeatureId: row.vendorFeatureId,
+      }));
+      preview.rejected = batch.rejected.map(rowError);
+      break;
+    }
+  } catch (error) {
+    if (!(error instanceof ListingHeaderError)) throw error;
+    preview.problem = error.message;
+  }
+  return preview;
+}
+
+const rowError = (e: RowError) => ({ rowNumber: e.rowNumber, column: e.column, rule: e.rule, value: e.value == null ? null : String(e.value) });
