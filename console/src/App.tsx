@@ -9,6 +9,7 @@ import { DigListPage } from './pages/DigListPage';
 import { DigSheetPage } from './pages/DigSheetPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { DashboardPage } from './pages/DashboardPage';
+import { IliImportPage } from './pages/IliImportPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { SignInPage } from './pages/SignInPage';
 
@@ -89,6 +90,14 @@ export function App() {
     return (
       <RequireAuth>
         <DigSheetPage key={sheet['id']} id={sheet['id']!} />
+      </RequireAuth>
+    );
+  }
+  const iliImport = matchPath('/assets/:id/ili-import', path);
+  if (iliImport) {
+    return (
+      <RequireAuth>
+        <IliImportPage key={iliImport['id']} assetId={iliImport['id']!} />
       </RequireAuth>
     );
   }

@@ -521,6 +521,11 @@ export function AssetPage({ id }: { id: string }) {
         <p className="subtitle">
           {humanize(asset.type)} · <Badge value={asset.status} />
         </p>
+        {line && hasScope(me, 'measurements:write') ? (
+          <p>
+            <Link to={`/assets/${encodeURIComponent(asset.id)}/ili-import`}>Import an ILI listing</Link>
+          </p>
+        ) : null}
       </div>
       <section aria-label="Asset details" className="card">
         <dl className="facts">
