@@ -112,7 +112,7 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
       expect(await problems.innerText()).toContain(POF_DEFAULT_PROFILE.columns.logDistance);
       await page.getByRole('button', { name: 'Start import' }).click();
       await visible(page.getByRole('heading', { name: 'Not imported' }), 'the report of a refused import', 60_000);
-      expect(await visibleText(page)).toMatch(/Nothing was stored\./);
+      expect(await visibleText(page)).toMatch(/3 values were rejected in 3 rows; nothing was stored/);
       const report = page.getByRole('table', { name: '3 rejected values' });
       const reported = await report
         .getByRole('row')

@@ -10,6 +10,24 @@ import { graphql, hasScope, useSession } from '../session';
 const PART_BYTES = 4 * 1024 * 1024;
 const TOOL_TECHNOLOGIES = ['MFL', 'TFI', 'UT', 'UTCD', 'EMAT', 'CALIPER', 'IMU'] as const;
 const POLL_MS = 500;
+/** The profile's canonical fields (MAPPED_FIELDS in lib/ili/listing.ts) in words. */
+const FIELD_LABELS: Record<string, string> = {
+  logDistance: 'Log distance',
+  eventType: 'Feature type',
+  eventIdentification: 'Feature identification',
+  vendorFeatureId: 'Vendor feature id',
+  jointNumber: 'Joint number',
+  jointLength: 'Joint length',
+  wallThickness: 'Wall thickness',
+  clock: 'Clock position',
+  depth: 'Depth',
+  length: 'Length',
+  width: 'Width',
+  dentDepth: 'Dent depth',
+  surface: 'Surface',
+  markerName: 'Marker name',
+  comment: 'Comment',
+};
 
 const PAGE_QUERY = `query ConsoleIliImportPage($id: ID!) {
   asset(id: $id) { id name type }
@@ -132,7 +150,7 @@ function PreviewView({ preview }: { preview: Preview }) {
           <tbody>
             {preview.columns.map((c) => (
               <tr key={c.field}>
-                <td>{humanize(c.field)}</td>
+                <td>{FIELD_LABELS[c.field] ?? c.field}</td>
                 <td>{c.column}</td>
                 <td>{c.found ? 'Yes' : <strong>Missing</strong>}</td>
               </tr>
@@ -197,7 +215,8 @@ function ImportReport({ job, assetId }: { job: ImportJob; assetId: string }) {
   return (
     <section aria-labelledby="report-heading" className="card">
       <h2 id="report-heading">Not imported</h2>
-      <ErrorAlert>{job.failure ?? 'The import failed'}. Nothing was stored.</ErrorAlert>
+      {/* A FAILED import stored nothing: rows are checked before any is written, and a failure while writing is retried. */}
+      <ErrorAlert>{/nothing was stored/i.test(job.failure ?? '') ? job.failure : `${job.failure ?? 'The import failed'}. Nothing was stored.`}</ErrorAlert>
       {job.errors.length > 0 ? (
         <RowErrorsTable
           errors={job.errors}
@@ -429,11 +448,11 @@ export function IliImportPage({ assetId }: { assetId: string }) {
                     onChange={(e) => setDiscoveredAt(e.target.value)}
                     aria-describedby="ili-discovered-hint"
                   />
-                  <p id="ili-discovered-hint" className="hint">
-                    When the operator had enough information to decide on the anomalies; the run date when empty.
-                  </p>
                 </div>
               </div>
+              <p id="ili-discovered-hint" className="hint">
+                Discovery date: when the operator had enough information to decide on the anomalies; the run date when empty.
+              </p>
               <ErrorAlert>{step.name === 'form' || step.name === 'uploading' ? failure : null}</ErrorAlert>
               {step.name === 'form' ? (
                 <button type="submit" className="button button-primary">
