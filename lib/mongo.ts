@@ -41,9 +41,19 @@ export async function insertKeepingDuplicates<T extends Document>(collection: Co
     await collection.insertMany([...docs], { ordered: false });
     return [];
   } catch (err) {
-    if (!(err instanceof MongoBulkWriteError) || err.result.getWriteConcernError()) throw err;
-    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== 11000)) throw err;
-    return writeErrors.map((e) => e.index);
+    const duplicates = duplicateKeyIndexes(err);
+    if (!duplicates) throw err;
+    return duplicates;
   }
+}
+
+/**
+ * The indexes of an unordered bulk write's operations refused only because their unique key is stored already, or null
+ * when the failure is anything else (another write error, a write concern not met): then the caller rethrows.
+ */
+export function duplicateKeyIndexes(err: unknown): number[] | null {
+  if (!(err instanceof MongoBulkWriteError) || err.result.getWriteConcernError()) return null;
+  const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+  if (writeErrors.length === 0 || writeErrors.some((e) => e.code !== 11000)) return null;
+  return writeErrors.map((e) => e.index);
 }

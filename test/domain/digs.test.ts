@@ -9,6 +9,8 @@
  * Every record asserts "at once": the mutation's answer is already true, so nothing below waits after a record.
  */
 import { until } from '@linepack/lib/testing/until';
+import { databaseName } from '@linepack/lib/mongo';
+import { Analyzer } from '@linepack/subgraph-analytics/compute';
 import { effectiveArea } from '@linepack/subgraph-analytics/model/rstreng';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
@@ -321,6 +323,28 @@ describe('field results with a river-bottom profile', () => {
       },
     });
     expect(JSON.stringify(throughWall.body.errors)).toMatch(/input\.profile\[1\]\.depthMm.*less than the segment's wall thickness/);
+  });
+});
+
+describe('a repair racing an event batch', () => {
+  // The event consumer reads a batch's context (the records included) and writes its assessments later; a repair
+  // recorded in between must not be undone by that late write of what was read before it (Analyzer.write keeps the
+  // assessment computed from the newer inputs).
+  it('stays REPAIRED when an assessment computed from inputs read before the repair is written after it', async () => {
+    const { apiKey, tenantId } = await stack.tenantWithKey();
+    const call = caller(apiKey);
+    const line = await pipeline(apiKey, 'Race line');
+    const seg = await segment(apiKey, 'Race · MP 0–1', line.id, { classLocation: 3, inHca: true });
+    const ids = await anomalies(call, [{ key: 'race-deep', assetId: seg.id, depthPctWt: 75, lengthMm: 60 }]);
+    const analyzer = new Analyzer(stack.mongo.db(databaseName(stack.dbPrefix, 'analytics')));
+    const readBeforeTheRepair = await analyzer.context(tenantId, [seg.id]);
+    const repaired = await call(`mutation($i: RepairInput!) { recordRepair(input: $i) { id } }`, {
+      i: { idempotencyKey: 'race-cut', measurementIds: [ids['race-deep']], repairType: 'CUT_OUT', repairedAt: '2026-03-20T00:00:00Z' },
+    });
+    expect(repaired.body.errors).toBeUndefined();
+    await analyzer.assessNew(readBeforeTheRepair, seg.id, [ids['race-deep']!]);
+    expect(await assessmentOf(call, ids['race-deep']!)).toMatchObject({ status: 'REPAIRED', repair: { id: repaired.body.data!['recordRepair'].id } });
+    expect(await digIds(call)).not.toContain(ids['race-deep']);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { duplicateKeyIndexes } from '@linepack/lib/mongo';
 import { capAtDesignPressure, designPressureOf, modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
 import { effectiveArea, type ProfilePoint } from './model/rstreng';
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
@@ -72,6 +73,11 @@ export interface BatchContext {
   cp: Map<string, CpReadingProjection>;
   /** The latest field result and the repair of each anomaly of these assets that has one (by measurement id). */
   digs?: Map<string, AnomalyDigRecords>;
+  /**
+   * When its reads began: the assessments computed from it carry this as computedAt, so one computed from older inputs
+   * (an event batch that read the records before a repair was written) never replaces one computed from newer (write()).
+   */
+  readAt: Date;
 }
 
 /** Why a dent or crack cannot be categorised on this asset (its regulation decides the rules), or null when it can. */
@@ -416,20 +422,21 @@ export class Analyzer {
    */
   async context(tenantId: string, assetIds: Iterable<string>): Promise<BatchContext> {
     const ids = [...new Set(assetIds)];
+    const readAt = new Date();
     const [settings, assets, cp, digs] = await Promise.all([
       this.tenantSettings(tenantId),
       ids.length ? this.assets.find({ _id: { $in: ids }, tenantId }).toArray() : [],
       ids.length ? this.cp.find({ _id: { $in: ids }, tenantId }).toArray() : [],
       this.digRecords.ofAssets(tenantId, ids),
     ]);
-    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])), digs };
+    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])), digs, readAt };
   }
 
   /**
    * New anomalies of a batch, grouped by asset: each is assessed against the previous ILI run of its
    * asset. Anomalies of an asset analytics has not heard of wait for its asset.upserted.
    */
-  async assessNew(context: BatchContext, assetId: string, anomalyIds: readonly string[], now = new Date()): Promise<void> {
+  async assessNew(context: BatchContext, assetId: string, anomalyIds: readonly string[]): Promise<void> {
     const asset = context.assets.get(assetId);
     if (!asset) return;
     const rows: RunAnomalyProjection[] = await this.anomalies.find({ _id: { $in: [...anomalyIds] }, tenantId: context.tenantId, assetId }).toArray();
@@ -449,15 +456,15 @@ export class Analyzer {
       if (!row.fromRun && row.runId && importedRuns.has(row.runId)) continue;
       const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
       if (!row.fromRun && !previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
-      docs.push(this.assess(asset, row, previousByRun.get(key) ?? [], context.settings, now, context.digs?.get(row._id)));
+      docs.push(this.assess(asset, row, previousByRun.get(key) ?? [], context.settings, context.readAt, context.digs?.get(row._id)));
     }
     await this.write(docs);
   }
 
   /** Every anomaly of the asset again (its geometry, MAOP or class changed, or a rebuild). */
-  async assessAll(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
+  async assessAll(context: BatchContext, assetId: string): Promise<void> {
     const ids = (await this.anomalies.find({ tenantId: context.tenantId, assetId }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
-    for (let i = 0; i < ids.length; i += 1000) await this.assessNew(context, assetId, ids.slice(i, i + 1000), now);
+    for (let i = 0; i < ids.length; i += 1000) await this.assessNew(context, assetId, ids.slice(i, i + 1000));
     // Its imported runs are compared again where what they were compared with changed (wall thickness, settings).
     if (await this.iliRuns.findOne({ tenantId: context.tenantId, assetId, status: { $exists: true } }, { projection: { _id: 1 } }))
       await requestRunComparison(this.db, context.tenantId, assetId);
@@ -469,18 +476,29 @@ export class Analyzer {
     for (let i = 0; i < ids.length; i += 500) {
       const context = await this.context(tenantId, ids.slice(i, i + 500));
       for (const id of ids.slice(i, i + 500)) {
-        await this.assessAll(context, id, now);
+        await this.assessAll(context, id);
         await this.refreshRisk(context, id, now);
       }
     }
   }
 
+  /**
+   * Stores assessments unless the stored one was computed from newer inputs (a later computedAt): the event consumer, a
+   * run comparison and a field-result or repair mutation can assess one anomaly at the same time, and the one that read
+   * last must win whichever writes last. A newer stored assessment makes the upsert's insert collide on _id: skipped.
+   */
   private async write(docs: readonly AssessmentDocument[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.assessments.bulkWrite(
-      docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id, tenantId: doc.tenantId }, replacement: doc, upsert: true } })),
-      { ordered: false },
-    );
+    try {
+      await this.assessments.bulkWrite(
+        docs.map((doc) => ({
+          replaceOne: { filter: { _id: doc._id, tenantId: doc.tenantId, computedAt: { $lte: doc.computedAt } }, replacement: doc, upsert: true },
+        })),
+        { ordered: false },
+      );
+    } catch (err) {
+      if (!duplicateKeyIndexes(err)) throw err;
+    }
   }
 
   /** The segment's risk from its assessments (one aggregation) and latest CP reading. */

@@ -307,7 +307,9 @@ export class RunComparer {
     for (let i = 0; i < ids.length; i += CHUNK) {
       signal?.throwIfAborted();
       const chunk = ids.slice(i, i + CHUNK);
-      await heavyWork.run(tenantId, () => this.analyzer.assessNew(context, asset._id, chunk, now));
+      // A fresh read per chunk: a field result or repair recorded while the run is compared is in the next chunk's
+      // inputs, and the chunk's assessments are stamped with when they were read (Analyzer.write keeps the newer).
+      await heavyWork.run(tenantId, async () => this.analyzer.assessNew(await this.analyzer.context(tenantId, [asset._id]), asset._id, chunk));
       assessed += chunk.length;
       await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { 'comparison.assessedFeatureCount': assessed } });
     }
