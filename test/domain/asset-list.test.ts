@@ -3,7 +3,6 @@
  * only when `totalCount` is selected (resolvers/AssetConnection.ts). What must not change for a client: every field
  * asked for is there, however the selection is written, pages still join up, and totalCount is still right.
  */
-import type { CommandStartedEvent } from 'mongodb';
 import { createAsset, graphql, mongoCommandsDuring, startTestStack, type GraphQLResponse, type TestStack } from '../support/stack';
 
 /** The MongoDB command names the assets subgraph sends while `work` runs. */
@@ -111,14 +110,14 @@ it("counts an asset's measurements only when totalCount is asked for, and then c
   expect(recorded.body.errors).toBeUndefined();
   const query = (fields: string) => `query($id: ID!) { asset(id: $id) { measurements(first: 2) { ${fields} } } }`;
   const client = stack.subgraphs.measurements.mongo!;
-  const seen: string[] = [];
-  const listener = (e: CommandStartedEvent) => seen.push(e.commandName);
-  client.on('commandStarted', listener);
-  const rows = await call(query('edges { node { observedAt } }'), { id: lineId });
-  const rowsCommands = seen.splice(0);
-  const counted = await call(query('totalCount edges { node { observedAt } }'), { id: lineId });
-  const countedCommands = seen.splice(0);
-  client.off('commandStarted', listener);
+  let rows!: GraphQLResponse<Loose>;
+  let counted!: GraphQLResponse<Loose>;
+  const rowsCommands = (await mongoCommandsDuring(client, async () => (rows = await call(query('edges { node { observedAt } }'), { id: lineId })))).map(
+    (e) => e.commandName,
+  );
+  const countedCommands = (
+    await mongoCommandsDuring(client, async () => (counted = await call(query('totalCount edges { node { observedAt } }'), { id: lineId })))
+  ).map((e) => e.commandName);
   expect(rows.body.data!['asset'].measurements.edges.map((e: { node: { observedAt: string } }) => e.node.observedAt)).toEqual([
     '2026-01-04T00:00:00.000Z',
     '2026-01-03T00:00:00.000Z',
