@@ -14,8 +14,9 @@ export interface Result {
   perItemUs: number;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+/** The value at fraction `p` of an ascending list (nearest rank, rounding down); NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
 export async function measure(scenario: Scenario, repetitions: number, warmup = 2): Promise<Result> {

@@ -7,17 +7,13 @@ import { Worker } from 'node:worker_threads';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { startTestStack, type TestStack } from '../test/support/stack';
-import { printColumns } from './harness';
+import { percentile, printColumns } from './harness';
 
 export interface Sample {
   ms: number;
   status: number;
   /** When the request started, ms since the phase began. */
   at: number;
-}
-
-export function percentile(sorted: readonly number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
 async function send(url: string, init: RequestInit): Promise<Omit<Sample, 'at'>> {
