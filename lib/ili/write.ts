@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import ExcelJS from 'exceljs';
+import { csvField } from './dig-csv';
 import { hhMmFromClockDeg, POF_COLUMNS, type IliEventKind, type IliListingRow, type IliSurface } from './listing';
 
 /**
@@ -80,12 +81,6 @@ function pofCells(): (row: IliListingRow) => Cell[] {
       row.comment,
     ];
   };
-}
-
-function csvField(cell: Cell): string {
-  if (cell === null) return '';
-  const text = String(cell);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** Streams rows to a CSV file (RFC 4180 quoting, CRLF line ends as Excel writes them). */
