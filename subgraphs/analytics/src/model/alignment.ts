@@ -147,7 +147,7 @@ function weldSequence(rows: readonly AlignableRow[]): WeldSequence {
 }
 
 /** Index of the first element ≥ x in an ascending array. */
-function lowerBound(values: ArrayLike<number>, x: number): number {
+export function lowerBound(values: ArrayLike<number>, x: number): number {
   let lo = 0;
   let hi = values.length;
   while (lo < hi) {

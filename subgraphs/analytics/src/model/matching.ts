@@ -47,7 +47,7 @@
  * length at its measured value (growth.ts), so no bound is put on it.
  */
 import type { AlignableRow, AlignableRun, AlignmentOptions, ReferencePosition, RunAlignment } from './alignment';
-import { alignRuns, DEFAULT_ALIGNMENT_OPTIONS, olderFirst } from './alignment';
+import { alignRuns, DEFAULT_ALIGNMENT_OPTIONS, lowerBound, olderFirst } from './alignment';
 import { clockDistanceDeg, DEFAULT_GROWTH_SETTINGS } from './growth';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT } from './tool-tolerance';
 
@@ -476,13 +476,7 @@ export function matchFeatures<Row extends MatchableRow>(
   const edgeResidual: Residual[] = [];
   const parent = new Int32Array(older.length + newer.length).map((_, k) => k);
   older.forEach((o, i) => {
-    let lo = 0;
-    let hi = newerAt.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (newerAt[mid]! < o.referencePositionM - settings.odometerToleranceM) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(newerAt, o.referencePositionM - settings.odometerToleranceM);
     for (let s = lo; s < newerAt.length && newerAt[s]! <= o.referencePositionM + settings.odometerToleranceM; s++) {
       const j = newerOrder[s]!;
       const residual = gatedResidual(o, newer[j]!, settings, shallowingGatePctWt);
