@@ -14,7 +14,6 @@
  * MongoDB (in memory) and a redis-server of its own. --short: 10,000 features (the CI smoke run).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,21 +29,14 @@ import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import { createAsset, graphql, startTestStack, type TestStack } from '../test/support/stack';
+import { processCpuMs } from './contenders/processes';
 import { printColumns } from './harness';
 
 const SEED = 2025;
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** CPU seconds (user + system) a process has used so far; null where /proc is not readable (not Linux). */
-function cpuSecondsOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the ") " split; in clock ticks (100 a second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
+/** CPU seconds (user + system) the embedded server's process has used so far; null when there is none (MONGODB_URI). */
+const serverCpuSeconds = (pid: number | null): number | null => (pid === null ? null : processCpuMs(pid) / 1000);
 
 interface Phase {
   name: string;
@@ -56,13 +48,13 @@ interface Phase {
 
 /** Times `work` and the CPU both processes spend in it. */
 async function phase<T>(name: string, items: number, serverPid: number | null, work: () => Promise<T>): Promise<{ phase: Phase; value: T }> {
-  const server0 = serverPid === null ? null : cpuSecondsOf(serverPid);
+  const server0 = serverCpuSeconds(serverPid);
   const stack0 = process.cpuUsage();
   const t0 = performance.now();
   const value = await work();
   const ms = performance.now() - t0;
   const stack = process.cpuUsage(stack0);
-  const server1 = serverPid === null ? null : cpuSecondsOf(serverPid);
+  const server1 = serverCpuSeconds(serverPid);
   return {
     phase: { name, items, ms, serverCpuS: server0 === null || server1 === null ? null : server1 - server0, stackCpuS: (stack.user + stack.system) / 1e6 },
     value,
