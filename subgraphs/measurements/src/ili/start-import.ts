@@ -3,7 +3,7 @@ import { ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { validateMappingProfile } from '@linepack/lib/ili/listing';
 import type { JobStore } from '@linepack/lib/jobs';
-import { invalidInput } from '@linepack/lib/validation';
+import { invalidInput, violationsOf, type Violation } from '@linepack/lib/validation';
 import type { AssetRefs } from '../asset-refs';
 import { iliRunEventFields, type IliImportJob } from './documents';
 import { ILI_IMPORT_JOB, type IliImportInput } from './import-job';
@@ -34,9 +34,9 @@ export async function startIliImport(
   args: StartIliImportArgs,
   { ili, jobs, assetRefs, now = new Date() }: { ili: IliStore; jobs: JobStore; assetRefs: AssetRefs | null; now?: Date },
 ): Promise<IliImportJob> {
-  const violations: { field: string; message: string }[] = [];
+  const violations: Violation[] = [];
   const run = runInput.safeParse(args.run);
-  if (!run.success) violations.push(...run.error.issues.map((i) => ({ field: ['input', 'run', ...i.path].join('.'), message: i.message })));
+  if (!run.success) violations.push(...violationsOf(run.error, 'input.run'));
   const upload = await ili.upload(args.uploadId);
   if (!upload) violations.push({ field: 'input.uploadId', message: 'no upload with this id in your tenant' });
   else if (upload.receivedBytes !== upload.sizeBytes)

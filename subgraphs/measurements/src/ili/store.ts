@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { v7 as uuidv7 } from 'uuid';
-import { invalidInput } from '@linepack/lib/validation';
+import { invalidInput, violationsOf } from '@linepack/lib/validation';
 import { decodeCursor, encodeCursor, pageSize, toConnection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { MAX_BASE64_BYTES } from '@linepack/lib/scalars';
@@ -31,9 +31,6 @@ const uploadInput = z.object({
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the SHA-256 of the whole file)'),
 });
 
-const zodViolations = (error: z.ZodError, prefix: string) =>
-  error.issues.map((issue) => ({ field: [prefix, ...issue.path].join('.'), message: issue.message }));
-
 /** The tenant's ILI records: uploads, runs and their tally, mapping profiles. */
 export class IliStore {
   readonly runs: TenantCollection<IliRunDocument>;
@@ -56,7 +53,7 @@ export class IliStore {
 
   async createUpload(input: unknown): Promise<IliUploadDocument> {
     const parsed = uploadInput.safeParse(input);
-    if (!parsed.success) throw invalidInput(zodViolations(parsed.error, 'input'));
+    if (!parsed.success) throw invalidInput(violationsOf(parsed.error, 'input'));
     const doc: IliUploadDocument = {
       _id: randomUUID(),
       tenantId: this.tenantId,
