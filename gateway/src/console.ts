@@ -85,7 +85,7 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
   app.get('/graphql', (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
   // Any other address a browser opens: the console's "Page not found" with a 404 status (never Express's bare
   // "Cannot GET"), so the visitor keeps the header and a way back, and crawlers and monitors see the 404.
-  app.get(/^\/(?!\.)/, (req, res, next) => (wantsPage(req) && !apiPaths.test(req.path) && !consolePaths.test(req.path) ? sendIndex(res, 404) : next()));
+  app.get(/^\/(?!\.)/, (req, res, next) => (wantsPage(req) && !apiPaths.test(req.path) ? sendIndex(res, 404) : next()));
 }
 
 /**
