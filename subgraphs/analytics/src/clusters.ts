@@ -8,7 +8,7 @@ import type { AnomalyProjection, AssetProjection } from './documents';
  * dig list can show the cluster once, by its deepest member (the lead).
  *
  * Anomalies of different runs never cluster (they are the same corrosion seen twice), and an anomaly without a clock
- * position or a length cannot be placed against its neighbours: it is assessed alone, and its assessment says so.
+ * position or a length cannot be placed against its neighbours: it is simply assessed alone.
  */
 export interface ClusterMembership {
   /** The deepest member's measurement id: the cluster's name on the dig list and dig sheet. */
@@ -25,8 +25,6 @@ export interface ClusterMembership {
 
 /** Only metal loss clusters: a gouge, dent or crack is a different threat with its own repair condition. */
 const CLUSTERED_FEATURES = new Set(['METAL_LOSS', null]);
-
-export const NOT_CLUSTERED_NO_CLOCK = 'not checked for interaction with its neighbours: the anomaly has no clock position';
 
 /** The run an anomaly belongs to: its imported run, else the day it was observed (hand-recorded runs). */
 export const runKeyOf = (a: Pick<AnomalyProjection, 'runId' | 'observedAt'>): string => a.runId ?? a.observedAt.toISOString().slice(0, 10);

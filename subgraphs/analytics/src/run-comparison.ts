@@ -48,9 +48,6 @@ export async function ensureRunComparisonIndexes(db: Db): Promise<void> {
 const ymd = (d: Date) => d.toISOString().slice(0, 10);
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
-/** Tally rows and features of one run, as alignment and matching read them. */
-type ComparedRow = MatchableRow;
-
 /** Compares a segment's runs (see the file comment). */
 export class RunComparer {
   private readonly analyzer: Analyzer;
@@ -115,7 +112,7 @@ export class RunComparer {
   }
 
   /** The run's tally and features in the listing's shape; features without a log distance cannot be placed and are left out. */
-  private async loadRun(tenantId: string, run: IliRunProjection): Promise<{ rows: ComparedRow[]; unplaced: RunAnomalyProjection[] }> {
+  private async loadRun(tenantId: string, run: IliRunProjection): Promise<{ rows: MatchableRow[]; unplaced: RunAnomalyProjection[] }> {
     const { tally } = (await this.runs.findOne({ _id: run._id, tenantId }, { projection: { tally: 1 } })) ?? {};
     const walls = (tally ?? []).filter((t) => t.wallThicknessMm != null).sort((a, b) => a.logDistanceM - b.logDistanceM);
     const wallAt = (x: number): number | null => {
@@ -128,7 +125,7 @@ export class RunComparer {
       }
       return lo > 0 ? walls[lo - 1]!.wallThicknessMm : null;
     };
-    const rows: ComparedRow[] = (tally ?? []).map((t) => ({
+    const rows: MatchableRow[] = (tally ?? []).map((t) => ({
       rowNumber: t.rowNumber,
       kind: t.kind,
       logDistanceM: t.logDistanceM,
@@ -217,8 +214,8 @@ export class RunComparer {
       for (const row of newer.rows) if (row.vendorFeatureId) growth.set(row.vendorFeatureId, { ...base, ...floorGrowth(note) });
     } else {
       const previous = await this.loadRun(tenantId, older);
-      const runA: AlignableRun<ComparedRow> = { runId: older._id, runDate: ymd(older.runDate!), rows: previous.rows };
-      const runB: AlignableRun<ComparedRow> = { runId: run._id, runDate: ymd(run.runDate!), rows: newer.rows };
+      const runA: AlignableRun<MatchableRow> = { runId: older._id, runDate: ymd(older.runDate!), rows: previous.rows };
+      const runB: AlignableRun<MatchableRow> = { runId: run._id, runDate: ymd(run.runDate!), rows: newer.rows };
       const comparison = compareRuns(runA, runB, settings);
       const olderDate = ymd(older.runDate!);
       record.years = comparison.years;

@@ -222,7 +222,6 @@ type DentTest = (dent: DentFacts) => string | null;
 
 /** What the dent conditions are tested on, with the assumptions taken for what was not reported. */
 interface DentFacts {
-  input: DentInput;
   top: boolean;
   indications: string[];
   atWeld: string | null;
@@ -374,7 +373,6 @@ export function dentCategory(input: DentInput): CategoryDecision {
   const od = input.outsideDiameterMm;
   if (depth == null) assumptions.push('depth not recorded (dentDepthPctOd): taken as deeper than every depth threshold');
   const facts: DentFacts = {
-    input,
     top,
     indications,
     atWeld,
