@@ -6,8 +6,7 @@
  *   Baseline: the same documents the import stored (the run's measurements and tally items, read back) inserted with
  *     the driver's insertMany (batches of 1,000, unordered) into fresh collections, in the same invocation.
  *   Align + assess: from the import's end until `iliRun(id) { comparison { state } }` reads COMPLETE (every feature
- *     assessed with the run comparison applied); where the API has no comparison yet, until the segment's
- *     anomalyAssessments totalCount reaches the feature count (the table says which).
+ *     assessed with the run comparison applied).
  * The CPU seconds of the embedded server's process and of this one (the whole stack runs in it) during each phase
  * say which side bounds it. Every count is checked; exit 1 when one is wrong. Times are printed, never judged.
  * MONGODB_URI / REDIS_URL are used when set (its databases are dropped at the end); otherwise it runs the embedded
@@ -26,6 +25,7 @@ import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { until } from '@linepack/lib/testing/until';
 import { ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import { createAsset, graphql, startTestStack, type TestStack } from '../test/support/stack';
@@ -61,40 +61,22 @@ async function phase<T>(name: string, items: number, serverPid: number | null, w
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Waits until the run's comparison is COMPLETE, or — where the API has no IliRun.comparison — until the segment has an
- * assessment per feature. Says which it waited for.
- */
-async function untilAssessed(stack: TestStack, apiKey: string, runId: string, segmentId: string, features: number, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  const probe = await graphql(stack.gatewayUrl, 'query($id: ID!) { iliRun(id: $id) { comparison { state } } }', { apiKey, variables: { id: runId } });
-  const hasComparison = !probe.body.errors?.some((e) => /comparison/.test(e.message) && /Cannot query field/.test(e.message));
-  for (;;) {
-    let assessed: number;
-    let done: boolean;
-    if (hasComparison) {
+/** Waits until the run's comparison is COMPLETE (or the time is up); returns how many features it had assessed. */
+async function untilAssessed(stack: TestStack, apiKey: string, runId: string, timeoutMs: number) {
+  const comparison = await until(
+    async () => {
       const res = await graphql<{ iliRun: { comparison: { state: string; assessedFeatureCount: number } | null } }>(
         stack.gatewayUrl,
         'query($id: ID!) { iliRun(id: $id) { comparison { state assessedFeatureCount } } }',
         { apiKey, variables: { id: runId } },
       );
-      const comparison = res.body.data?.iliRun.comparison ?? null;
-      assessed = comparison?.assessedFeatureCount ?? 0;
-      done = comparison?.state === 'COMPLETE';
-    } else {
-      const res = await graphql<{ asset: { anomalyAssessments: { totalCount: number } } }>(
-        stack.gatewayUrl,
-        'query($id: ID!) { asset(id: $id) { anomalyAssessments(first: 1) { totalCount } } }',
-        { apiKey, variables: { id: segmentId } },
-      );
-      assessed = res.body.data?.asset.anomalyAssessments.totalCount ?? 0;
-      done = assessed >= features;
-    }
-    if (done || Date.now() > deadline) return { hasComparison, assessed, done };
-    await sleep(250);
-  }
+      return res.body.data?.iliRun.comparison ?? null;
+    },
+    (c) => c?.state === 'COMPLETE',
+    timeoutMs,
+    250,
+  );
+  return { assessed: comparison?.assessedFeatureCount ?? 0, done: comparison?.state === 'COMPLETE' };
 }
 
 async function main(): Promise<number> {
@@ -188,9 +170,7 @@ async function main(): Promise<number> {
     );
     const result = imported.value;
     const importEnd = performance.now();
-    const assessed = await phase('align + assess (after the import)', featureCount, serverPid, () =>
-      untilAssessed(stack!, apiKey, result.run.id, segment.id, featureCount, timeoutMs),
-    );
+    const assessed = await phase('align + assess (after the import)', featureCount, serverPid, () => untilAssessed(stack!, apiKey, result.run.id, timeoutMs));
 
     // The baseline: the documents the import stored, inserted again with the driver into fresh collections.
     const measurementsDb = stack.mongo.db(databaseName(dbPrefix, 'measurements'));
@@ -214,7 +194,7 @@ async function main(): Promise<number> {
     expect('tally items imported', result.counts.tallyItems, tallyCount);
     expect('measurements stored', docs.length, featureCount);
     expect('tally items stored', tally.length, tallyCount);
-    expect(assessed.value.hasComparison ? 'comparison COMPLETE' : 'assessments', assessed.value.done, true);
+    expect('comparison COMPLETE', assessed.value.done, true);
     expect('features assessed', assessed.value.assessed, featureCount);
 
     const at = (name: string) => phaseStarts.get(name);
@@ -227,12 +207,7 @@ async function main(): Promise<number> {
       ...split('   of which upload (4 MiB parts)', importStart, at('checking rows') ?? at('writing')),
       ...split('   of which the row check (pass 1)', at('checking rows'), at('writing')),
       ...split('   of which the write (pass 2)', at('writing'), importEnd),
-      {
-        ...assessed.phase,
-        name: assessed.value.hasComparison
-          ? 'align + assess, until iliRun.comparison.state COMPLETE'
-          : 'assess, until anomalyAssessments.totalCount = features (no IliRun.comparison in this API)',
-      },
+      { ...assessed.phase, name: 'align + assess, until iliRun.comparison.state COMPLETE' },
       {
         name: 'import + align + assess',
         items: featureCount,
@@ -270,7 +245,6 @@ async function main(): Promise<number> {
           mongo: embedded ? 'embedded' : 'external',
           features: featureCount,
           tallyItems: tallyCount,
-          comparison: assessed.value.hasComparison,
           phases,
           valid: problems.length === 0,
           problems,
