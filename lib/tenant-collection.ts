@@ -3,12 +3,14 @@ import type {
   BulkWriteResult,
   Collection,
   CountDocumentsOptions,
+  DeleteResult,
   Document,
   Filter,
   FindOptions,
   FindOneAndUpdateOptions,
   OptionalUnlessRequiredId,
   UpdateFilter,
+  UpdateResult,
   WithId,
 } from 'mongodb';
 
@@ -69,6 +71,14 @@ export class TenantCollection<T extends TenantDocument> {
 
   findOneAndUpdate(filter: Filter<T>, update: UpdateFilter<T>, options: FindOneAndUpdateOptions = {}) {
     return this.collection.findOneAndUpdate(this.scoped(filter), update, { returnDocument: 'after', ...options });
+  }
+
+  updateOne(filter: Filter<T>, update: UpdateFilter<T>): Promise<UpdateResult<T>> {
+    return this.collection.updateOne(this.scoped(filter), update);
+  }
+
+  deleteMany(filter: Filter<T>): Promise<DeleteResult> {
+    return this.collection.deleteMany(this.scoped(filter));
   }
 
   /** Upserts and updates only; each filter is pinned to the tenant and each insert stamped with it. */

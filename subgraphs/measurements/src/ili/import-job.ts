@@ -122,8 +122,8 @@ async function completeRun(store: IliStore, runId: string, girthWelds: number): 
       name,
     })),
   });
-  await store.runs.collection.updateOne(
-    { _id: runId, tenantId: store.tenantId, status: { $ne: 'COMPLETE' } },
+  await store.runs.updateOne(
+    { _id: runId, status: { $ne: 'COMPLETE' } },
     { $set: { status: 'COMPLETE', girthWeldCount: girthWelds }, $push: { outbox: event } as never },
   );
 }
@@ -142,7 +142,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
       const store = new IliStore(db, job.tenantId);
       const measurements = new MeasurementRepository(db, job.tenantId);
       const fail = async (failure: string, counts?: Record<string, number>): Promise<JobOutcome> => {
-        await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { status: 'FAILED' } });
+        await store.runs.updateOne({ _id: input.runId }, { $set: { status: 'FAILED' } });
         return { state: 'FAILED', failure, ...(counts ? { counts } : {}) };
       };
       const upload = await store.upload(input.uploadId);
@@ -186,7 +186,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           return fail(`${errorCount} ${errorCount === 1 ? 'value was' : 'values were'} rejected in ${counts.rejectedRows} rows; nothing was stored`, counts);
         }
         checkpoint = { batchesWritten: 0, rows, features: 0, tallyItems: 0 };
-        await store.runs.collection.updateOne({ _id: input.runId, tenantId: job.tenantId }, { $set: { featureCount: features, tallyItemCount: tallyItems } });
+        await store.runs.updateOne({ _id: input.runId }, { $set: { featureCount: features, tallyItemCount: tallyItems } });
         await commit({ checkpoint, progress: { done: 0, total: rows, phase: 'writing' }, counts: { rows, features: 0, tallyItems: 0, rejectedRows: 0 } });
       }
 

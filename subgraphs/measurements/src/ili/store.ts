@@ -120,7 +120,7 @@ export class IliStore {
   }
 
   async deleteUploadParts(uploadId: string): Promise<void> {
-    await this.parts.collection.deleteMany({ tenantId: this.tenantId, uploadId });
+    await this.parts.deleteMany({ uploadId });
   }
 
   // Runs and their tally
