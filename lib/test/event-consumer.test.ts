@@ -282,3 +282,53 @@ describe('per-tenant streams', () => {
     }
   });
 });
+
+/**
+ * StreamConsumerOptions.backlogBatchSize: a tenant's backlog is handled in larger batches only while handling slots are
+ * to spare, so the fairness bound between tenants (one batchSize of each busy tenant) holds whenever slots are contended.
+ */
+describe('backlogBatchSize', () => {
+  /** Drains with pollOnce and returns the size of every batch the handler saw, and the events in handling order. */
+  async function drain(options: { concurrency?: number }): Promise<{ batches: number[]; order: DomainEvent[] }> {
+    const batches: number[] = [];
+    const order: DomainEvent[] = [];
+    const consumer = new StreamConsumer({
+      redis,
+      db,
+      logger,
+      streams: [stream],
+      group: 'g',
+      batchSize: 100,
+      backlogBatchSize: 1_000,
+      ...options,
+      handle: async (events) => {
+        batches.push(events.length);
+        order.push(...events);
+      },
+    });
+    await consumer.ensureGroups();
+    while ((await consumer.pollOnce(10)) > 0);
+    return { batches, order };
+  }
+
+  it('takes one tenant’s backlog 1,000 at a time while slots are free, each event once and in stream order', async () => {
+    await publishTenant('a', 2_500);
+    const { batches, order } = await drain({});
+    expect(batches).toEqual([1_000, 1_000, 500]);
+    expect(order.map((e) => (e.data as { i: number }).i)).toEqual(Array.from({ length: 2_500 }, (_, i) => i));
+    expect(new Set(order.map((e) => e.id)).size).toBe(2_500);
+    expect(await pendingOf(tenantStream(stream, 'a'))).toBe(0);
+  });
+
+  it('keeps batchSize when the busy tenants fill the slots: another tenant waits for at most one batch of each', async () => {
+    for (const tenant of ['a', 'b', 'c']) await publishTenant(tenant, 500);
+    await publishTenant('d', 1);
+    // Three streams with work and three slots: none is spare, so no batch grows.
+    const { batches, order } = await drain({ concurrency: 3 });
+    expect(Math.max(...batches)).toBe(100);
+    const d = order.findIndex((e) => e.tenantId === 'd');
+    expect(d).toBeGreaterThanOrEqual(0);
+    for (const tenant of ['a', 'b', 'c']) expect(order.slice(0, d).filter((e) => e.tenantId === tenant).length).toBeLessThanOrEqual(100);
+    expect(order).toHaveLength(1_501);
+  });
+});

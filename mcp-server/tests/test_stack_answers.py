@@ -193,3 +193,20 @@ async def test_dig_list_and_dig_sheet(stack: Stack, big_segment):
         # Recorded through the API, not imported from a listing: no pipe-tally location, and the sheet says so.
         assert "iliLocation" not in sheet and "not imported" in sheet["note"]
         assert any("Clock position" in line for line in sheet["directions"])
+
+
+async def test_dig_list_counts_are_the_dig_list_totals_under_the_same_filter(stack: Stack, big_segment):
+    seg = big_segment["segment"]
+    count = "query($f: DigListFilter) { digList(filter: $f, first: 1) { totalCount } }"
+    async with mcp_client(stack.env()) as client:
+        digs, _ = await answer(client, "dig_list", {"pipeline_id": seg["id"], "first": 1})
+        by_category = digs["summary"]["byResponseCategory"]
+        due = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR")
+        assert set(by_category) <= set(due) and sum(by_category.values()) == digs["summary"]["total"]
+        for cat in due:
+            total = stack.graphql(count, {"f": {"pipelineId": seg["id"], "responseCategories": [cat]}})
+            assert by_category.get(cat, 0) == total["digList"]["totalCount"]
+        # Only the categories asked for are counted, never the rest of the tenant's.
+        immediate, _ = await answer(client, "dig_list", {"pipeline_id": seg["id"], "response_categories": ["IMMEDIATE"],
+                                                         "first": 1})
+        assert immediate["summary"]["byResponseCategory"] == {"IMMEDIATE": big_segment["immediate"]}

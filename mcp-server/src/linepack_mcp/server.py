@@ -1062,7 +1062,10 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         variables = {"filter": flt or None, "first": first, "after": after}
         if after is None:
             asked = response_categories or list(DUE_DATE_CATEGORIES)
+            # Only the asked categories are counted: an alias left without a filter would count every due
+            # category across the whole tenant.
             per_category = {cat: {**flt, "responseCategories": [cat]} for cat in asked}
+            per_category.update({f"count{cat}": True for cat in asked})
             data, counts = await asyncio.gather(run_read(ops["LinepackDigList"], variables),
                                                 run_read(ops["LinepackDigCounts"], per_category))
         else:
@@ -1071,7 +1074,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
         head: dict[str, Any] = {}
         if counts:
             head["summary"] = {"total": conn["totalCount"],
-                               "byResponseCategory": {cat: counts[cat]["totalCount"] for cat in RESPONSE_CATEGORIES
+                               "byResponseCategory": {cat: counts[cat]["totalCount"] for cat in asked
                                                       if counts.get(cat) and counts[cat]["totalCount"]}}
         items = _select([_dig_item(e["node"]) for e in conn["edges"]], tool="dig_list", view=view, fields=fields,
                         compact=DIG_COMPACT, allowed=tuple(DigItem.model_fields), key="measurementId")
