@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import type { IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
@@ -99,11 +99,19 @@ export const requestsOf = (db: Db): Collection<ComparisonRequest> => db.collecti
 export async function requestRunComparison(db: Db, tenantId: string, assetId: string): Promise<void> {
   const filter = { _id: `${tenantId}:${assetId}` };
   const update = { $inc: { generation: 1 }, $setOnInsert: { tenantId, assetId, leasedUntil: new Date(0) } };
+  await upsertOne(requestsOf(db), filter, update);
+}
+
+/**
+ * updateOne with upsert. Two writers upserting the same new document at once: the loser's insert collides on the key,
+ * and the document exists now, so the loser applies its update to it without upsert.
+ */
+async function upsertOne<T extends Document>(collection: Collection<T>, filter: Filter<T>, update: UpdateFilter<T>): Promise<void> {
   try {
-    await requestsOf(db).updateOne(filter, update, { upsert: true });
+    await collection.updateOne(filter, update, { upsert: true });
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;
-    await requestsOf(db).updateOne(filter, update);
+    await collection.updateOne(filter, update);
   }
 }
 
@@ -132,7 +140,7 @@ const PENDING_COMPARISON: RunComparisonRecord = {
 /** Projects ili.run.started: never moves an IMPORTED run back. */
 export async function projectRunStarted(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunStartedData, eventId: string): Promise<void> {
   const { id, ...fields } = run;
-  await upsertRun(runs, { _id: id, tenantId }, { $set: { ...fields, sourceEventId: eventId } });
+  await upsertOne(runs, { _id: id, tenantId }, { $set: { ...fields, sourceEventId: eventId } });
   await runs.updateOne({ _id: id, tenantId, status: { $exists: false } }, { $set: { status: 'IMPORTING' } });
   await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
 }
@@ -140,18 +148,8 @@ export async function projectRunStarted(runs: Collection<IliRunProjection>, tena
 /** Projects ili.run.imported (the run, its featureCount and tally); the same event again changes nothing. */
 export async function projectRunImported(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunImportedData, eventId: string): Promise<void> {
   const { id, ...fields } = run;
-  await upsertRun(runs, { _id: id, tenantId }, { $set: { ...fields, status: 'IMPORTED', sourceEventId: eventId } });
+  await upsertOne(runs, { _id: id, tenantId }, { $set: { ...fields, status: 'IMPORTED', sourceEventId: eventId } });
   await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
-}
-
-async function upsertRun(runs: Collection<IliRunProjection>, filter: { _id: string; tenantId: string }, update: object): Promise<void> {
-  try {
-    await runs.updateOne(filter, update, { upsert: true });
-  } catch (err) {
-    // Two batches upserting the same new run at once: the loser's insert collided; the document exists now.
-    if (!isDuplicateKeyError(err)) throw err;
-    await runs.updateOne(filter, update);
-  }
 }
 
 /** Counts newly projected features per run (documents created by the batch), creating a run heard of by features only. */
