@@ -5,7 +5,7 @@ import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';
 import { TALLY_KINDS, validateMappingProfile, type IliListingRow, type MappedField, type ValidMappingProfile } from '@linepack/lib/ili/listing';
 import { ListingHeaderError, parseListing, type PipeDimensions } from '@linepack/lib/ili/parse';
-import type { JobHandler, JobItemError, JobOutcome } from '@linepack/lib/jobs';
+import { MAX_KEPT_ERRORS, type JobHandler, type JobItemError, type JobOutcome } from '@linepack/lib/jobs';
 import { MeasurementRepository } from '../repository';
 import { validateBatch } from '../validation';
 import { ALIGNMENT_TALLY_KINDS, iliRunEventFields, type IliTallyDocument } from './documents';
@@ -172,7 +172,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
             features += featureRows.length;
             tallyItems += batch.rows.length - featureRows.length;
             errorCount += rejected.length;
-            if (errors.length < 1_000) errors.push(...rejected.slice(0, 1_000 - errors.length));
+            if (errors.length < MAX_KEPT_ERRORS) errors.push(...rejected.slice(0, MAX_KEPT_ERRORS - errors.length));
             await commit({ checkpoint: null, progress: { done: rows, total: null, phase: 'checking rows' }, errors, errorCount });
           }
         } catch (err) {
@@ -191,11 +191,13 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
       }
 
       let batchIndex = 0;
+      let rowsRead = 0;
       let girthWelds = 0;
       const state = { ...checkpoint };
       for await (const batch of read()) {
         if (signal.aborted) throw new Error('stopping');
         girthWelds += batch.rows.filter((row) => row.kind === 'GIRTH_WELD').length;
+        rowsRead += batch.rows.length + new Set(batch.rejected.map((e) => e.rowNumber)).size;
         if (batchIndex++ < state.batchesWritten) continue;
         const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
         const tallyRows = batch.rows.filter((row) => TALLY_KINDS.has(row.kind));
@@ -215,7 +217,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
         state.batchesWritten = batchIndex;
         state.features += featureRows.length;
         state.tallyItems += tallyRows.length;
-        const done = Math.min(state.rows, batchIndex * 1_000);
+        const done = Math.min(state.rows, rowsRead);
         await commit({
           checkpoint: state,
           progress: { done, total: state.rows, phase: 'writing' },

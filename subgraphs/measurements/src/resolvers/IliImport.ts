@@ -1,7 +1,5 @@
 import type { IliImportResolvers } from '../generated/resolvers-types';
 
-const MAX_ERRORS = 1_000;
-
 export const IliImport: IliImportResolvers = {
   id: (job) => job._id,
   counts: (job) => ({
@@ -10,7 +8,8 @@ export const IliImport: IliImportResolvers = {
     tallyItems: job.counts['tallyItems'] ?? 0,
     rejectedRows: job.counts['rejectedRows'] ?? 0,
   }),
-  errors: (job, { first }) => job.errors.slice(0, Math.max(0, Math.min(first ?? 100, MAX_ERRORS))),
+  // job.errors holds MAX_KEPT_ERRORS (lib/jobs.ts) at most, so `first` needs no upper bound of its own.
+  errors: (job, { first }) => job.errors.slice(0, Math.max(0, first ?? 100)),
   run: async (job, _args, { ili }) => {
     const run = await ili.run(job.input.runId);
     if (!run) throw new Error(`import ${job._id}: its run ${job.input.runId} is not stored`);
