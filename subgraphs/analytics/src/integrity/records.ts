@@ -19,6 +19,18 @@ import { fieldResultInput, liftInput, pressureReductionInput, repairInput } from
 /** A record as stored: with the client's idempotency key, unique per tenant (tenant_idempotency_key). */
 type Keyed<T> = T & { idempotencyKey: string };
 
+type NamedAssessment = Pick<AssessmentDocument, '_id' | 'assetId' | 'cluster'>;
+
+/**
+ * The anomalies named and every other member of their clusters: a cluster is dug, assessed and repaired as one
+ * feature, so a repair recorded against one of its anomalies (the lead the dig list shows) covers all of them.
+ */
+function withClusterMembers(measurementIds: readonly string[], named: readonly NamedAssessment[]): string[] {
+  const covered = new Set(measurementIds);
+  for (const a of named) for (const id of a.cluster?.memberIds ?? []) covered.add(id);
+  return [...covered];
+}
+
 /** Who recorded a record: the credential's kind and id, from the verified identity only. */
 export function recorderOf(identity: Identity): string {
   return `${identity.kind}:${identity.subject}`;
@@ -98,8 +110,9 @@ export class DigRecordStore {
     const values = validateInput(repairInput, input);
     const stored = await this.repairs.findOne({ idempotencyKey: values.idempotencyKey });
     if (stored) return stored;
-    const asset = await this.assetOfAnomalies(values.measurementIds, (i) => `input.measurementIds[${i}]`);
-    const measurementIds = await this.withClusterMembers(values.measurementIds);
+    const named = await this.namedAssessments(values.measurementIds, true);
+    const asset = await this.assetOf(values.measurementIds, named, (i) => `input.measurementIds[${i}]`);
+    const measurementIds = withClusterMembers(values.measurementIds, named);
     const doc: Keyed<RepairDocument> = {
       _id: randomUUID(),
       tenantId: this.tenantId,
@@ -115,17 +128,6 @@ export class DigRecordStore {
     const kept = await this.insertOnce(this.repairs, doc);
     await this.reassess(asset._id, measurementIds);
     return kept;
-  }
-
-  /**
-   * The anomalies named and every other member of their clusters: a cluster is dug, assessed and repaired as one
-   * feature, so a repair recorded against one of its anomalies (the lead the dig list shows) covers all of them.
-   */
-  private async withClusterMembers(measurementIds: readonly string[]): Promise<string[]> {
-    const named = await this.assessments.find({ _id: { $in: [...measurementIds] } }, { projection: { cluster: 1 } }).toArray();
-    const covered = new Set(measurementIds);
-    for (const a of named) for (const id of a.cluster?.memberIds ?? []) covered.add(id);
-    return [...covered];
   }
 
   /** A reduction changes no assessment: the anomaly stays due (the reduction is temporary); the dig list shows it. */
@@ -195,9 +197,18 @@ export class DigRecordStore {
    * anomaly reads as unknown: nothing says it exists.
    */
   private async assetOfAnomalies(ids: readonly string[], fieldOf: (index: number) => string): Promise<AssetProjection> {
-    const found = new Map(
-      (await this.assessments.find({ _id: { $in: [...ids] } }, { projection: { _id: 1, assetId: 1 } }).toArray()).map((a) => [a._id, a.assetId]),
-    );
+    return this.assetOf(ids, await this.namedAssessments(ids), fieldOf);
+  }
+
+  /** The assessments of the anomalies named: their ids and segments, and their clusters when asked for. */
+  private async namedAssessments(ids: readonly string[], withCluster = false): Promise<NamedAssessment[]> {
+    const projection = withCluster ? { _id: 1, assetId: 1, cluster: 1 } : { _id: 1, assetId: 1 };
+    return this.assessments.find({ _id: { $in: [...ids] } }, { projection }).toArray();
+  }
+
+  /** assetOfAnomalies from assessments already read. */
+  private async assetOf(ids: readonly string[], named: readonly NamedAssessment[], fieldOf: (index: number) => string): Promise<AssetProjection> {
+    const found = new Map(named.map((a) => [a._id, a.assetId]));
     const violations: Violation[] = [];
     const firstAsset = found.get(ids.find((id) => found.has(id)) ?? '');
     ids.forEach((id, index) => {
