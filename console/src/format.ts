@@ -96,3 +96,27 @@ export function zoneLabel(zone: string | null): string {
   const city = zone.split('/').pop()?.replace(/_/g, ' ');
   return city && city !== zone ? `${city} time (${zone})` : zone;
 }
+
+/** Response categories in words: one table for the dig list, its filters and the chart legend. */
+export const responseCategoryLabels = {
+  IMMEDIATE: 'Immediate',
+  SIXTY_DAY: '60-day',
+  ONE_HUNDRED_EIGHTY_DAY: '180-day',
+  ONE_YEAR: 'One year',
+  TWO_YEAR: 'Two year',
+  MONITORED: 'Monitored',
+  OTHER: 'Other (operator schedules)',
+} as const;
+
+/** A response category in words; undefined for a value the table does not name. */
+export function responseCategoryLabel(value: string): string | undefined {
+  return (responseCategoryLabels as Record<string, string | undefined>)[value];
+}
+
+/** Clock position as the face reads it (0° = 12:00, 90° = 3:00). */
+export function clockLabel(deg: number | null | undefined): string {
+  if (deg === null || deg === undefined || !Number.isFinite(deg)) return '—';
+  const minutes = Math.round((((deg % 360) + 360) % 360) * 2) % 720;
+  const h = Math.floor(minutes / 60);
+  return `${h === 0 ? 12 : h}:${String(minutes % 60).padStart(2, '0')}`;
+}

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
-import { formatDate, formatNumber, humanize } from '../format';
+import { clockLabel, formatDate, formatNumber, humanize, responseCategoryLabels } from '../format';
+import { messageOf } from '../errors';
 import { readAllPages, useQuery, type Connection } from '../hooks';
 import { ErrorAlert, Loading, Status } from './Notice';
 import { EChart } from './EChart';
@@ -69,23 +70,15 @@ interface TallyItem {
 
 /** Category colours, most urgent first; the legend names them, so the colour is never the only cue. */
 const categories: { value: string; label: string; colour: string; symbol: string }[] = [
-  { value: 'IMMEDIATE', label: 'Immediate', colour: '#b42318', symbol: 'diamond' },
-  { value: 'SIXTY_DAY', label: '60-day', colour: '#d9480f', symbol: 'triangle' },
-  { value: 'ONE_HUNDRED_EIGHTY_DAY', label: '180-day', colour: '#e67700', symbol: 'triangle' },
-  { value: 'ONE_YEAR', label: 'One year', colour: '#e67700', symbol: 'triangle' },
-  { value: 'TWO_YEAR', label: 'Two year', colour: '#b08900', symbol: 'rect' },
-  { value: 'MONITORED', label: 'Monitored', colour: '#3b6ea8', symbol: 'circle' },
-  { value: 'OTHER', label: 'Other (operator schedules)', colour: '#3b6ea8', symbol: 'circle' },
+  { value: 'IMMEDIATE', label: responseCategoryLabels.IMMEDIATE, colour: '#b42318', symbol: 'diamond' },
+  { value: 'SIXTY_DAY', label: responseCategoryLabels.SIXTY_DAY, colour: '#d9480f', symbol: 'triangle' },
+  { value: 'ONE_HUNDRED_EIGHTY_DAY', label: responseCategoryLabels.ONE_HUNDRED_EIGHTY_DAY, colour: '#e67700', symbol: 'triangle' },
+  { value: 'ONE_YEAR', label: responseCategoryLabels.ONE_YEAR, colour: '#e67700', symbol: 'triangle' },
+  { value: 'TWO_YEAR', label: responseCategoryLabels.TWO_YEAR, colour: '#b08900', symbol: 'rect' },
+  { value: 'MONITORED', label: responseCategoryLabels.MONITORED, colour: '#3b6ea8', symbol: 'circle' },
+  { value: 'OTHER', label: responseCategoryLabels.OTHER, colour: '#3b6ea8', symbol: 'circle' },
   { value: '', label: 'Not assessed', colour: '#8a94a3', symbol: 'emptyCircle' },
 ];
-
-/** Clock position as the face reads it (0° = 12:00, 90° = 3:00). */
-export function clockLabel(deg: number | null | undefined): string {
-  if (deg === null || deg === undefined || !Number.isFinite(deg)) return '—';
-  const minutes = Math.round((((deg % 360) + 360) % 360) * 2) % 720;
-  const h = Math.floor(minutes / 60);
-  return `${h === 0 ? 12 : h}:${String(minutes % 60).padStart(2, '0')}`;
-}
 
 function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: string): EChartsCoreOption {
   const byCategory = new Map<string, [number, number, number, string][]>();
@@ -261,7 +254,7 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
       { signal: controller.signal, onProgress: (loaded, total) => setProgress({ loaded, total }) },
     ).then(
       ({ nodes }) => !controller.signal.aborted && setFeatures(nodes),
-      (err: unknown) => !controller.signal.aborted && setError(String((err as Error).message ?? err)),
+      (err: unknown) => !controller.signal.aborted && setError(messageOf(err)),
     );
     return () => controller.abort();
   }, [assetId, withCategory, nonce]);
@@ -277,7 +270,7 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
       signal: controller.signal,
     }).then(
       ({ nodes }) => !controller.signal.aborted && setTally(nodes),
-      (err: unknown) => !controller.signal.aborted && setError(String((err as Error).message ?? err)),
+      (err: unknown) => !controller.signal.aborted && setError(messageOf(err)),
     );
     return () => controller.abort();
   }, [runKey, runWithoutListing, nonce]);

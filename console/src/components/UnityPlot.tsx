@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
+import { messageOf } from '../errors';
 import { formatDate, formatNumber } from '../format';
 import { readAllPages, type Connection } from '../hooks';
 import { EChart } from './EChart';
@@ -92,7 +93,7 @@ export function UnityPlot({ current }: { current: IliRunSummary }) {
         setComparison(summary);
         setPoints(nodes);
       },
-      (err: unknown) => !controller.signal.aborted && setUnavailable((err as Error).message ?? String(err)),
+      (err: unknown) => !controller.signal.aborted && setUnavailable(messageOf(err)),
     );
     return () => controller.abort();
   }, [current.id, current.withoutListing]);

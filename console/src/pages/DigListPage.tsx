@@ -1,23 +1,16 @@
 import { useId, useState } from 'react';
-import { clockLabel } from '../components/AlongTheLine';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { Pager } from '../components/Pager';
 import { toCsv, downloadText } from '../csv';
-import { formatDayIn, formatNumber, humanize, isoDayIn, startOfDayIn, zoneLabel } from '../format';
+import { messageOf } from '../errors';
+import { clockLabel, formatDayIn, formatNumber, humanize, isoDayIn, responseCategoryLabel, responseCategoryLabels, startOfDayIn, zoneLabel } from '../format';
 import { readAllPages, useConnection, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
 
 /** The categories that carry a repair due date: the dig list's default. */
 const DUE_CATEGORIES = ['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR'] as const;
-const categoryLabels: Record<string, string> = {
-  IMMEDIATE: 'Immediate',
-  SIXTY_DAY: '60-day',
-  ONE_HUNDRED_EIGHTY_DAY: '180-day',
-  ONE_YEAR: 'One year',
-  TWO_YEAR: 'Two year',
-};
 
 const DIG_LIST_QUERY = `query ConsoleDigList($filter: DigListFilter, $first: Int, $after: String) {
   digList(filter: $filter, first: $first, after: $after) {
@@ -157,7 +150,7 @@ export function DigListPage() {
       },
       (err: unknown) => {
         setExporting(null);
-        setExportError(`The export failed. ${(err as Error).message ?? String(err)}`);
+        setExportError(`The export failed. ${messageOf(err)}`);
       },
     );
   };
@@ -191,7 +184,7 @@ export function DigListPage() {
                     setCategories((now) => (e.target.checked ? DUE_CATEGORIES.filter((x) => x === c || now.includes(x)) : now.filter((x) => x !== c)))
                   }
                 />
-                {categoryLabels[c]}
+                {responseCategoryLabels[c]}
               </label>
             ))}
           </fieldset>
@@ -279,7 +272,7 @@ export function DigListPage() {
                           ) : null}
                         </td>
                         <td>
-                          <Badge value={r.responseCategory} label={r.responseCategory ? categoryLabels[r.responseCategory] : undefined} />
+                          <Badge value={r.responseCategory} label={r.responseCategory ? responseCategoryLabel(r.responseCategory) : undefined} />
                         </td>
                         <td className="nowrap">
                           <Link to={`/assets/${encodeURIComponent(r.asset.id)}`}>{r.asset.name}</Link>

@@ -1,8 +1,7 @@
-import { clockLabel } from '../components/AlongTheLine';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { downloadText, toCsv } from '../csv';
-import { formatDayIn, formatNumber, humanize, isoDayIn, zoneLabel } from '../format';
+import { clockLabel, formatDayIn, formatNumber, humanize, isoDayIn, zoneLabel } from '../format';
 import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
