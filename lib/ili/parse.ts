@@ -219,7 +219,8 @@ function cellIsBlank(cell: CellValue): boolean {
   return cell === null || (typeof cell === 'string' && cell.trim() === '');
 }
 
-function normaliseHeader(text: string): string {
+/** A header cell as columns are matched: trimmed, inner whitespace collapsed, lower case. */
+export function normaliseHeader(text: string): string {
   return text.trim().replace(/\s+/g, ' ').toLowerCase();
 }
 

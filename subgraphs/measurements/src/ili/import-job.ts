@@ -9,6 +9,7 @@ import { MAX_KEPT_ERRORS, type JobHandler, type JobItemError, type JobOutcome } 
 import { MeasurementRepository } from '../repository';
 import { validateBatch } from '../validation';
 import { ALIGNMENT_TALLY_KINDS, iliRunEventFields, type IliTallyDocument } from './documents';
+import { rowError } from './preview';
 import { IliStore } from './store';
 
 export const ILI_IMPORT_JOB = 'ILI_IMPORT';
@@ -164,10 +165,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           for await (const batch of read()) {
             if (signal.aborted) throw new Error('stopping');
             const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
-            const rejected: JobItemError[] = [
-              ...batch.rejected.map((e) => ({ rowNumber: e.rowNumber, column: e.column, rule: e.rule, value: e.value == null ? null : String(e.value) })),
-              ...featureErrors(featureRows, input, profile),
-            ];
+            const rejected: JobItemError[] = [...batch.rejected.map(rowError), ...featureErrors(featureRows, input, profile)];
             rows += batch.rows.length + new Set(batch.rejected.map((e) => e.rowNumber)).size;
             features += featureRows.length;
             tallyItems += batch.rows.length - featureRows.length;

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { MAPPED_FIELDS, validateMappingProfile, type ValidMappingProfile } from '@linepack/lib/ili/listing';
-import { ListingHeaderError, parseListing, readListingHeader, type PipeDimensions, type RowError } from '@linepack/lib/ili/parse';
+import { ListingHeaderError, normaliseHeader, parseListing, readListingHeader, type PipeDimensions, type RowError } from '@linepack/lib/ili/parse';
 import { invalidInput } from '@linepack/lib/validation';
 import type { AssetRefs } from '../asset-refs';
 import type { IliProfileView, IliUploadDocument } from './documents';
@@ -29,8 +29,6 @@ export interface IliUploadPreview {
   }[];
   rejected: { rowNumber: number; column: string | null; rule: string; value: string | null }[];
 }
-
-const normaliseHeader = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
 
 /** The header row, or none when the file cannot be read at all (parseListing's ListingHeaderError then says why). */
 async function headerRow(stream: Readable, format: 'csv' | 'xlsx', profile: ValidMappingProfile): Promise<string[]> {
@@ -112,4 +110,5 @@ export async function previewUpload(
   return preview;
 }
 
-const rowError = (e: RowError) => ({ rowNumber: e.rowNumber, column: e.column, rule: e.rule, value: e.value == null ? null : String(e.value) });
+/** A listing's rejected cell as a job or preview reports it (the value as text). */
+export const rowError = (e: RowError) => ({ rowNumber: e.rowNumber, column: e.column, rule: e.rule, value: e.value == null ? null : String(e.value) });
