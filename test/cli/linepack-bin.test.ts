@@ -4,13 +4,12 @@
  * bin once broke unnoticed: `analytics rebuild` imports a subgraph module, and without tsx's ESM hook Node's type
  * stripping refused it ("TypeScript parameter property is not supported in strip-only mode").
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { databaseName } from '@linepack/lib/mongo';
-import { repoRoot } from '@linepack/lib/repo-root';
 import { until } from '@linepack/lib/testing/until';
+import { runProcess } from '../support/linepack-process';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -37,15 +36,7 @@ function npxLinepack(args: string[]): Promise<{ status: number | null; stdout: s
     MONGODB_URI: process.env['MONGODB_URI'],
     REDIS_URL: process.env['REDIS_URL'],
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['linepack', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-  });
+  return runProcess(['npx', 'linepack', ...args], { env }).then(({ code, stdout, stderr }) => ({ status: code, stdout, stderr }));
 }
 
 const assessmentsOf = async (segmentId: string) =>

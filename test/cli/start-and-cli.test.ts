@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { graphql } from '../support/stack';
-import { processesWith, runEntry, startLinepack, type LinepackProcess } from '../support/linepack-process';
+import { processesWith, runEntry, runProcess, startLinepack, type LinepackProcess } from '../support/linepack-process';
 
 /** `npm start` and the `linepack` CLI as a user runs them: separate processes, a file-backed database. */
 interface DevState {
@@ -65,16 +65,11 @@ function cli(args: string[], state = stateDir, input?: string): Promise<{ status
   // The running system's databases come from its dev.json, as for someone at a terminal.
   delete env['MONGODB_URI'];
   delete env['REDIS_URL'];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/linepack.cjs'), ...args], { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
+  return runProcess([process.execPath, path.join(repoRoot, 'bin/linepack.cjs'), ...args], { env, input: input ?? '' }).then(({ code, stdout, stderr }) => ({
+    status: code,
+    stdout,
+    stderr,
+  }));
 }
 
 afterAll(async () => {

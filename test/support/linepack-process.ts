@@ -48,28 +48,42 @@ export function processesWith(argument: string): number[] {
     .map(Number);
 }
 
+/** What a process run to its end printed, its exit code and how long it took. */
+export interface ProcessRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs `command` from the repository root to its end and collects what it printed. With `input`, its stdin is a pipe
+ * that gets `input` and is closed; without, stdin is ignored.
+ */
+export function runProcess(command: readonly string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<ProcessRun> {
+  const [file, ...args] = command;
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(file!, args, {
+      cwd: repoRoot,
+      env: options.env ?? process.env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+    if (options.input !== undefined) child.stdin!.end(options.input);
+  });
+}
+
 /**
  * Runs a TypeScript entry of the repository (a script or benchmark) to its end and collects what it printed. `env`
  * defaults to this process's (MONGODB_URI and REDIS_URL from the jest global setup); pass one without MONGODB_URI
  * to run the entry on a database of its own.
  */
-export function runEntry(
-  file: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, file), ...args], {
-      cwd: repoRoot,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
+export function runEntry(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ProcessRun> {
+  return runProcess([process.execPath, '--import', 'tsx', path.join(repoRoot, file), ...args], { env });
 }
