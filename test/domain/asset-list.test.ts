@@ -5,8 +5,9 @@
  */
 import { createAsset, graphql, mongoCommandsDuring, startTestStack, type GraphQLResponse, type TestStack } from '../support/stack';
 
-/** The MongoDB command names the assets subgraph sends while `work` runs. */
-const assetsCommandsDuring = async (work: () => Promise<unknown>) => (await mongoCommandsDuring(stack.subgraphs.assets.mongo!, work)).map((e) => e.commandName);
+/** The MongoDB command names a subgraph sends on `client` while `work` runs. */
+const commandNamesDuring = async (client: Parameters<typeof mongoCommandsDuring>[0], work: () => Promise<unknown>) =>
+  (await mongoCommandsDuring(client, work)).map((e) => e.commandName);
 
 let stack: TestStack;
 let apiKey: string;
@@ -83,11 +84,11 @@ it('pages by name with only the selected fields read, every asset exactly once',
 });
 
 it('counts the total only when totalCount is asked for, and then counts it right', async () => {
-  const rowsOnly = await assetsCommandsDuring(() => call('{ assets(first: 3) { edges { node { id name } } } }'));
+  const rowsOnly = await commandNamesDuring(stack.subgraphs.assets.mongo!, () => call('{ assets(first: 3) { edges { node { id name } } } }'));
   expect(rowsOnly).toEqual(['find']);
 
   let res: GraphQLResponse<Loose> | undefined;
-  const withTotal = await assetsCommandsDuring(async () => {
+  const withTotal = await commandNamesDuring(stack.subgraphs.assets.mongo!, async () => {
     res = await call('{ assets(first: 3, filter: { type: SEGMENT }) { totalCount a: totalCount edges { node { id } } } }');
   });
   // One count however often the field is asked for (countDocuments is an aggregate).
@@ -112,12 +113,11 @@ it("counts an asset's measurements only when totalCount is asked for, and then c
   const client = stack.subgraphs.measurements.mongo!;
   let rows!: GraphQLResponse<Loose>;
   let counted!: GraphQLResponse<Loose>;
-  const rowsCommands = (await mongoCommandsDuring(client, async () => (rows = await call(query('edges { node { observedAt } }'), { id: lineId })))).map(
-    (e) => e.commandName,
+  const rowsCommands = await commandNamesDuring(client, async () => (rows = await call(query('edges { node { observedAt } }'), { id: lineId })));
+  const countedCommands = await commandNamesDuring(
+    client,
+    async () => (counted = await call(query('totalCount edges { node { observedAt } }'), { id: lineId })),
   );
-  const countedCommands = (
-    await mongoCommandsDuring(client, async () => (counted = await call(query('totalCount edges { node { observedAt } }'), { id: lineId })))
-  ).map((e) => e.commandName);
   expect(rows.body.data!['asset'].measurements.edges.map((e: { node: { observedAt: string } }) => e.node.observedAt)).toEqual([
     '2026-01-04T00:00:00.000Z',
     '2026-01-03T00:00:00.000Z',
