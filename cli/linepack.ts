@@ -20,7 +20,7 @@ import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
 import { AuthStore, AuthStoreError } from '@linepack/subgraph-auth/store';
 import { cliAudit } from '@linepack/subgraph-auth/audit';
-import { importListing } from '@linepack/lib/ili/client';
+import { gatewayCall, importListing } from '@linepack/lib/ili/client';
 import { digCsvHeader, digCsvRow, type DigAssessment, type DigMeasurement, type DigRow } from '@linepack/lib/ili/dig-csv';
 import { hhMmFromClockDeg } from '@linepack/lib/ili/listing';
 
@@ -98,16 +98,7 @@ function gatewayClient(url: string | undefined) {
   if (!apiKey)
     throw new UsageError('set LINEPACK_API_KEY to an API key with analytics:read, measurements:read and assets:read (a key is never a command-line argument)');
   const gatewayUrl = url ?? process.env['LINEPACK_URL'] ?? devGatewayUrl();
-  return async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
-    const res = await fetch(gatewayUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string }[] };
-    if (body.errors?.length || !body.data) throw new Error(body.errors?.map((e) => e.message).join('; ') ?? `HTTP ${res.status}`);
-    return body.data;
-  };
+  return <T>(query: string, variables: Record<string, unknown>): Promise<T> => gatewayCall<T>(gatewayUrl, apiKey, query, variables);
 }
 
 /** A date (midnight UTC) or an ISO instant, as the API's DateTime. */

@@ -39,12 +39,13 @@ export interface IliImportResult {
   run: { id: string; status: string };
 }
 
-export class IliClientError extends Error {}
+class IliClientError extends Error {}
 
-async function call<T>(request: IliImportRequest, query: string, variables: Record<string, unknown>): Promise<T> {
-  const res = await fetch(request.gatewayUrl, {
+/** One GraphQL request to the gateway with an API key; the data, or an error carrying every GraphQL error's message. */
+export async function gatewayCall<T>(gatewayUrl: string, apiKey: string, query: string, variables: Record<string, unknown>): Promise<T> {
+  const res = await fetch(gatewayUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${request.apiKey}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await res.json().catch(() => ({}))) as { data?: T; errors?: { message: string }[] };
@@ -52,7 +53,10 @@ async function call<T>(request: IliImportRequest, query: string, variables: Reco
   return body.data;
 }
 
-export const formatOf = (file: string): 'CSV' | 'XLSX' => (/\.xlsx$/i.test(file) ? 'XLSX' : 'CSV');
+const call = <T>(request: IliImportRequest, query: string, variables: Record<string, unknown>): Promise<T> =>
+  gatewayCall<T>(request.gatewayUrl, request.apiKey, query, variables);
+
+const formatOf = (file: string): 'CSV' | 'XLSX' => (/\.xlsx$/i.test(file) ? 'XLSX' : 'CSV');
 
 const IMPORT_FIELDS =
   'id state failure attempts counts { rows features tallyItems rejectedRows } errorCount errors(first: 1000) { rowNumber column rule value } progress { done total phase } run { id status }';

@@ -33,6 +33,8 @@ export const CATEGORY_URGENCY: Record<ResponseCategory, number> = {
   MONITORED: 4,
   OTHER: 4,
 };
+/** Every response category, most urgent first (CATEGORY_URGENCY's key order). */
+export const RESPONSE_CATEGORIES = Object.keys(CATEGORY_URGENCY) as readonly ResponseCategory[];
 const NOT_ASSESSABLE_URGENCY = 9;
 /** The dent and crack repair conditions (model/response-category.ts), recorded on their assessments. */
 export const REPAIR_CONDITIONS_MODEL = 'repair-conditions-dent-crack/1.0.0';

@@ -8,7 +8,7 @@ import { digLoaders, type DigLoaders } from './integrity/loaders';
 import { DigRecordStore } from './integrity/records';
 import { RISK_BANDS, type RiskBand } from './model/risk';
 import type { ResponseCategory } from './model/response-category';
-import { NO_DUE_DATE } from './compute';
+import { NO_DUE_DATE, RESPONSE_CATEGORIES } from './compute';
 
 const assessmentCursor = z.tuple([z.number().int(), z.string().datetime(), z.string()]);
 const riskCursor = z.tuple([z.number().int(), z.string()]);
@@ -169,8 +169,7 @@ export class AnalyticsRepository {
         { $group: { _id: '$responseCategory', count: { $sum: 1 } } },
       ])
       .toArray();
-    const all: ResponseCategory[] = ['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR', 'MONITORED', 'OTHER'];
-    return all.map((c) => ({ responseCategory: c, count: groups.find((g) => g._id === c)?.count ?? 0 }));
+    return RESPONSE_CATEGORIES.map((c) => ({ responseCategory: c, count: groups.find((g) => g._id === c)?.count ?? 0 }));
   }
 
   async countsByBand(): Promise<{ band: RiskBand; count: number }[]> {
