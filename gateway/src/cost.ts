@@ -255,8 +255,8 @@ export function costPlugin(rateLimiter: TieredRateLimiter, expensiveOperations?:
           }
         },
         async willSendResponse({ response }) {
+          // A second willSendResponse would release nothing twice: admit's release function ignores later calls.
           releaseSlot?.();
-          releaseSlot = null;
           if (report && response.body.kind === 'single') {
             response.body.singleResult.extensions = { ...response.body.singleResult.extensions, cost: report };
           }

@@ -64,8 +64,7 @@ export class ExpensiveOperations {
    */
   hasRoomFor(tenantId: string, remainingMs = Infinity): boolean {
     if (!this.share.hasRoomFor(tenantId)) return false;
-    const ahead = this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
-    const turnsBefore = Math.floor(ahead / this.limits.perTenantRunning);
+    const turnsBefore = Math.floor(this.ahead(tenantId) / this.limits.perTenantRunning);
     // Nothing ahead: it starts at once (a request already past its deadline is answered 504 by deadline.ts, not here).
     return turnsBefore === 0 || turnsBefore * this.averageMs < remainingMs;
   }
@@ -84,6 +83,8 @@ export class ExpensiveOperations {
     }
     expensiveOperationsGauge.inc({ state: 'running' });
     const started = performance.now();
+    // The one guard against a second call: the gauge and the average must count a release once (FairShare's own
+    // release function ignores later calls too, but runs after these).
     let held = true;
     return () => {
       if (!held) return;
@@ -94,9 +95,9 @@ export class ExpensiveOperations {
     };
   }
 
-  /** Expensive operations waiting now, over all tenants. */
-  get queued(): number {
-    return this.share.queued;
+  /** The tenant's expensive operations running or waiting now. */
+  private ahead(tenantId: string): number {
+    return this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
   }
 
   /**
@@ -105,7 +106,7 @@ export class ExpensiveOperations {
    */
   refusal(tenantId: string) {
     const { minCost, perTenantRunning, perTenantQueued } = this.limits;
-    const ahead = this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
+    const ahead = this.ahead(tenantId);
     const seconds = Math.max(1, Math.ceil((Math.max(1, ahead / perTenantRunning) * this.averageMs) / 1000));
     return requestError(
       'RATE_LIMITED',
