@@ -6,7 +6,7 @@ import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type 
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import type { InteractionRule } from './model/interaction';
-import { clusterNote } from './clusters';
+import { clusterNote, runKeyOf } from './clusters';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
 import { requestRunComparison, runsOf, type IliRunProjection, type RunAnomalyProjection } from './ili-runs';
 import { DigRecordReader, NO_DIG_RECORDS, type AnomalyDigRecords } from './integrity/anomaly-records';
@@ -74,7 +74,7 @@ export interface BatchContext {
   assets: Map<string, AssetProjection>;
   cp: Map<string, CpReadingProjection>;
   /** The latest field result and the repair of each anomaly of these assets that has one (by measurement id). */
-  digs?: Map<string, AnomalyDigRecords>;
+  digs: Map<string, AnomalyDigRecords>;
   /**
    * When its reads began: the assessments computed from it carry this as computedAt, so one computed from older inputs
    * (an event batch that read the records before a repair was written) never replaces one computed from newer (write()).
@@ -276,6 +276,7 @@ export class Analyzer {
     if (a.featureType === 'DENT' || a.featureType === 'CRACK') {
       const missing = notCategorisable(asset);
       if (missing) return notAssessed(missing);
+      const crackDepthPctWt = a.featureType === 'CRACK' && a.depthPctWt != null ? depthWithTolerance(a.depthPctWt, settings.toolTolerancePctWt) : null;
       const decision =
         a.featureType === 'DENT'
           ? dentCategory({
@@ -293,15 +294,10 @@ export class Analyzer {
           : crackCategory({
               regulation: asset.regulation!,
               inHca: asset.inHca,
-              depthPctWt: a.depthPctWt == null ? null : depthWithTolerance(a.depthPctWt, settings.toolTolerancePctWt),
+              depthPctWt: crackDepthPctWt,
             });
       if (decision.category == null) return notAssessed(decision.reason);
-      return this.categorised(
-        base,
-        decision as CategoryDecision,
-        a,
-        a.featureType === 'CRACK' && a.depthPctWt != null ? depthWithTolerance(a.depthPctWt, settings.toolTolerancePctWt) : null,
-      );
+      return this.categorised(base, decision as CategoryDecision, crackDepthPctWt);
     }
     const reason = notAssessable(asset, a);
     if (reason) return notAssessed(reason);
@@ -395,12 +391,11 @@ export class Analyzer {
       | 'depthSource'
       | 'fieldResultId'
       | 'runId'
-    >,
+    > & { discoveredAt: Date },
     decision: CategoryDecision,
-    a: AnomalyProjection,
     depthWithTolerancePctWt: number | null,
   ): AssessmentDocument {
-    const due = repairDueAt(decision.category, base.discoveredAt ?? a.observedAt);
+    const due = repairDueAt(decision.category, base.discoveredAt);
     return {
       ...base,
       ...NO_FIGURES,
@@ -413,7 +408,6 @@ export class Analyzer {
       categoryReason: decision.reason,
       repairDueAt: due,
       dueSort: due ?? NO_DUE_DATE,
-      featureType: a.featureType,
       modelVersion: `${REPAIR_CONDITIONS_MODEL};${RISK_MODEL_VERSION}`,
     };
   }
@@ -456,9 +450,9 @@ export class Analyzer {
       // An imported run's features wait for its run comparison, which assesses all of them (run-comparison.ts);
       // matching each by odometer as it arrives would be wasted work.
       if (!row.fromRun && row.runId && importedRuns.has(row.runId)) continue;
-      const key = row.runId ?? row.observedAt.toISOString().slice(0, 10);
+      const key = runKeyOf(row);
       if (!row.fromRun && !previousByRun.has(key)) previousByRun.set(key, await this.previousRun(asset, row.observedAt, row.runId));
-      docs.push(this.assess(asset, row, previousByRun.get(key) ?? [], context.settings, context.readAt, context.digs?.get(row._id)));
+      docs.push(this.assess(asset, row, previousByRun.get(key) ?? [], context.settings, context.readAt, context.digs.get(row._id)));
     }
     await this.write(docs);
   }
