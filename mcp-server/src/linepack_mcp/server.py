@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from graphql import GraphQLError, GraphQLSchema, is_leaf_type, is_object_type, get_named_type, is_required_argument
 from mcp.server.auth.provider import AccessToken
@@ -96,7 +96,6 @@ from .schema import (
     search_schema as search_schema_entries,
     similar_type_names,
     describe_syntax_error,
-    fetch_schema,
     inspect_document,
     leaf_selection,
     schema_sdl,
@@ -133,7 +132,7 @@ ASSESSMENT_COMPACT = ("measurementId", "responseCategory", "ruleRef", "repairDue
                       "clockDeg", "depthPctWt", "depthWithTolerancePctWt", "lengthMm", "erf", "safePressureKpa",
                       "remainingLifeYears", "growthRateMmPerYear", "notAssessableReason")
 COMPLIANCE_COMPACT = ("asset", "obligation", "state", "dueAt", "lastCompletedAt")
-RESPONSE_CATEGORIES = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR", "MONITORED", "OTHER")
+RESPONSE_CATEGORIES: tuple[str, ...] = get_args(ResponseCategory)
 ASSESSMENT_FIELDS = tuple(StoredAssessment.model_fields)
 DUE_DATE_CATEGORIES = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR")
 DIG_COMPACT = ("measurementId", "asset", "responseCategory", "ruleRef", "repairDueAt", "overdue", "status",
@@ -172,20 +171,13 @@ This server is read-only (LINEPACK_MCP_WRITES=off): no tool changes data."""
     return text
 
 
-def _compact(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _compact(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_compact(v) for v in value]
-    return value
-
-
 def _result(model: BaseModel, *, drop_nulls: bool = True, round_numbers: bool = True,
             max_tokens: int = DEFAULT_RESULT_TOKENS) -> CallToolResult:
     """The answer: structured content and the text the model reads are the same JSON (numbers rounded to what their
     unit warrants, nulls left out by default), never longer than `max_tokens` (budget.estimate_tokens)."""
     data = model.model_dump(mode="json")
-    data = tidy(data, drop_nulls=drop_nulls) if round_numbers else (_compact(data) if drop_nulls else data)
+    # Unrounded answers (graphql_query's) keep their nulls too: nothing to tidy.
+    data = tidy(data, drop_nulls=drop_nulls) if round_numbers else data
     return _fitted(data, max_tokens)
 
 
@@ -267,13 +259,6 @@ def _assessment_item(node: dict[str, Any]) -> dict[str, Any]:
     measurement = node.get("measurement") or {}
     return {"measurementId": measurement.get("id"),
             **{k: v for k, v in measurement.items() if k != "id" and k not in item}, **item}
-
-
-def _dig_item(node: dict[str, Any]) -> dict[str, Any]:
-    item = _assessment_item(node)
-    if item.get("asset"):
-        item["asset"] = {k: v for k, v in item["asset"].items() if k in ("id", "name")}
-    return item
 
 
 def _clock(deg: float | None) -> str | None:
@@ -551,16 +536,14 @@ def build_http_app(settings: Settings, *, host: str, transport_security: Any) ->
     return gate
 
 
-def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
-                 per_request_credentials: bool = False, state: AppState | None = None) -> MCPServer[AppState]:
-    """The MCP server. `schema` (from a start-up probe) enables the tools that depend on it at once.
+def build_server(settings: Settings, *, per_request_credentials: bool = False,
+                 state: AppState | None = None) -> MCPServer[AppState]:
+    """The MCP server.
 
     With `per_request_credentials` (streamable HTTP) every MCP request acts with the credential its
     HTTP request carries; the process holds none of its own.
     """
     state = state or AppState(settings, per_request_credentials=per_request_credentials)
-    if schema is not None:
-        state.schema.set(schema)
     ops = operations()
 
     @asynccontextmanager
@@ -1076,7 +1059,7 @@ def build_server(settings: Settings, schema: GraphQLSchema | None = None, *,
             head["summary"] = {"total": conn["totalCount"],
                                "byResponseCategory": {cat: counts[cat]["totalCount"] for cat in asked
                                                       if counts.get(cat) and counts[cat]["totalCount"]}}
-        items = _select([_dig_item(e["node"]) for e in conn["edges"]], tool="dig_list", view=view, fields=fields,
+        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], tool="dig_list", view=view, fields=fields,
                         compact=DIG_COMPACT, allowed=tuple(DigItem.model_fields), key="measurementId")
         return page_answer(DigListPage, head, conn, items, "dig_list", dict(
             response_categories=response_categories, due_before=_utc(due_before), pipeline_id=pipeline_id,
@@ -1446,18 +1429,3 @@ async def _warm_schema(state: AppState) -> None:
         log.warning("Could not read the API schema (%s); the tools that need it will try again.", exc.message)
     except Exception:  # noqa: BLE001 - warming a cache must never stop the server
         log.exception("Unexpected error while reading the API schema")
-
-
-async def probe_schema(settings: Settings, timeout_s: float = 5.0) -> GraphQLSchema | None:
-    """Introspect the gateway once at start-up; None (and a warning) when it cannot be reached."""
-    quick = replace(settings, timeout_s=timeout_s, max_retries=0)
-    try:
-        async with LinepackClient(quick) as client:
-            return await asyncio.wait_for(fetch_schema(client), timeout_s + 1)
-    except (LinepackError, asyncio.TimeoutError) as exc:
-        log.warning("Could not read the API schema at start-up (%s); schema-dependent tools stay off "
-                    "until restart.", getattr(exc, "message", type(exc).__name__))
-        return None
-    except Exception:  # noqa: BLE001 - a start-up probe must never stop the server
-        log.exception("Unexpected error while reading the API schema at start-up")
-        return None

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .budget import DEFAULT_RESULT_TOKENS
+
 DEFAULT_API_URL = "http://localhost:4000/graphql"
 
 _LOG_LEVELS = {
@@ -54,7 +56,7 @@ class Settings:
     #: Cap on the JSON text of one tool result, in characters.
     max_result_chars: int = 60_000
     #: LINEPACK_MCP_RESULT_TOKENS: no tool result is longer than this many tokens (budget.estimate_tokens).
-    result_tokens: int = 8000
+    result_tokens: int = DEFAULT_RESULT_TOKENS
     # Hosted (streamable HTTP) session limits; see sessions.py. Over stdio there is one session and they do not apply.
     #: Open MCP sessions one credential (one bearer) may hold; at the cap its session idle the longest is closed.
     max_sessions_per_credential: int = 16
@@ -220,7 +222,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, per_request_crede
         timeout_s=_number(env, "LINEPACK_TIMEOUT_S", 30.0, integer=False, minimum=1),
         max_result_chars=int(_number(env, "LINEPACK_MAX_RESULT_CHARS", 60_000, integer=True, minimum=1000)),
         # Below about 1000 tokens a single asset or a page's summary would no longer fit.
-        result_tokens=int(_number(env, "LINEPACK_MCP_RESULT_TOKENS", 8000, integer=True, minimum=1000)),
+        result_tokens=int(_number(env, "LINEPACK_MCP_RESULT_TOKENS", DEFAULT_RESULT_TOKENS, integer=True, minimum=1000)),
         **sessions,
     )
 
