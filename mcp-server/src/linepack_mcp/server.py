@@ -627,6 +627,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         """A page as many items as fit the budget: when fewer than asked for fit, the cursor is the last shown item's
         own (every edge has one), so the next call continues exactly there."""
         edges, info = conn["edges"], conn["pageInfo"]
+        tidied = tidy(items, key="items")  # once, not at every step of the search below
 
         def build(k: int) -> dict[str, Any]:
             more = k < len(items) or bool(info.get("hasNextPage"))
@@ -638,8 +639,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
                 body["shortened"] = (f"{k} of the {len(items)} items of this page fit the {settings.result_tokens}-token "
                                      f"answer budget; `next` continues after the last one shown. Ask for fewer fields "
                                      f"(fields=[...]) or a filter to see more at once.")
-            body["items"] = items[:k]
-            return tidy(body)
+            return {**tidy(body), "items": tidied[:k]}
 
         fitting = fitting_count(build, len(items), settings.result_tokens)
         data = build(max(fitting, min(1, len(items))))
