@@ -11,6 +11,7 @@ import { validateBatch } from '../validation';
 import { ALIGNMENT_TALLY_KINDS, iliRunEventFields, type IliTallyDocument } from './documents';
 import { rowError } from './preview';
 import { IliStore } from './store';
+import { listingFormatOf } from './upload-checks';
 
 export const ILI_IMPORT_JOB = 'ILI_IMPORT';
 
@@ -149,7 +150,7 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
       const upload = await store.upload(input.uploadId);
       if (!upload) return fail('the uploaded file is no longer stored');
       const profile = validateMappingProfile(input.profile);
-      const format = upload.format === 'CSV' ? 'csv' : 'xlsx';
+      const format = listingFormatOf(upload);
       const read = () => parseListing(store.fileStream(upload), format, profile, input.pipe);
 
       let checkpoint = job.checkpoint;

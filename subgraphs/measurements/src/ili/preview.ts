@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
 import { MAPPED_FIELDS, validateMappingProfile, type ValidMappingProfile } from '@linepack/lib/ili/listing';
-import { ListingHeaderError, normaliseHeader, parseListing, readListingHeader, type PipeDimensions, type RowError } from '@linepack/lib/ili/parse';
+import { ListingHeaderError, normaliseHeader, parseListing, readListingHeader, type RowError } from '@linepack/lib/ili/parse';
 import { invalidInput } from '@linepack/lib/validation';
 import type { AssetRefs } from '../asset-refs';
 import type { IliProfileView, IliUploadDocument } from './documents';
 import type { IliStore } from './store';
+import { checkUploadSources, listingFormatOf, needsDimensions, pipeOf } from './upload-checks';
 
 export const MAX_PREVIEW_ROWS = 200;
 
@@ -52,18 +53,16 @@ export async function previewUpload(
   const violations: { field: string; message: string }[] = [];
   const rowCount = args.rows ?? 20;
   if (!Number.isInteger(rowCount) || rowCount < 1 || rowCount > MAX_PREVIEW_ROWS) violations.push({ field: 'rows', message: `must be 1–${MAX_PREVIEW_ROWS}` });
-  const upload = await ili.upload(args.uploadId);
-  if (!upload) violations.push({ field: 'uploadId', message: 'no upload with this id in your tenant' });
-  else if (upload.receivedBytes !== upload.sizeBytes)
-    violations.push({ field: 'uploadId', message: `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first` });
-  const profile = await ili.profile(args.profileId);
-  if (!profile) violations.push({ field: 'profileId', message: 'no mapping profile with this id in your tenant' });
-  const dimensions = args.assetId && assetRefs ? await assetRefs.dimensions(ili.tenantId, args.assetId) : null;
-  if (args.assetId && assetRefs && !dimensions) violations.push({ field: 'assetId', message: 'no asset with this id in your tenant' });
+  const { upload, profile, dimensions } = await checkUploadSources(
+    { uploadId: args.uploadId, profileId: args.profileId, assetId: args.assetId || null },
+    { ili, assetRefs },
+    '',
+    violations,
+  );
   if (violations.length > 0 || !upload || !profile) throw invalidInput(violations);
 
   const definition = validateMappingProfile(profile.definition);
-  const format = upload.format === 'CSV' ? 'csv' : 'xlsx';
+  const format = listingFormatOf(upload);
   const header = await headerRow(ili.fileStream(upload), format, definition);
   const present = new Set(header.filter((cell) => cell !== '').map(normaliseHeader));
   const columns = MAPPED_FIELDS.flatMap((field) => {
@@ -81,10 +80,10 @@ export async function previewUpload(
     rejected: [],
   };
   // As at startIliImport: a depth in mm or inches without the pipe's dimensions cannot be a % of wall.
-  const needsDimensions = definition.units.depth !== 'PCT_WT' || definition.units.dentDepth !== 'PCT_OD';
-  if (needsDimensions && (dimensions?.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
+  const depthsNeedPipe = needsDimensions(definition);
+  if (depthsNeedPipe && (dimensions?.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
     preview.problem = 'the profile gives depths in mm or inches: name an asset with wallThicknessMm and outsideDiameterMm to convert them';
-  const pipe: PipeDimensions = { wallThicknessMm: dimensions?.wallThicknessMm ?? 1, outsideDiameterMm: dimensions?.outsideDiameterMm ?? 1 };
+  const pipe = pipeOf(dimensions);
   try {
     // One batch of rowCount rows, then the generator is left: its finally destroys the stream, so no further part is read.
     for await (const batch of parseListing(ili.fileStream(upload), format, definition, pipe, { batchSize: rowCount })) {
@@ -94,10 +93,10 @@ export async function previewUpload(
         logDistanceM: row.logDistanceM,
         jointNumber: row.jointNumber,
         clockDeg: row.clockDeg,
-        depthPctWt: needsDimensions && preview.problem ? null : row.depthPctWt,
+        depthPctWt: depthsNeedPipe && preview.problem ? null : row.depthPctWt,
         lengthMm: row.lengthMm,
         widthMm: row.widthMm,
-        dentDepthPctOd: needsDimensions && preview.problem ? null : row.dentDepthPctOd,
+        dentDepthPctOd: depthsNeedPipe && preview.problem ? null : row.dentDepthPctOd,
         vendorFeatureId: row.vendorFeatureId,
       }));
       preview.rejected = batch.rejected.map(rowError);

@@ -8,6 +8,7 @@ import type { AssetRefs } from '../asset-refs';
 import { iliRunEventFields, type IliImportJob } from './documents';
 import { ILI_IMPORT_JOB, type IliImportInput } from './import-job';
 import type { IliStore } from './store';
+import { checkUploadSources, needsDimensions, pipeOf } from './upload-checks';
 
 const runInput = z.object({
   vendor: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters'),
@@ -37,17 +38,12 @@ export async function startIliImport(
   const violations: Violation[] = [];
   const run = runInput.safeParse(args.run);
   if (!run.success) violations.push(...violationsOf(run.error, 'input.run'));
-  const upload = await ili.upload(args.uploadId);
-  if (!upload) violations.push({ field: 'input.uploadId', message: 'no upload with this id in your tenant' });
-  else if (upload.receivedBytes !== upload.sizeBytes)
-    violations.push({
-      field: 'input.uploadId',
-      message: `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first`,
-    });
-  const profile = await ili.profile(args.profileId);
-  if (!profile) violations.push({ field: 'input.profileId', message: 'no mapping profile with this id in your tenant' });
-  const dimensions = assetRefs ? await assetRefs.dimensions(ili.tenantId, args.assetId) : null;
-  if (assetRefs && !dimensions) violations.push({ field: 'input.assetId', message: 'no asset with this id in your tenant' });
+  const { upload, profile, dimensions } = await checkUploadSources(
+    { uploadId: args.uploadId, profileId: args.profileId, assetId: args.assetId },
+    { ili, assetRefs },
+    'input.',
+    violations,
+  );
   if (run.success) {
     const { runDate, discoveredAt } = run.data;
     if (runDate > now) violations.push({ field: 'input.run.runDate', message: 'must not be in the future' });
@@ -55,9 +51,7 @@ export async function startIliImport(
     if (discoveredAt && discoveredAt > now) violations.push({ field: 'input.run.discoveredAt', message: 'must not be in the future' });
   }
   const definition = profile ? validateMappingProfile(profile.definition) : null;
-  // Depths in mm or inches are turned into % of wall / % of OD with the pipe's dimensions; in % they are not needed.
-  const needsDimensions = definition !== null && (definition.units.depth !== 'PCT_WT' || definition.units.dentDepth !== 'PCT_OD');
-  if (needsDimensions && dimensions && (dimensions.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
+  if (definition !== null && needsDimensions(definition) && dimensions && (dimensions.wallThicknessMm == null || dimensions.outsideDiameterMm == null))
     violations.push({
       field: 'input.profileId',
       message: 'the profile gives depths in mm or inches, and the asset has no wallThicknessMm and outsideDiameterMm to convert them with',
@@ -73,7 +67,7 @@ export async function startIliImport(
     assetId: args.assetId,
     profile: definition as unknown as Record<string, unknown>,
     // Placeholders of 1 are never used: the profile's depths are in % (needsDimensions above).
-    pipe: { wallThicknessMm: dimensions?.wallThicknessMm ?? 1, outsideDiameterMm: dimensions?.outsideDiameterMm ?? 1 },
+    pipe: pipeOf(dimensions),
     runDate: runDate.toISOString(),
   };
   const key = `${upload.sha256}:${args.assetId}:${input.runDate}`;

@@ -17,6 +17,7 @@ import {
   type IliUploadDocument,
   type IliUploadPartDocument,
 } from './documents';
+import { incompleteUpload } from './upload-checks';
 
 /** What a feature's location reads of a tally item. */
 const TALLY_LOCATION_FIELDS = { kind: 1, logDistanceM: 1, jointNumber: 1, name: 1 } as const;
@@ -111,8 +112,7 @@ export class IliStore {
 
   /** Checks the stored bytes against the announced size and SHA-256 (one pass over the parts). */
   async verifyUpload(upload: IliUploadDocument): Promise<string | null> {
-    if (upload.receivedBytes !== upload.sizeBytes)
-      return `the upload has ${upload.receivedBytes} of its ${upload.sizeBytes} bytes; send the remaining parts first`;
+    if (upload.receivedBytes !== upload.sizeBytes) return incompleteUpload(upload);
     const hash = createHash('sha256');
     for await (const chunk of this.fileStream(upload)) hash.update(chunk as Buffer);
     const actual = hash.digest('hex');
