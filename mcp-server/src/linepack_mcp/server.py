@@ -134,6 +134,10 @@ ASSESSMENT_COMPACT = ("measurementId", "responseCategory", "ruleRef", "repairDue
 COMPLIANCE_COMPACT = ("asset", "obligation", "state", "dueAt", "lastCompletedAt")
 RESPONSE_CATEGORIES: tuple[str, ...] = get_args(ResponseCategory)
 ASSESSMENT_FIELDS = tuple(StoredAssessment.model_fields)
+ASSET_FIELDS = tuple(Asset.model_fields)
+MEASUREMENT_FIELDS = tuple(Measurement.model_fields)
+COMPLIANCE_FIELDS = tuple(ComplianceStatusRow.model_fields)
+DIG_FIELDS = tuple(DigItem.model_fields)
 DUE_DATE_CATEGORIES = ("IMMEDIATE", "SIXTY_DAY", "ONE_HUNDRED_EIGHTY_DAY", "ONE_YEAR", "TWO_YEAR")
 DIG_COMPACT = ("measurementId", "asset", "responseCategory", "ruleRef", "repairDueAt", "overdue", "status",
                "depthSource", "featureType", "odometerM", "clockDeg", "depthPctWt", "lengthMm", "erf")
@@ -201,14 +205,19 @@ FieldsArg = Annotated[list[str] | None, Field(
     "overrides view. An unknown name is refused with the list of allowed ones.")]
 
 
-def _select(items: list[dict[str, Any]], *, tool: str, view: str, fields: list[str] | None, compact: tuple[str, ...],
-            allowed: tuple[str, ...], key: str) -> list[dict[str, Any]]:
-    """Each item cut to the fields asked for; the identifying `key` always stays first, so an item can be named."""
+def _check_fields(tool: str, fields: list[str] | None, allowed: tuple[str, ...]) -> None:
+    """Refuses an unknown field name before anything is asked of the API."""
+    unknown = [f for f in fields or () if f not in allowed]
+    if unknown:
+        raise ToolError(f"{tool} items have no field {', '.join(repr(f) for f in unknown)}. The fields are: "
+                        f"{', '.join(allowed)}.")
+
+
+def _select(items: list[dict[str, Any]], *, view: str, fields: list[str] | None, compact: tuple[str, ...],
+            key: str) -> list[dict[str, Any]]:
+    """Each item cut to the fields asked for (checked with _check_fields first); the identifying `key` always stays
+    first, so an item can be named."""
     if fields:
-        unknown = [f for f in fields if f not in allowed]
-        if unknown:
-            raise ToolError(f"{tool} items have no field {', '.join(repr(f) for f in unknown)}. The fields are: "
-                            f"{', '.join(allowed)}.")
         keep = tuple(dict.fromkeys((key, *fields)))
     elif view == "full":
         return items
@@ -704,6 +713,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         """List the tenant's assets, ordered by name, filtered and paginated. The compact view gives each asset's
         id, name, type, status, parent, regulation, class location, HCA and MAOP; get_asset (or view='full') has
         every attribute."""
+        _check_fields("list_assets", fields, ASSET_FIELDS)
         flt = _drop_none({"type": type, "status": status, "parentId": parent_id, "inHca": in_hca,
                           "nameContains": name_contains})
         return await _asset_page("list_assets", flt, first, after, view, fields, dict(
@@ -721,8 +731,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
             pairs = [(None, lead), *[(c, n) for c, n in pairs if n["id"] != lead["id"]]]
             conn = {**conn, "totalCount": conn["totalCount"] + (0 if named else 1)}
         conn = {**conn, "edges": [{"cursor": c} for c, _ in pairs]}
-        items = _select([n for _, n in pairs], tool=tool_name, view=view, fields=fields,
-                        compact=ASSET_COMPACT, allowed=tuple(Asset.model_fields), key="id")
+        items = _select([n for _, n in pairs], view=view, fields=fields, compact=ASSET_COMPACT, key="id")
         return page_answer(AssetPage, {}, conn, items, tool_name, same)
 
     @tool(title="Search assets", annotations=READ)
@@ -735,6 +744,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         after: Annotated[str | None, Field(description="Cursor from a previous page.")] = None,
     ) -> Annotated[CallToolResult, AssetPage]:
         """Find assets whose name contains `text` (case-insensitive); an exact asset id also matches."""
+        _check_fields("search_assets", fields, ASSET_FIELDS)
         lead: dict[str, Any] | None = None
         if after is None and " " not in text.strip():
             try:
@@ -768,6 +778,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         """Measurements and inspection records of one asset, newest observation first, paginated
         (ILI anomalies with depth/length/clock position, UT readings, CP potentials, surveys...). For ILI anomalies
         as assessed (category, due date) use list_anomaly_assessments instead."""
+        _check_fields("list_measurements", fields, MEASUREMENT_FIELDS)
         data = await run_read(
             ops["LinepackMeasurements"],
             {"id": asset_id, "type": type, "from": _utc(observed_from), "to": _utc(observed_to),
@@ -775,8 +786,8 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         )
         asset = _found_asset(data, asset_id)
         conn = asset["measurements"]
-        items = _select([e["node"] for e in conn["edges"]], tool="list_measurements", view=view, fields=fields,
-                        compact=MEASUREMENT_COMPACT, allowed=tuple(Measurement.model_fields), key="id")
+        items = _select([e["node"] for e in conn["edges"]], view=view, fields=fields, compact=MEASUREMENT_COMPACT,
+                        key="id")
         return page_answer(MeasurementPage, {"asset": _asset_ref(asset).model_dump(exclude_none=True)}, conn, items,
                            "list_measurements", dict(asset_id=asset_id, type=type, observed_from=_utc(observed_from),
                                                      observed_to=_utc(observed_to), view=view, fields=fields,
@@ -878,6 +889,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         repair due date, depth (reported and with tool tolerance), length, odometer, ERF, safe pressure, growth and
         remaining life. To triage, read the summary, then ask for one category at a time (response_category)
         rather than paging through everything; view='full' adds failure pressures, method notes and model versions."""
+        _check_fields("list_anomaly_assessments", fields, ASSESSMENT_FIELDS)
         variables = {"id": asset_id, "first": first, "after": after,
                      "filter": _drop_none({"responseCategory": response_category, "assessable": assessable}) or None}
         if after is None:
@@ -896,9 +908,8 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
                                        if c.get(cat) and c[cat]["totalCount"]},
                 "notAssessable": c["notAssessable"]["totalCount"],
             }
-        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], tool="list_anomaly_assessments",
-                        view=view, fields=fields, compact=ASSESSMENT_COMPACT, allowed=ASSESSMENT_FIELDS,
-                        key="measurementId")
+        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], view=view, fields=fields,
+                        compact=ASSESSMENT_COMPACT, key="measurementId")
         return page_answer(AnomalyAssessmentPage, head, conn, items, "list_anomaly_assessments", dict(
             asset_id=asset_id, response_category=response_category, assessable=assessable, view=view, fields=fields,
             first=first))
@@ -1006,6 +1017,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
     ) -> Annotated[CallToolResult, ComplianceStatusPage]:
         """Every (asset, obligation) row of the tenant with its state, soonest due first: what is overdue or due soon
         across the whole system. Filter by state (e.g. OVERDUE) rather than paging through every row."""
+        _check_fields("list_compliance_status", fields, COMPLIANCE_FIELDS)
         data = await run_read(
             ops["LinepackComplianceStatus"],
             {"filter": _drop_none({"state": state, "obligation": obligation, "regulation": regulation,
@@ -1013,8 +1025,8 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
              "asOf": _utc(as_of), "days": due_soon_days, "first": first, "after": after},
         )
         conn = data["complianceStatus"]
-        items = _select([e["node"] for e in conn["edges"]], tool="list_compliance_status", view=view, fields=fields,
-                        compact=COMPLIANCE_COMPACT, allowed=tuple(ComplianceStatusRow.model_fields), key="asset")
+        items = _select([e["node"] for e in conn["edges"]], view=view, fields=fields, compact=COMPLIANCE_COMPACT,
+                        key="asset")
         return page_answer(ComplianceStatusPage, {}, conn, items, "list_compliance_status", dict(
             state=state, obligation=obligation, regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
             due_soon_days=due_soon_days, view=view, fields=fields, first=first))
@@ -1040,6 +1052,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
         segment, category and rule, due date and whether it is overdue, status (OPEN/REPAIRED), the depth used and
         where it comes from (ILI tool or field measurement), position; view='full' adds the field result, repair and
         pressure reductions. get_dig_sheet tells a crew where to dig one of them."""
+        _check_fields("dig_list", fields, DIG_FIELDS)
         flt = _drop_none({"responseCategories": response_categories, "dueBefore": _utc(due_before),
                           "pipelineId": pipeline_id, "inHca": in_hca, "includeRepaired": include_repaired or None})
         variables = {"filter": flt or None, "first": first, "after": after}
@@ -1059,8 +1072,8 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
             head["summary"] = {"total": conn["totalCount"],
                                "byResponseCategory": {cat: counts[cat]["totalCount"] for cat in asked
                                                       if counts.get(cat) and counts[cat]["totalCount"]}}
-        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], tool="dig_list", view=view, fields=fields,
-                        compact=DIG_COMPACT, allowed=tuple(DigItem.model_fields), key="measurementId")
+        items = _select([_assessment_item(e["node"]) for e in conn["edges"]], view=view, fields=fields,
+                        compact=DIG_COMPACT, key="measurementId")
         return page_answer(DigListPage, head, conn, items, "dig_list", dict(
             response_categories=response_categories, due_before=_utc(due_before), pipeline_id=pipeline_id,
             in_hca=in_hca, include_repaired=include_repaired or None, view=view, fields=fields, first=first))
