@@ -71,27 +71,37 @@ interface Preview {
   rejected: RowError[];
 }
 
-const IMPORT_FIELDS = `id state failure errorCount progress { done total phase }
+/** What is polled while the job runs; the counts and rejected rows are read once, when it has finished. */
+const STATUS_FIELDS = 'id state failure errorCount progress { done total phase }';
+const STATUS_QUERY = `query ConsoleIliImportStatus($id: ID!) { iliImport(id: $id) { ${STATUS_FIELDS} } }`;
+const IMPORT_QUERY = `query ConsoleIliImport($id: ID!) { iliImport(id: $id) { ${STATUS_FIELDS}
     counts { rows features tallyItems rejectedRows }
-    errors(first: 1000) { rowNumber column rule value }
-    run { id }`;
-const IMPORT_QUERY = `query ConsoleIliImport($id: ID!) { iliImport(id: $id) { ${IMPORT_FIELDS} } }`;
-interface ImportJob {
+    errors(first: 1000) { rowNumber column rule value } } }`;
+interface ImportStatus {
   id: string;
   state: string;
   failure: string | null;
   errorCount: number;
   progress: { done: number; total: number | null; phase: string };
+}
+interface ImportJob extends ImportStatus {
   counts: { rows: number; features: number; tallyItems: number; rejectedRows: number };
   errors: RowError[];
-  run: { id: string };
+}
+const hasFinished = (job: ImportStatus) => job.state === 'SUCCEEDED' || job.state === 'FAILED';
+const isReport = (job: ImportStatus | ImportJob): job is ImportJob => 'counts' in job;
+
+/** A finished job with its counts and rejected rows (read once); a running one as it is. */
+async function settled(job: ImportStatus): Promise<ImportStatus | ImportJob | null> {
+  if (!hasFinished(job)) return job;
+  return (await graphql<{ iliImport: ImportJob | null }>(IMPORT_QUERY, { id: job.id })).iliImport;
 }
 
 type Step =
   | { name: 'form' }
   | { name: 'uploading'; sent: number; total: number }
   | { name: 'preview'; uploadId: string; preview: Preview }
-  | { name: 'importing'; job: ImportJob | null };
+  | { name: 'importing'; job: ImportStatus | ImportJob | null };
 
 const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
@@ -243,15 +253,19 @@ export function IliImportPage({ assetId }: { assetId: string }) {
   useTitle(asset ? `Import ILI listing · ${asset.name}` : 'Import ILI listing');
 
   const importId = step.name === 'importing' ? step.job?.id : undefined;
-  const finished = step.name === 'importing' && (step.job?.state === 'SUCCEEDED' || step.job?.state === 'FAILED');
+  const job = step.name === 'importing' ? step.job : null;
+  const finished = job !== null && hasFinished(job);
+  const report = job !== null && isReport(job) ? job : null;
   useEffect(() => {
     if (!importId || finished) return;
     // The job runs on the server; its progress is read until it has SUCCEEDED or FAILED.
     const timer = window.setTimeout(() => {
-      graphql<{ iliImport: ImportJob | null }>(IMPORT_QUERY, { id: importId }).then(
-        (answer) => answer.iliImport && setStep({ name: 'importing', job: answer.iliImport }),
-        (err: unknown) => setFailure(messageOf(err)),
-      );
+      graphql<{ iliImport: ImportStatus | null }>(STATUS_QUERY, { id: importId })
+        .then((answer) => answer.iliImport && settled(answer.iliImport))
+        .then(
+          (now) => now && setStep({ name: 'importing', job: now }),
+          (err: unknown) => setFailure(messageOf(err)),
+        );
     }, POLL_MS);
     return () => window.clearTimeout(timer);
   }, [importId, finished, step]);
@@ -320,8 +334,8 @@ export function IliImportPage({ assetId }: { assetId: string }) {
   async function startImport(uploadId: string) {
     setFailure(null);
     try {
-      const started = await graphql<{ startIliImport: ImportJob }>(
-        `mutation ConsoleStartIliImport($i: StartIliImportInput!) { startIliImport(input: $i) { ${IMPORT_FIELDS} } }`,
+      const started = await graphql<{ startIliImport: ImportStatus }>(
+        `mutation ConsoleStartIliImport($i: StartIliImportInput!) { startIliImport(input: $i) { ${STATUS_FIELDS} } }`,
         {
           i: {
             uploadId,
@@ -336,7 +350,7 @@ export function IliImportPage({ assetId }: { assetId: string }) {
           },
         },
       );
-      setStep({ name: 'importing', job: started.startIliImport });
+      setStep({ name: 'importing', job: await settled(started.startIliImport) });
     } catch (err) {
       setFailure(messageOf(err));
     }
@@ -506,7 +520,7 @@ export function IliImportPage({ assetId }: { assetId: string }) {
               <ErrorAlert>{failure}</ErrorAlert>
             </section>
           ) : null}
-          {step.name === 'importing' && step.job && finished ? <ImportReport job={step.job} assetId={asset.id} /> : null}
+          {report && finished ? <ImportReport job={report} assetId={asset.id} /> : null}
         </>
       )}
     </>
