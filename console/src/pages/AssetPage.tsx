@@ -73,7 +73,7 @@ const ANOMALIES_QUERY = `query ConsoleAssetAnomalies($id: ID!, $first: Int, $aft
       edges { node {
         measurement { id observedAt runId featureType surface odometerM clockDeg depthPctWt lengthMm }
         assessable notAssessableReason depthWithTolerancePctWt failurePressureKpa safePressureKpa erf
-        responseCategory ruleRef categoryReason repairDueAt remainingLifeYears
+        responseCategory ruleRef categoryReason repairDueAt overdue remainingLifeYears
       } }
     }
   }
@@ -101,6 +101,7 @@ interface AssessmentNode {
   ruleRef: string | null;
   categoryReason: string | null;
   repairDueAt: string | null;
+  overdue: boolean;
   remainingLifeYears: number | null;
 }
 interface RiskData {
@@ -263,7 +264,6 @@ function AnomaliesSection({ id }: { id: string }) {
   const zone = useTenantTimeZone();
   const rows = anomalies.nodes;
   const risk = riskQuery.data?.asset?.risk;
-  const now = Date.now();
   return (
     <section aria-labelledby="anomalies-heading" className="card">
       <h2 id="anomalies-heading">Integrity</h2>
@@ -364,7 +364,7 @@ function AnomaliesSection({ id }: { id: string }) {
                       </td>
                       <td className="nowrap">
                         {formatDayIn(node.repairDueAt, zone)}
-                        {node.repairDueAt && Date.parse(node.repairDueAt) < now ? (
+                        {node.overdue ? (
                           <>
                             {' '}
                             <Badge value="OVERDUE" />
