@@ -89,7 +89,6 @@ export function useConnection<TData, TNode>(
   const key = JSON.stringify(variables);
   const pickRef = useRef(pick);
   pickRef.current = pick;
-  const generation = useRef(0);
   const inFlight = useRef<AbortController | null>(null);
 
   const fetchPage = useCallback(
@@ -98,12 +97,11 @@ export function useConnection<TData, TNode>(
       inFlight.current?.abort();
       const controller = new AbortController();
       inFlight.current = controller;
-      const mine = generation.current;
       setLoading(true);
       setError(null);
       graphql<TData>(query, { ...(JSON.parse(key) as Record<string, unknown>), first: pageSize, after }, { signal: controller.signal }).then(
         (data) => {
-          if (controller.signal.aborted || mine !== generation.current) return;
+          if (controller.signal.aborted) return;
           const connection = pickRef.current(data);
           setPages((previous) => ({
             nodes: [...(replace ? [] : previous.nodes), ...(connection?.edges.map((e) => e.node) ?? [])],
@@ -114,7 +112,7 @@ export function useConnection<TData, TNode>(
           setLoading(false);
         },
         (err: unknown) => {
-          if (controller.signal.aborted || mine !== generation.current) return;
+          if (controller.signal.aborted) return;
           setError(messageOf(err));
           setLoading(false);
         },
@@ -124,7 +122,6 @@ export function useConnection<TData, TNode>(
   );
 
   useEffect(() => {
-    generation.current += 1;
     setPages({ nodes: [], totalCount: null, endCursor: null, hasNextPage: false });
     if (query === null) {
       setLoading(false);
@@ -168,7 +165,7 @@ export async function readAllPages<TData, TNode>(
 }
 
 const TIME_ZONE_QUERY = 'query ConsoleTimeZone { complianceSettings { timeZone } }';
-let tenantZones = new Map<string, Promise<string | null>>();
+const tenantZones = new Map<string, Promise<string | null>>();
 
 /**
  * The tenant's IANA time zone (complianceSettings.timeZone): repair and compliance days are counted in it, so the
@@ -188,7 +185,7 @@ export function useTenantTimeZone(): string | null {
         (d) => d.complianceSettings.timeZone,
         () => null,
       );
-      tenantZones = new Map(tenantZones).set(tenantId, pending);
+      tenantZones.set(tenantId, pending);
     }
     void pending.then((z) => live && setZone(z));
     return () => {

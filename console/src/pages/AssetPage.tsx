@@ -43,7 +43,7 @@ interface AssetData {
 const MEASUREMENTS_QUERY = `query ConsoleAssetMeasurements($id: ID!) {
   asset(id: $id) {
     id
-    measurements(first: 500) { totalCount edges { node { id type observedAt value unit depthPctWt source } } }
+    measurements(first: 500) { totalCount edges { node { id type observedAt value unit source } } }
   }
 }`;
 
@@ -53,7 +53,6 @@ interface MeasurementNode {
   observedAt: string;
   value: number | null;
   unit: string | null;
-  depthPctWt: number | null;
   source: string;
 }
 interface MeasurementsData {
@@ -141,11 +140,9 @@ function withUnit(value: number | null | undefined, unit: string, digits = 1): s
   return value === null || value === undefined ? '—' : `${formatNumber(value, digits)} ${unit}`;
 }
 
-/** The plotted value of a measurement: its value, or an ILI anomaly's depth. */
+/** The plotted value of a measurement (ILI anomalies are never plotted here: they are read along the line). */
 function plotted(m: MeasurementNode): number | null {
-  if (typeof m.value === 'number' && Number.isFinite(m.value)) return m.value;
-  if (m.type === 'ILI_ANOMALY' && typeof m.depthPctWt === 'number') return m.depthPctWt;
-  return null;
+  return typeof m.value === 'number' && Number.isFinite(m.value) ? m.value : null;
 }
 
 function MeasurementsSection({ id }: { id: string }) {
@@ -161,7 +158,7 @@ function MeasurementsSection({ id }: { id: string }) {
       if (node.type === 'ILI_ANOMALY') continue;
       const v = plotted(node);
       if (v === null) continue;
-      const entry = byType.get(node.type) ?? { points: [], unit: node.unit ?? (node.type === 'ILI_ANOMALY' ? 'PERCENT_WT' : null) };
+      const entry = byType.get(node.type) ?? { points: [], unit: node.unit };
       entry.points.push({ at: new Date(node.observedAt), value: v, source: node.source });
       byType.set(node.type, entry);
     }
@@ -210,14 +207,7 @@ function MeasurementsSection({ id }: { id: string }) {
                 </p>
               ) : null}
             </div>
-            {type ? (
-              <LineChart
-                points={points}
-                label={type}
-                yTitle={type === 'ILI_ANOMALY' ? `Anomaly depth (${unit})` : `${humanize(type)}${unit ? ` (${unit})` : ''}`}
-                connect={type !== 'ILI_ANOMALY'}
-              />
-            ) : null}
+            {type ? <LineChart points={points} label={type} yTitle={`${humanize(type)}${unit ? ` (${unit})` : ''}`} /> : null}
             <div className="table-wrap table-scroll" tabIndex={0}>
               <table className="table table-compact">
                 <caption>
