@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { duplicateKeyIndexes } from '@linepack/lib/mongo';
-import { capAtDesignPressure, designPressureOf, modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
+import { modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
 import { effectiveArea, type ProfilePoint } from './model/rstreng';
 import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
@@ -130,8 +130,8 @@ const NO_FIGURES = {
 };
 
 /**
- * A field-measured river-bottom profile assessed with RSTRENG's effective area (model/rstreng.ts), with the same cap as
- * Modified B31G (the safe pressure never above the design pressure); null when the method does not apply (deeper than
+ * A field-measured river-bottom profile assessed with RSTRENG's effective area (model/rstreng.ts, which caps the safe
+ * pressure at the design pressure as Modified B31G does), with the profile said in words; null when the method does not apply (deeper than
  * 80 % of the wall: Modified B31G's own answer, not applicable, stands).
  */
 function effectiveAreaOfProfile(
@@ -147,19 +147,15 @@ function effectiveAreaOfProfile(
 } | null {
   const result = effectiveArea({ ...pipe, profile });
   if (!result.applicable) return null;
-  const notes = [
-    `assessed with the RSTRENG effective-area method over the field river-bottom profile (${profile.length} points; governing sub-length ${result.critical.lengthMm.toFixed(0)} mm)`,
-  ];
-  const cap = capAtDesignPressure(result.safePressureKpa, designPressureOf(pipe));
-  if (cap.note) notes.push(cap.note);
-  const safe = cap.safePressureKpa;
-  const maop = pipe.maopKpa ?? null;
   return {
     failurePressureKpa: result.failurePressureKpa,
-    safePressureKpa: safe,
-    erf: maop != null ? maop / safe : null,
+    safePressureKpa: result.safePressureKpa,
+    erf: result.erf,
     failurePressureRatio: result.failurePressureRatio,
-    notes,
+    notes: [
+      `assessed with the RSTRENG effective-area method over the field river-bottom profile (${profile.length} points; governing sub-length ${result.critical.lengthMm.toFixed(0)} mm)`,
+      ...result.notes,
+    ],
     modelVersion: result.modelVersion,
   };
 }

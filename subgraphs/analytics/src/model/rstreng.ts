@@ -8,15 +8,18 @@
  *   Sf  = Sflow · (1 − A'/A0) / (1 − A'/(A0·M)),
  * and the feature fails at the least Sf of them all; Pf = 2·Sf·t/D. B31G-2012 counts these candidates
  * as n!/2(n − 2)! for n points, i.e. every pair, which is what is evaluated here (prefix sums make each
- * area O(1), so n points cost O(n²)). Flow stress, the 80 %-of-wall limit and the design factor are
- * Modified B31G's (b31g.ts), so a level-1 and a level-2 result for one feature differ only in the area.
+ * area O(1), so n points cost O(n²)). Flow stress, the 80 %-of-wall limit, the design factor and the cap of the safe
+ * pressure at the design pressure are Modified B31G's (b31g.ts), so a level-1 and a level-2 result for one feature
+ * differ only in the area.
  *
  * Without a profile (an ILI cluster is a box: length, width, deepest point), the box is assessed with
  * Modified B31G at its deepest point over its full axial length — clusterBoxAssessment.
  */
 import {
+  capAtDesignPressure,
   deeperThanB31GLimit,
   designFactor,
+  designPressureOf,
   flowStressMpa,
   foliasFactor,
   modifiedB31G,
@@ -70,6 +73,7 @@ export interface RstrengFigures {
   failureStressMpa: number;
   failurePressureKpa: number;
   designFactor: number;
+  /** Failure pressure × design factor, capped at the design pressure (b31g.ts capAtDesignPressure). */
   safePressureKpa: number;
   /** MAOP / safe pressure; null without MAOP. */
   erf: number | null;
@@ -78,6 +82,8 @@ export interface RstrengFigures {
   critical: CriticalSubsection;
   /** How many sub-lengths were evaluated: n(n − 1)/2. */
   subsectionsEvaluated: number;
+  /** The cap at the design pressure, in words, when it applies. */
+  notes: string[];
   modelVersion: string;
 }
 
@@ -142,7 +148,8 @@ export function effectiveArea(input: RstrengInput): RstrengResult {
     }
   }
   const failurePressureKpa = ((2 * failureStressMpa * t) / D) * 1000;
-  const safePressureKpa = failurePressureKpa * F;
+  const cap = capAtDesignPressure(failurePressureKpa * F, designPressureOf(input));
+  const safePressureKpa = cap.safePressureKpa;
   const maop = input.maopKpa ?? null;
   return {
     applicable: true,
@@ -156,6 +163,7 @@ export function effectiveArea(input: RstrengInput): RstrengResult {
     failurePressureRatio: maop != null ? failurePressureKpa / maop : null,
     critical: critical!,
     subsectionsEvaluated: (profile.length * (profile.length - 1)) / 2,
+    notes: cap.note ? [cap.note] : [],
     modelVersion,
   };
 }
