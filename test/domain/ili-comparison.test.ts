@@ -55,6 +55,9 @@ interface Assessed {
   repairDueAt: string | null;
   responseCategory: string | null;
   depthPctWt: number | null;
+  status: string;
+  supersededBy: { id: string } | null;
+  cluster: { lead: { id: string } } | null;
 }
 
 /** Every assessment of the segment, page by page. */
@@ -65,7 +68,7 @@ async function assessments(): Promise<Assessed[]> {
     const { body } = await call(
       `query($id: ID!, $after: String) { asset(id: $id) { anomalyAssessments(first: 500, after: $after) { pageInfo { hasNextPage endCursor }
         edges { node { measurement { id runId odometerM } growthBasis growthRateMmPerYear matchedMeasurementId methodNotes discoveredAt repairDueAt
-          responseCategory depthPctWt } } } } }`,
+          responseCategory depthPctWt status supersededBy { id } cluster { lead { id } } } } } } }`,
       { id: segmentId, after },
     );
     const page = body.data!['asset'].anomalyAssessments;
@@ -182,6 +185,57 @@ test('importing the older run afterwards compares the newer again: aligned by we
   const matched = (await assessments()).filter((a) => a.measurement.runId === runBId && a.growthBasis === 'MATCHED');
   expect(matched.length).toBeGreaterThan(50);
 }, 240_000);
+
+/**
+ * A newer run's call of a feature replaces the older run's: the dig list and the segment's risk must not carry both
+ * (an integrity engineer digs on the latest call; the older one stays for the growth between the runs and the audit).
+ * Run A arrived after run B here, so this also checks that the marks are made in either order of arrival.
+ */
+test("run A's features that run B reported again are SUPERSEDED by B's call: off the dig list, kept in the history", async () => {
+  const all = await assessments();
+  const comparison = await comparisonOf(runBId);
+  const ofA = all.filter((a) => a.measurement.runId === runAId);
+  const ofB = new Map(all.filter((a) => a.measurement.runId === runBId).map((a) => [a.measurement.id, a]));
+  const superseded = ofA.filter((a) => a.status === 'SUPERSEDED');
+  expect(superseded.length).toBe(comparison.matchedCount);
+  expect(ofA.length - superseded.length).toBe(comparison.unmatchedOlderCount);
+  for (const a of superseded) {
+    const newer = ofB.get(a.supersededBy!.id)!;
+    expect(newer).toBeDefined();
+    expect(vendorIdOf.get(a.measurement.id)).toBeDefined();
+    // The newer call's growth names this feature as its match (dents and cracks carry no growth figures).
+    if (newer.matchedMeasurementId != null) expect(newer.matchedMeasurementId).toBe(a.measurement.id);
+  }
+  for (const a of ofA.filter((x) => x.status !== 'SUPERSEDED')) expect(a).toMatchObject({ status: 'OPEN', supersededBy: null });
+  // Run B is the segment's latest: none of its calls is superseded, and each older feature is superseded at most once.
+  for (const b of ofB.values()) expect(b).toMatchObject({ status: 'OPEN', supersededBy: null });
+  expect(new Set(superseded.map((a) => a.supersededBy!.id)).size).toBe(superseded.length);
+
+  const DUE = new Set(['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR']);
+  const listed = (a: Assessed) => DUE.has(a.responseCategory ?? '') && (a.cluster == null || a.cluster.lead.id === a.measurement.id);
+  const digs = async (includeSuperseded: boolean) => {
+    const ids: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const { body } = await call(
+        `query($f: DigListFilter, $after: String) { digList(filter: $f, first: 200, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+          edges { node { measurement { id } status } } } }`,
+        { f: { pipelineId: segmentId, includeSuperseded }, after },
+      );
+      const page = body.data!['digList'];
+      ids.push(...page.edges.map((e: { node: { measurement: { id: string } } }) => e.node.measurement.id));
+      if (!page.pageInfo.hasNextPage) return { ids, totalCount: page.totalCount as number };
+      after = page.pageInfo.endCursor;
+    }
+  };
+  const open = await digs(false);
+  const expected = all.filter((a) => a.status === 'OPEN' && listed(a)).map((a) => a.measurement.id);
+  expect(new Set(open.ids)).toEqual(new Set(expected));
+  expect(open.totalCount).toBe(expected.length);
+  expect(superseded.filter(listed).length).toBeGreaterThan(0);
+  const withSuperseded = await digs(true);
+  expect(withSuperseded.totalCount).toBe(expected.length + superseded.filter(listed).length);
+});
 
 test("matches are the generator's: ≥ 95 % of its pairs recovered, ≥ 97 % of the pairs right, none many-to-one", async () => {
   const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && a.matchedMeasurementId);

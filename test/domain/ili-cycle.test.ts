@@ -199,4 +199,40 @@ test('the dig list exports as CSV through the CLI, soonest due first; a repair o
   // and its score cannot rise: the register reads the repair at once.
   expect(immediateCount(risk.drivers)).toBe(immediateCount(before.drivers) - covered.length);
   expect(risk.score).toBeLessThanOrEqual(before.score);
+
+  // Working the rest of the immediate list (sleeves, 100 anomalies per record, the most a repair takes): with no
+  // IMMEDIATE condition left open the segment's likelihood and score fall.
+  const immediates: string[] = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const page: Record<string, any> = (
+      await call(
+        `query($p: ID!, $after: String) { digList(filter: { pipelineId: $p, responseCategories: [IMMEDIATE] }, first: 200, after: $after) {
+          pageInfo { hasNextPage endCursor } edges { node { measurement { id } } } } }`,
+        { p: segmentId, after: cursor },
+      )
+    ).body.data!['digList'];
+    immediates.push(...page.edges.map((e: { node: { measurement: { id: string } } }) => e.node.measurement.id));
+    if (!page.pageInfo.hasNextPage) break;
+    cursor = page.pageInfo.endCursor;
+  }
+  expect(immediates.length).toBeGreaterThan(0);
+  for (let i = 0; i < immediates.length; i += 100) {
+    const sleeve = await call(
+      `mutation($ids: [ID!]!, $at: DateTime!, $key: String!) { recordRepair(input: { idempotencyKey: $key, repairType: TYPE_B_SLEEVE, repairedAt: $at, measurementIds: $ids }) { id } }`,
+      { ids: immediates.slice(i, i + 100), at: new Date(Date.now() - 60_000).toISOString(), key: `immediate-sleeves-${i}` },
+    );
+    expect(sleeve.body.errors).toBeUndefined();
+  }
+  const left = await call('query($p: ID!) { digList(filter: { pipelineId: $p, responseCategories: [IMMEDIATE] }, first: 1) { totalCount } }', { p: segmentId });
+  expect(left.body.data!['digList'].totalCount).toBe(0);
+  const worked = (await call(RISK, { id: segmentId })).body.data!['asset'].risk;
+  // The category driver falls from IMMEDIATE's likelihood 5 to the next category's. The score follows unless another
+  // driver holds it at 5: DESIGN's remaining life runs to safe pressure Pf·F = MAOP, and with class 2's F = 0.6 every
+  // anomaly with a failure-pressure ratio under 1/0.6 ≈ 1.67 (MONITORED ones included) reads 0 years.
+  const categoryDriver = (drivers: string[]) => drivers.find((d) => /^\d+ [A-Z_]+ anomal(y|ies)\b.*: likelihood \d$/.test(d))!;
+  expect(categoryDriver(before.drivers)).toMatch(/IMMEDIATE anomal.*: likelihood 5$/);
+  expect(categoryDriver(worked.drivers)).toMatch(/^\d+ (SIXTY_DAY|ONE_HUNDRED_EIGHTY_DAY|ONE_YEAR|TWO_YEAR|MONITORED|OTHER) anomal.*: likelihood [1-4]$/);
+  if (!worked.drivers.some((d: string) => /remaining life.*likelihood 5$/.test(d))) expect(worked.score).toBeLessThan(before.score);
+  else expect(worked.score).toBeLessThanOrEqual(before.score);
 }, 300_000);

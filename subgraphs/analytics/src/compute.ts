@@ -252,9 +252,11 @@ export class Analyzer {
       computedAt: now,
       sourceEventId: a.sourceEventId,
       featureType: a.featureType,
-      // A repaired anomaly keeps its figures (the audit trail) but leaves the dig list and the segment's risk.
-      status: records.repair ? ('REPAIRED' as const) : ('OPEN' as const),
+      // A repaired or superseded anomaly keeps its figures (the audit trail) but leaves the dig list and the segment's
+      // risk: the newer run's call of a superseded one is assessed and listed instead.
+      status: records.repair ? ('REPAIRED' as const) : a.supersededBy ? ('SUPERSEDED' as const) : ('OPEN' as const),
       repairId: records.repair?._id ?? null,
+      supersededBy: a.supersededBy?.measurementId ?? null,
       depthSource: field ? ('FIELD' as const) : ('TOOL' as const),
       fieldResultId: field?._id ?? null,
       runId: a.runId,
@@ -384,6 +386,7 @@ export class Analyzer {
       | 'featureType'
       | 'status'
       | 'repairId'
+      | 'supersededBy'
       | 'depthSource'
       | 'fieldResultId'
       | 'runId'
@@ -503,8 +506,8 @@ export class Analyzer {
     }
     const groups = await this.assessments
       .aggregate<{ _id: string | null; count: number; dents: number; minLife: number | null; minFpr: number | null }>([
-        // Repaired anomalies no longer count (their assessments stay for the audit trail).
-        { $match: { tenantId, assetId, assessable: true, status: { $ne: 'REPAIRED' } } },
+        // Repaired and superseded anomalies no longer count (their assessments stay for the audit trail).
+        { $match: { tenantId, assetId, assessable: true, status: { $nin: ['REPAIRED', 'SUPERSEDED'] } } },
         {
           $group: {
             _id: '$responseCategory',

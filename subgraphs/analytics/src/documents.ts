@@ -162,8 +162,13 @@ export interface AssessmentDocument extends TenantDocument {
   remainingLifeLimit: string | null;
   /** Where the assessment departs from the settings or the plain method (flow-stress fallback, caps); absent on older results. */
   methodNotes?: string[];
-  /** OPEN, or REPAIRED once a repair covers the anomaly (absent on older results: OPEN). */
-  status?: 'OPEN' | 'REPAIRED';
+  /**
+   * OPEN; REPAIRED once a repair covers the anomaly; SUPERSEDED once a newer imported run of the segment reported the
+   * same feature (absent on older results: OPEN). Only OPEN anomalies are on the dig list and in the segment's risk.
+   */
+  status?: 'OPEN' | 'REPAIRED' | 'SUPERSEDED';
+  /** The newer run's measurement of the same feature, when SUPERSEDED. */
+  supersededBy?: string | null;
   repairId?: string | null;
   /** TOOL (the ILI call, with tool tolerance) or FIELD (a field result's measurement, no tool tolerance). */
   depthSource?: 'TOOL' | 'FIELD';

@@ -80,8 +80,17 @@ export interface RunFeatureGrowth {
   cluster?: ClusterMembership | null;
 }
 
-/** An anomaly projection with the run comparison's result, once its run has been compared. */
-export type RunAnomalyProjection = AnomalyProjection & { fromRun?: RunFeatureGrowth | null };
+/** The newer run's report of the same feature, written on the older run's feature by the comparison of the two. */
+export interface Supersession {
+  measurementId: string;
+  runId: string;
+}
+
+/**
+ * An anomaly projection with the run comparison's result, once its run has been compared, and the newer run's report of
+ * the same feature once a newer run has been compared with its run.
+ */
+export type RunAnomalyProjection = AnomalyProjection & { fromRun?: RunFeatureGrowth | null; supersededBy?: Supersession | null };
 
 export interface ComparisonRequest {
   _id: string;

@@ -25,6 +25,7 @@ export interface DigListFilter {
   pipelineId?: string | null;
   inHca?: boolean | null;
   includeRepaired?: boolean | null;
+  includeSuperseded?: boolean | null;
 }
 
 export interface AssessmentFilter {
@@ -102,7 +103,8 @@ export class AnalyticsRepository {
     if (categories.every((c) => DUE_CATEGORIES.includes(c))) dueBounds['$lt'] = NO_DUE_DATE;
     if (filter.dueBefore) dueBounds['$lt'] = filter.dueBefore < NO_DUE_DATE ? filter.dueBefore : NO_DUE_DATE;
     if (Object.keys(dueBounds).length > 0) base.dueSort = dueBounds;
-    if (!filter.includeRepaired) base.status = { $ne: 'REPAIRED' };
+    const hidden = [...(filter.includeRepaired ? [] : ['REPAIRED' as const]), ...(filter.includeSuperseded ? [] : ['SUPERSEDED' as const])];
+    if (hidden.length > 0) base.status = { $nin: hidden };
     // A cluster is one dig: listed once, by its lead (the deepest member); the others are on its dig sheet.
     base.clusterMember = { $ne: true };
     const assetIds = await this.assetScope(filter.pipelineId ?? null, filter.inHca ?? null);

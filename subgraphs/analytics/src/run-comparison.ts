@@ -13,6 +13,7 @@ import {
   type RunComparisonRecord,
   type ComparisonRequest,
   type RunFeatureGrowth,
+  type Supersession,
 } from './ili-runs';
 import { clustersOf } from './clusters';
 import type { AlignableRun } from './model/alignment';
@@ -209,6 +210,8 @@ export class RunComparer {
       note,
     });
     const newer = await this.loadRun(tenantId, run);
+    /** The older run's features this run reported again: older measurement id → this run's. */
+    const reportedAgain = new Map<string, string>();
     if (!older) {
       const note = `no earlier imported ILI run of this segment to compare with: the floor rate ${floor} mm/year applies`;
       for (const row of newer.rows) if (row.vendorFeatureId) growth.set(row.vendorFeatureId, { ...base, ...floorGrowth(note) });
@@ -229,6 +232,7 @@ export class RunComparer {
         const o = pair.older.row;
         const n = pair.newer.row;
         const wall = n.wallThicknessMm ?? o.wallThicknessMm ?? asset.wallThicknessMm;
+        reportedAgain.set(o.vendorFeatureId!, n.vendorFeatureId!);
         const matched = { matchedMeasurementId: o.vendorFeatureId, olderDepthPctWt: o.depthPctWt, years: comparison.years };
         if (o.depthPctWt == null || n.depthPctWt == null || wall == null || !(comparison.years > 0)) {
           growth.set(n.vendorFeatureId!, {
@@ -310,8 +314,41 @@ export class RunComparer {
       assessed += chunk.length;
       await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { 'comparison.assessedFeatureCount': assessed } });
     }
+    if (older) await this.supersede(tenantId, asset._id, older._id, run._id, reportedAgain, signal);
     const complete: RunComparisonRecord = { ...record, state: 'COMPLETE', assessedFeatureCount: assessed, computedAt: now, inputsKey };
     await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { comparison: complete } });
+  }
+
+  /**
+   * The older run's features the newer run reported again are superseded by the newer calls (off the dig list and out
+   * of the risk, kept for the audit trail); marks an earlier comparison made and this one does not (a run loaded in
+   * between, a changed setting) are cleared. Only the features whose mark changed are reassessed.
+   */
+  private async supersede(
+    tenantId: string,
+    assetId: string,
+    olderRunId: string,
+    newerRunId: string,
+    reportedAgain: ReadonlyMap<string, string>,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const changed: { id: string; supersededBy: Supersession | null }[] = [];
+    const features = this.anomalies.find({ tenantId, assetId, runId: olderRunId }, { projection: { _id: 1, supersededBy: 1 } });
+    for await (const f of features) {
+      const by = reportedAgain.get(f._id);
+      const next = by ? { measurementId: by, runId: newerRunId } : null;
+      if (next?.measurementId !== f.supersededBy?.measurementId || next?.runId !== f.supersededBy?.runId) changed.push({ id: f._id, supersededBy: next });
+    }
+    for (let i = 0; i < changed.length; i += CHUNK) {
+      signal?.throwIfAborted();
+      const chunk = changed.slice(i, i + CHUNK);
+      const ops: AnyBulkWriteOperation<RunAnomalyProjection>[] = chunk.map(({ id, supersededBy }) => ({
+        updateOne: { filter: { _id: id, tenantId }, update: { $set: { supersededBy } } },
+      }));
+      await heavyWork.run(tenantId, () => this.anomalies.bulkWrite(ops, { ordered: false }));
+      const ids = chunk.map((c) => c.id);
+      await heavyWork.run(tenantId, async () => this.analyzer.assessNew(await this.analyzer.context(tenantId, [assetId]), assetId, ids));
+    }
   }
 }
 

@@ -149,8 +149,10 @@ export type AnomalyAssessment = {
   safePressureKpa: Maybe<Scalars['Float']['output']>;
   /** The domain event this result was last computed from. */
   sourceEventId: Scalars['String']['output'];
-  /** OPEN, or REPAIRED once a repair covers the anomaly (its figures stay for the audit trail). */
+  /** OPEN; REPAIRED once a repair covers the anomaly; SUPERSEDED once a newer ILI run reported it again (figures stay for the audit trail). */
   status: AnomalyStatus;
+  /** The newer ILI run's call of the same feature, when one superseded this anomaly. */
+  supersededBy: Maybe<Measurement>;
 };
 
 /** A page of assessments. */
@@ -205,7 +207,13 @@ export type AnomalyStatus =
   /** Not repaired. */
   | 'OPEN'
   /** A repair covers it: it is off the dig list and out of the segment's risk; its figures stay for the audit trail. */
-  | 'REPAIRED';
+  | 'REPAIRED'
+  /**
+   * A newer ILI run of the segment reported the same feature (matched one to one across the runs): the newer call is
+   * assessed and listed instead, so this one is off the dig list and out of the segment's risk; its figures stay for the
+   * audit trail and the growth between the two runs.
+   */
+  | 'SUPERSEDED';
 
 export type Asset = {
   __typename?: 'Asset';
@@ -260,6 +268,8 @@ export type DigListFilter = {
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** Also list repaired anomalies (default false). */
   includeRepaired?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Also list anomalies a newer ILI run reported again (SUPERSEDED; default false): the newer run's call is the one to dig on. */
+  includeSuperseded?: InputMaybe<Scalars['Boolean']['input']>;
   /** On this asset or any asset below it (a pipeline and its segments). */
   pipelineId?: InputMaybe<Scalars['ID']['input']>;
   /** These response categories (default: every category with a due date: IMMEDIATE, SIXTY_DAY, ONE_HUNDRED_EIGHTY_DAY, ONE_YEAR, TWO_YEAR). */
@@ -1185,6 +1195,7 @@ export type AnomalyAssessmentResolvers<ContextType = SubgraphContext, ParentType
   safePressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   sourceEventId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['AnomalyStatus'], ParentType, ContextType>;
+  supersededBy?: Resolver<Maybe<ResolversTypes['Measurement']>, ParentType, ContextType>;
 }>;
 
 export type AnomalyAssessmentConnectionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['AnomalyAssessmentConnection'] = ResolversParentTypes['AnomalyAssessmentConnection']> = ResolversObject<{

@@ -7,6 +7,7 @@ export const AnomalyAssessment: AnomalyAssessmentResolvers = {
   methodNotes: (a) => a.methodNotes ?? [],
   // Assessments stored before repairs and field results existed are open and on the tool's call.
   status: (a) => a.status ?? 'OPEN',
+  supersededBy: (a) => (a.supersededBy ? { id: a.supersededBy } : null),
   overdue: (a) => (a.status ?? 'OPEN') === 'OPEN' && a.repairDueAt != null && a.repairDueAt.getTime() < Date.now(),
   depthSource: (a) => a.depthSource ?? 'TOOL',
   runId: (a) => a.runId ?? null,
