@@ -373,12 +373,14 @@ describe('repairs and pressure reductions', () => {
   const REDUCE = `mutation($i: PressureReductionInput!) { recordPressureReduction(input: $i) { id reducedPressureKpa inForce inForceDays liftedAt measurements { id } } }`;
 
   it('keeps an immediate anomaly under a pressure reduction on the dig list, showing the reduction', async () => {
-    // §192.933(a), as PHMSA publishes the rule language (primis.phmsa.dot.gov/gasimp, Rule Section §192.933(a)): "If
-    // an operator is unable to respond within the time limits for certain conditions specified in this section, the
-    // operator must temporarily reduce the operating pressure of the pipeline or take other action that ensures the
-    // safety of the covered segment. If pressure is reduced, an operator must determine the temporary reduction in
-    // operating pressure using ASME/ANSI B31G or RSTRENG or reduce the operating pressure to a level not exceeding
-    // 80% of the level at the time the condition was discovered." Temporary: the condition stays due and listed.
+    // §192.933(a)(1)(i), current text (eCFR as reproduced by law.cornell.edu/cfr/text/49/192.933, amended by
+    // 87 FR 52224, Aug. 24, 2022): "If an operator is unable to respond within the time limits for certain conditions
+    // specified in this section, the operator must temporarily reduce the operating pressure of the pipeline or take
+    // other action that ensures the safety of the covered segment. An operator must reduce the operating pressure to one
+    // of the following: (A) A level not exceeding 80 percent of the operating pressure at the time the condition was
+    // discovered; (B) A level not exceeding the predicted failure pressure times the design factor for the class location
+    // in which the affected pipeline is located; or (C) A level not exceeding the predicted failure pressure divided by
+    // 1.1." Temporary: the condition stays due and listed. 5,520 kPa is (A): 80 % of 6,900 kPa.
     const res = await call(REDUCE, {
       i: {
         idempotencyKey: 'pr-1',
@@ -422,8 +424,11 @@ describe('repairs and pressure reductions', () => {
   });
 
   it('counts how long a lifted reduction was in force (§192.933(a)(2) asks for a justification past 365 days)', async () => {
-    // §192.933(a), ibid.: "A reduction in operating pressure cannot exceed 365 days without an operator providing a
-    // technical justification that the continued pressure restriction will not jeopardize the integrity of the pipeline."
+    // §192.933(a) before the 2022 amendment, as PHMSA published the rule language (primis.phmsa.dot.gov/gasimp, Rule
+    // Section §192.933(a)): "A reduction in operating pressure cannot exceed 365 days without an operator providing a
+    // technical justification that the continued pressure restriction will not jeopardize the integrity of the
+    // pipeline." The 2022 text keeps the 365 days as (a)(2) "Long-term pressure reduction", with notice to PHMSA under
+    // §192.18 (its exact wording was not reachable here to quote).
     const long = await call(REDUCE, {
       i: {
         idempotencyKey: 'pr-old',
