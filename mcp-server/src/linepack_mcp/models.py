@@ -465,7 +465,7 @@ class DigItem(_Model):
     ruleRef: str | None = None
     repairDueAt: str | None = None
     overdue: bool | None = Field(default=None, description="The repair due date has passed and it is still OPEN.")
-    status: str | None = Field(default=None, description="OPEN, or REPAIRED once a repair covers it.")
+    status: str | None = Field(default=None, description="OPEN; REPAIRED once a repair covers it; SUPERSEDED once a newer ILI run reported it again.")
     depthSource: str | None = Field(default=None, description="TOOL (ILI call with tolerance) or FIELD (as measured).")
     featureType: str | None = None
     odometerM: float | None = None
