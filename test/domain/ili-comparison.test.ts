@@ -235,6 +235,18 @@ test("run A's features that run B reported again are SUPERSEDED by B's call: off
   expect(superseded.filter(listed).length).toBeGreaterThan(0);
   const withSuperseded = await digs(true);
   expect(withSuperseded.totalCount).toBe(expected.length + superseded.filter(listed).length);
+
+  // The segment's anomaly list filters by status: its open calls, or the history.
+  const countOf = async (statuses: string[]) =>
+    (
+      await call('query($id: ID!, $s: [AnomalyStatus!]) { asset(id: $id) { anomalyAssessments(filter: { statuses: $s }, first: 1) { totalCount } } }', {
+        id: segmentId,
+        s: statuses,
+      })
+    ).body.data!['asset'].anomalyAssessments.totalCount;
+  expect(await countOf(['OPEN'])).toBe(all.filter((a) => a.status === 'OPEN').length);
+  expect(await countOf(['SUPERSEDED'])).toBe(superseded.length);
+  expect(await countOf(['OPEN', 'SUPERSEDED', 'REPAIRED'])).toBe(all.length);
 });
 
 test("matches are the generator's: ≥ 95 % of its pairs recovered, ≥ 97 % of the pairs right, none many-to-one", async () => {

@@ -28,9 +28,12 @@ export interface DigListFilter {
   includeSuperseded?: boolean | null;
 }
 
+const ANOMALY_STATUSES = ['OPEN', 'REPAIRED', 'SUPERSEDED'] as const;
+
 export interface AssessmentFilter {
   responseCategory?: ResponseCategory | null;
   assessable?: boolean | null;
+  statuses?: readonly (typeof ANOMALY_STATUSES)[number][] | null;
 }
 
 export interface RiskFilter {
@@ -70,6 +73,11 @@ export class AnalyticsRepository {
     const base: Filter<AssessmentDocument> = { assetId };
     if (filter.responseCategory) base.responseCategory = filter.responseCategory;
     if (filter.assessable != null) base.assessable = filter.assessable;
+    if (filter.statuses) {
+      // Assessments stored before statuses existed have none: they are OPEN ($nin null leaves them out with it).
+      const left = ANOMALY_STATUSES.filter((s) => !filter.statuses!.includes(s));
+      base.status = { $nin: left.includes('OPEN') ? [...left, null] : left } as Filter<AssessmentDocument>['status'];
+    }
     const cursor = decodeCursor(after, assessmentCursor);
     // The range on urgency bounds the index scan to the cursor onwards (an $or alone does not); the $or skips the rest.
     const page: Filter<AssessmentDocument> = cursor

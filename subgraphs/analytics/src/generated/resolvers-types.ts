@@ -181,6 +181,8 @@ export type AnomalyAssessmentFilter = {
   assessable?: InputMaybe<Scalars['Boolean']['input']>;
   /** Assessments in this response category. */
   responseCategory?: InputMaybe<ResponseCategory>;
+  /** Only anomalies in these statuses (default: every status, the history included); [OPEN] for those still needing a response. */
+  statuses?: InputMaybe<Array<AnomalyStatus>>;
 };
 
 /** Interacting metal-loss anomalies of one ILI run, assessed as one feature: the box around them at the deepest depth. */
