@@ -338,3 +338,113 @@ test("§192.933(b): the run's discovery date is the assessments' discoveredAt, a
   const ofA = (await assessments()).filter((a) => a.measurement.runId === runAId && a.responseCategory != null);
   for (const a of ofA) expect(a.discoveredAt).toBe(`${runA.runDate}T00:00:00.000Z`);
 });
+
+/**
+ * A repair is of a defect, not of one run's call of it. A sleeve leaves the defect in the pipe, so every later run
+ * reports it again and the new call must not return to the dig list; a recoat (or grind, cut-out) made before the
+ * later run leaves that run's call to be assessed on what the tool found after the repair; a repair made after the
+ * later run also closes that run's call (the crew repaired what both runs reported).
+ */
+test("a sleeve recorded against run A's call also closes run B's call of the feature; a recoat before run B does not, one after it does", async () => {
+  const DUE = new Set(['IMMEDIATE', 'SIXTY_DAY', 'ONE_HUNDRED_EIGHTY_DAY', 'ONE_YEAR', 'TWO_YEAR']);
+  const all = await assessments();
+  const byId = new Map(all.map((a) => [a.measurement.id, a]));
+  const candidates = all
+    .filter((a) => a.measurement.runId === runAId && a.status === 'SUPERSEDED' && a.cluster == null)
+    .map((a) => ({ a, b: byId.get(a.supersededBy!.id)! }))
+    .filter(({ b }) => b.status === 'OPEN' && DUE.has(b.responseCategory ?? '') && b.cluster == null);
+  expect(candidates.length).toBeGreaterThanOrEqual(3);
+  const [sleeved, recoatedBefore, recoatedAfter] = candidates;
+  const repair = async (key: string, id: string, repairType: string, repairedAt: string) => {
+    const res = await call(`mutation($i: RepairInput!) { recordRepair(input: $i) { id } }`, {
+      i: { idempotencyKey: key, measurementIds: [id], repairType, repairedAt },
+    });
+    expect(res.body.errors).toBeUndefined();
+    return res.body.data!['recordRepair'].id as string;
+  };
+  // Run A 2021-06-15, run B 2026-06-15 (the generator's dates).
+  expect([runA.runDate, runB.runDate]).toEqual(['2021-06-15', '2026-06-15']);
+  const sleeve = await repair('carry-sleeve', sleeved!.a.measurement.id, 'TYPE_B_SLEEVE', '2023-05-01T00:00:00Z');
+  await repair('carry-recoat-before', recoatedBefore!.a.measurement.id, 'RECOAT', '2023-05-01T00:00:00Z');
+  const recoatAfter = await repair('carry-recoat-after', recoatedAfter!.a.measurement.id, 'RECOAT', '2026-08-01T00:00:00Z');
+
+  const assessmentOf = async (id: string) =>
+    (await call('query($id: ID!) { measurement(id: $id) { assessment { status repair { id } methodNotes } } }', { id })).body.data!['measurement'].assessment;
+  const b1 = await assessmentOf(sleeved!.b.measurement.id);
+  expect(b1).toMatchObject({ status: 'REPAIRED', repair: { id: sleeve } });
+  expect(b1.methodNotes.join(' ')).toContain(`closed by the type b sleeve of 2023-05-01 recorded against ${sleeved!.a.measurement.id}`);
+  expect(await assessmentOf(recoatedBefore!.b.measurement.id)).toMatchObject({ status: 'OPEN', repair: null });
+  expect(await assessmentOf(recoatedAfter!.b.measurement.id)).toMatchObject({ status: 'REPAIRED', repair: { id: recoatAfter } });
+  // The repaired A calls read REPAIRED (their own repair wins over SUPERSEDED).
+  expect(await assessmentOf(sleeved!.a.measurement.id)).toMatchObject({ status: 'REPAIRED', repair: { id: sleeve } });
+
+  const listed = new Set<string>();
+  let after: string | null = null;
+  for (;;) {
+    const page: Record<string, any> = (
+      await call(
+        `query($p: ID!, $after: String) { digList(filter: { pipelineId: $p }, first: 200, after: $after) { pageInfo { hasNextPage endCursor } edges { node { measurement { id } } } } }`,
+        { p: segmentId, after },
+      )
+    ).body.data!['digList'];
+    for (const e of page.edges) listed.add(e.node.measurement.id);
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor;
+  }
+  expect(listed.has(sleeved!.b.measurement.id)).toBe(false);
+  expect(listed.has(recoatedAfter!.b.measurement.id)).toBe(false);
+  expect(listed.has(recoatedBefore!.b.measurement.id)).toBe(true);
+});
+
+test('a sleeve recorded before the next run is imported closes that run’s call of the feature as soon as it is assessed', async () => {
+  const gas = { regulation: 'CFR_192', product: 'NATURAL_GAS', status: 'ACTIVE' };
+  const second = (
+    await createAsset(stack.gatewayUrl, key, {
+      type: 'SEGMENT',
+      name: 'Line 21 · MP 1–2',
+      ...gas,
+      outsideDiameterMm: 609.6,
+      wallThicknessMm: WALL_MM,
+      smysMpa: 359,
+      maopKpa: 6900,
+      classLocation: 3,
+      inHca: true,
+    })
+  ).id;
+  await stack.knownToMeasurements(second);
+  const small = generateTwoRunListing({ features: 120, seed: 22, wallThicknessMm: WALL_MM });
+  const importRun = async (run: GeneratedRun) => {
+    const file = path.join(dir, `second-${run.runId}.csv`);
+    await writePofListingCsv(run.rows, file);
+    const imported = await importListing({ ...request(run), file, assetId: second });
+    expect(imported.state).toBe('SUCCEEDED');
+    const id = imported.run.id as string;
+    await until(
+      () => comparisonOf(id),
+      (c) => c?.state === 'COMPLETE',
+      120_000,
+    );
+    return id;
+  };
+  const olderId = await importRun(small.runA);
+  const listing = `query($id: ID!) { asset(id: $id) { anomalyAssessments(first: 500) { edges { node { measurement { id runId } status responseCategory cluster { lead { id } }
+    supersededBy { id } repair { id } methodNotes } } } } }`;
+  const nodesOf = async () => (await call(listing, { id: second })).body.data!['asset'].anomalyAssessments.edges.map((e: { node: any }) => e.node);
+  // The most urgent stand-alone metal loss of run A gets a Type B sleeve the year after the run.
+  const first = await nodesOf();
+  const target = first.filter((n: any) => n.cluster == null && n.responseCategory != null).map((n: any) => n.measurement.id)[0] as string;
+  expect({ target, assessed: first.length }).toMatchObject({ target: expect.any(String) });
+  const sleeve = await call(`mutation($i: RepairInput!) { recordRepair(input: $i) { id } }`, {
+    i: { idempotencyKey: 'sleeve-before-next-run', measurementIds: [target], repairType: 'TYPE_B_SLEEVE', repairedAt: '2022-03-01T00:00:00Z' },
+  });
+  expect(sleeve.body.errors).toBeUndefined();
+  await importRun(small.runB);
+  const nodes = await nodesOf();
+  const repairedA = nodes.find((n: any) => n.measurement.id === target);
+  expect(repairedA).toMatchObject({ status: 'REPAIRED', measurement: { runId: olderId } });
+  // The generator reports every run-A feature again in run B unless it was removed; this one was matched.
+  expect(repairedA.supersededBy).not.toBeNull();
+  const later = nodes.find((n: any) => n.measurement.id === repairedA.supersededBy.id);
+  expect(later).toMatchObject({ status: 'REPAIRED', repair: { id: sleeve.body.data!['recordRepair'].id } });
+  expect(later.methodNotes.join(' ')).toContain(`recorded against ${target}`);
+}, 240_000);

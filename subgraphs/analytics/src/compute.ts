@@ -222,6 +222,21 @@ export class Analyzer {
     now: Date,
     records: AnomalyDigRecords = NO_DIG_RECORDS,
   ): AssessmentDocument {
+    const assessed = this.assessAnomaly(asset, a, previous, settings, now, records);
+    if (!records.repairCarriedFrom || !records.repair) return assessed;
+    const { repair } = records;
+    const note = `closed by the ${repair.repairType.toLowerCase().replaceAll('_', ' ')} of ${repair.repairedAt.toISOString().slice(0, 10)} recorded against ${records.repairCarriedFrom}, an earlier run's call of the same feature`;
+    return { ...assessed, methodNotes: [...(assessed.methodNotes ?? []), note] };
+  }
+
+  private assessAnomaly(
+    asset: AssetProjection,
+    a: RunAnomalyProjection,
+    previous: readonly RunFeature[],
+    settings: TenantSettings,
+    now: Date,
+    records: AnomalyDigRecords,
+  ): AssessmentDocument {
     // An imported run's tool tolerance where its vendor stated one (a field result below replaces any tool's).
     if (a.fromRun?.toolTolerancePctWt != null) settings = { ...settings, toolTolerancePctWt: a.fromRun.toolTolerancePctWt };
     const field = records.fieldResult;

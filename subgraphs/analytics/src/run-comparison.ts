@@ -304,6 +304,9 @@ export class RunComparer {
       await heavyWork.run(tenantId, () => this.anomalies.bulkWrite(ops, { ordered: false }));
     }
     growth.clear();
+    // The older run's calls this run reported again are marked first: a repair recorded against one of them reaches
+    // this run's call through the mark (integrity/anomaly-records.ts carryRepairs) when this run is assessed below.
+    if (older) await this.supersede(tenantId, asset._id, older._id, run._id, reportedAgain, signal);
     let assessed = 0;
     for (let i = 0; i < ids.length; i += CHUNK) {
       signal?.throwIfAborted();
@@ -314,7 +317,6 @@ export class RunComparer {
       assessed += chunk.length;
       await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { 'comparison.assessedFeatureCount': assessed } });
     }
-    if (older) await this.supersede(tenantId, asset._id, older._id, run._id, reportedAgain, signal);
     const complete: RunComparisonRecord = { ...record, state: 'COMPLETE', assessedFeatureCount: assessed, computedAt: now, inputsKey };
     await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { comparison: complete } });
   }

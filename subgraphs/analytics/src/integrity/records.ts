@@ -126,7 +126,7 @@ export class DigRecordStore {
       recordedAt: new Date(),
     };
     const kept = await this.insertOnce(this.repairs, doc);
-    await this.reassess(asset._id, measurementIds);
+    await this.reassess(asset._id, measurementIds, kept._id);
     return kept;
   }
 
@@ -237,11 +237,15 @@ export class DigRecordStore {
     }
   }
 
-  /** The covered anomalies and the segment's risk again, with this record in the picture. */
-  private async reassess(assetId: string, measurementIds: readonly string[]): Promise<void> {
+  /**
+   * The covered anomalies and the segment's risk again, with this record in the picture; for a repair also the later
+   * runs' calls of the same features it covers (integrity/anomaly-records.ts carryRepairs).
+   */
+  private async reassess(assetId: string, measurementIds: readonly string[], repairId?: string): Promise<void> {
     const analyzer = new Analyzer(this.db);
     const context = await analyzer.context(this.tenantId, [assetId]);
-    await analyzer.assessNew(context, assetId, measurementIds);
+    const carried = repairId ? [...context.digs].filter(([, r]) => r.repair?._id === repairId && r.repairCarriedFrom).map(([id]) => id) : [];
+    await analyzer.assessNew(context, assetId, [...measurementIds, ...carried]);
     await analyzer.refreshRisk(context, assetId);
   }
 }
