@@ -3,10 +3,12 @@
 #
 #   1. files/supergraph.graphql in the chart is schema/supergraph.graphql (Helm cannot read files outside the chart);
 #   2. helm v3.22.0 (built with `go install` into .linepack/tools/bin, reused when present) lints the chart with
-#      --strict and renders it with the default values and with ci/full-values.yaml (everything on);
-#   3. every rendered manifest validates against the strict JSON schemas of Kubernetes 1.34 (bundled by
+#      --strict and renders it with the default values and with ci/full-values.yaml (everything on), without
+#      --kube-version (the templates do not depend on the cluster's version; this helm build defaults to 1.20);
+#   3. every rendered manifest validates against the strict JSON schemas of Kubernetes 1.34 and 1.37 (bundled by
 #      the PyPI package kubernetes-validate, installed into .linepack/tools/kubernetes-validate): an unknown field or a
-#      wrong type fails. ServiceMonitors (a custom resource; no schema is bundled) are parsed but not schema-validated;
+#      wrong type fails. The PrometheusRule validates against its CRD's schema made strict (deploy/tools/crd-schemas);
+#      ServiceMonitors (a custom resource; no schema at hand) are parsed but not schema-validated;
 #   4. the docker-compose observability profile: every service's METRICS_PORT is scraped, the dashboards parse.
 #
 # Quiet on success (one line per check), idempotent, and safe to run concurrently (the tool installs take a lock).
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 HELM_VERSION=v3.22.0
-KUBE_VERSION=1.34.0
+KUBE_VERSIONS=(1.34.0 1.37.0)
 chart=$(realpath -m "${LINEPACK_CHART_DIR:-deploy/helm/linepack}")
 out=$(realpath -m "${LINEPACK_CHART_OUT:-.linepack/chart-render}")
 tools=$(realpath -m "${LINEPACK_TOOLS_DIR:-.linepack/tools}")
@@ -81,11 +83,11 @@ renders=()
 for name in default full; do
   args=()
   [ -n "${value_sets[$name]}" ] && args=(-f "${value_sets[$name]}")
-  if ! log=$("$helm" lint --strict "$chart" --kube-version "$KUBE_VERSION" "${args[@]}" 2>&1); then
+  if ! log=$("$helm" lint --strict "$chart" "${args[@]}" 2>&1); then
     echo "$log" >&2
     fail "helm lint --strict ($name values)"
   fi
-  if ! "$helm" template linepack "$chart" --namespace linepack --kube-version "$KUBE_VERSION" "${args[@]}" \
+  if ! "$helm" template linepack "$chart" --namespace linepack "${args[@]}" \
     >"$out/$name.yaml" 2>"$out/$name.err"; then
     cat "$out/$name.err" >&2
     fail "helm template ($name values)"
@@ -95,9 +97,12 @@ done
 say "ok: helm $HELM_VERSION lint --strict and template (default values; ${value_sets[full]#"$root"/})"
 
 # 4. Schema validation of every rendered manifest.
-if ! summary=$("$venv/bin/python" deploy/tools/validate_manifests.py --kubernetes-version "$KUBE_VERSION" \
+versions=()
+for version in "${KUBE_VERSIONS[@]}"; do versions+=(--kubernetes-version "$version"); done
+if ! summary=$("$venv/bin/python" deploy/tools/validate_manifests.py "${versions[@]}" \
+  --crd-schema monitoring.coreos.com/v1/PrometheusRule=deploy/tools/crd-schemas/monitoring.coreos.com-v1-PrometheusRule.json \
   --skip monitoring.coreos.com/v1/ServiceMonitor --json-out "$out/rendered.json" "${renders[@]}"); then
-  fail "rendered manifests do not validate against the Kubernetes $KUBE_VERSION schemas (above)"
+  fail "rendered manifests do not validate against the Kubernetes ${KUBE_VERSIONS[*]} schemas (above)"
 fi
 say "ok: $summary"
 

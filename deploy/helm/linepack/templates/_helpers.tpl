@@ -23,7 +23,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "linepack.labels" -}}
 {{ include "linepack.selectorLabels" . }}
 app.kubernetes.io/part-of: linepack
-app.kubernetes.io/version: {{ (include "linepack.tag" .) | replace "+" "_" | trunc 63 | trimSuffix "-" | quote }}
+{{- with include "linepack.versionLabel" . }}
+app.kubernetes.io/version: {{ . | quote }}
+{{- end }}
 app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
 {{- end -}}
@@ -33,9 +35,73 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .values.image.tag | default .root.Values.image.tag | default .root.Chart.AppVersion -}}
 {{- end -}}
 
-{{/* <registry>/linepack-<service>:<tag> */}}
+{{/*
+The app.kubernetes.io/version label: the tag as a valid label value (at most 63 of [A-Za-z0-9_.-], alphanumeric at both
+ends: "1.2.3+build.4" reads 1.2.3_build.4), or no label when nothing of it is left. A digest is never a label.
+*/}}
+{{- define "linepack.versionLabel" -}}
+{{- $sanitised := regexReplaceAll "[^A-Za-z0-9_.-]" (include "linepack.tag" .) "_" | trunc 63 -}}
+{{- regexReplaceAll "^[^A-Za-z0-9]+|[^A-Za-z0-9]+$" $sanitised "" -}}
+{{- end -}}
+
+{{/* <registry>/linepack-<service>:<tag>, or <registry>/linepack-<service>@sha256:<digest> when the digest is set. */}}
 {{- define "linepack.image" -}}
-{{- printf "%s/%s:%s" (trimSuffix "/" .root.Values.image.registry) .values.image.repository (include "linepack.tag" .) -}}
+{{- $repository := printf "%s/%s" (trimSuffix "/" .root.Values.image.registry) .values.image.repository -}}
+{{- with .values.image.digest -}}
+{{- printf "%s@%s" $repository . -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (include "linepack.tag" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount the pods run as; empty: the namespace's default. */}}
+{{- define "linepack.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "linepack.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+checksum/secrets: a digest of every Secret value a pod reads (`refs`: { name, key } references; and the
+secretKeyRefs of its extraEnv), from secrets.data when the chart creates the Secrets, else from the cluster (`lookup`
+at install and upgrade; nothing under `helm template`). A rotated value changes the pod template, so the Deployment
+rolls; a value the pod does not read leaves it alone.
+*/}}
+{{- define "linepack.secretsChecksum" -}}
+{{- $root := .root -}}
+{{- $refs := list -}}
+{{- range .refs }}{{ $refs = append $refs (dict "name" .name "key" .key) }}{{ end -}}
+{{- range .values.extraEnv }}
+{{- with (.valueFrom).secretKeyRef }}{{ $refs = append $refs (dict "name" .name "key" .key) }}{{ end }}
+{{- end -}}
+{{- $lines := list -}}
+{{- range $refs }}
+{{- $value := "" -}}
+{{- if $root.Values.secrets.create -}}
+{{- $value = dig .name .key "" $root.Values.secrets.data | toString -}}
+{{- else -}}
+{{- $value = dig "data" .key "" (lookup "v1" "Secret" $root.Release.Namespace .name) | toString -}}
+{{- end -}}
+{{- $lines = append $lines (printf "%s/%s=%s" .name .key $value) -}}
+{{- end -}}
+{{- $lines | sortAlpha | join "\n" | sha256sum -}}
+{{- end -}}
+
+{{/*
+Quantity (e.g. 512Mi, 1Gi, 600M, 536870912) in MiB, rounded up; fails on anything else. The gateway's memory check
+compares with it.
+*/}}
+{{- define "linepack.mebibytes" -}}
+{{- $quantity := toString .quantity -}}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $quantity -}}
+{{- $suffix := trimPrefix $number $quantity -}}
+{{- $factors := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- if or (not $number) (not (hasKey $factors $suffix)) -}}
+{{- fail (printf "%s: %q is not a memory quantity this chart reads (a number with Ki, Mi, Gi, Ti, k, M, G or T)" .path $quantity) -}}
+{{- end -}}
+{{- divf (mulf (float64 $number) (get $factors $suffix)) 1048576 | ceil | int -}}
 {{- end -}}
 
 {{/* The host the gateway reaches a subgraph at (its Service in this release or in a team's release). */}}
@@ -96,13 +162,20 @@ prometheus.io/path: /metrics
 {{/* Pod-level fields shared by every service: security, scheduling, shutdown. */}}
 {{- define "linepack.podSpec" -}}
 {{- $v := .root.Values -}}
-automountServiceAccountToken: false
+{{- with include "linepack.serviceAccountName" .root }}
+serviceAccountName: {{ . }}
+{{- end }}
+automountServiceAccountToken: {{ $v.serviceAccount.automountToken }}
 enableServiceLinks: false
 terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
 securityContext:
   {{- toYaml $v.podSecurityContext | nindent 2 }}
 {{- with $v.imagePullSecrets }}
 imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.extraInitContainers }}
+initContainers:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- with $v.scheduling.priorityClassName }}
@@ -237,7 +310,12 @@ metadata:
   labels:
     {{- include "linepack.labels" . | nindent 4 }}
 spec:
-  maxUnavailable: {{ .values.podDisruptionBudget.maxUnavailable }}
+  {{- $pdb := .values.podDisruptionBudget }}
+  {{- if hasKey $pdb "minAvailable" }}
+  minAvailable: {{ $pdb.minAvailable }}
+  {{- else }}
+  maxUnavailable: {{ hasKey $pdb "maxUnavailable" | ternary $pdb.maxUnavailable 1 }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "linepack.selectorLabels" . | nindent 6 }}
@@ -265,4 +343,73 @@ spec:
       path: /metrics
       interval: {{ $sm.interval }}
       scrapeTimeout: {{ $sm.scrapeTimeout }}
+{{- end -}}
+
+
+{{/*
+A HorizontalPodAutoscaler (autoscaling/v2) of one service's Deployment on CPU (and memory, when its target is set)
+utilisation of requests; behavior before metrics, so the gateway appends its Pods metric after this.
+*/}}
+{{- define "linepack.hpa" -}}
+{{- $as := .values.autoscaling -}}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "linepack.componentName" . }}
+  labels:
+    {{- include "linepack.labels" . | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "linepack.componentName" . }}
+  minReplicas: {{ $as.minReplicas }}
+  maxReplicas: {{ $as.maxReplicas }}
+  {{- with $as.behavior }}
+  behavior:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ $as.targetCPUUtilizationPercentage }}
+    {{- if $as.targetMemoryUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: {{ $as.targetMemoryUtilizationPercentage }}
+    {{- end }}
+{{- end -}}
+
+{{/*
+NetworkPolicy egress rules every Linepack pod needs: DNS, the stores in `stores` (redis, mongodb), the OTLP collector
+when tracing is on, and networkPolicy.egress.extra. A target without `to` allows its ports to any address.
+*/}}
+{{- define "linepack.egressTargets" -}}
+{{- $egress := .root.Values.networkPolicy.egress -}}
+{{- $targets := list (dict "target" $egress.dns "protocols" (list "UDP" "TCP")) -}}
+{{- range .stores }}{{ $targets = append $targets (dict "target" (get $egress .) "protocols" (list "TCP")) }}{{ end -}}
+{{- if .root.Values.tracing.otlpEndpoint }}{{ $targets = append $targets (dict "target" $egress.otlp "protocols" (list "TCP")) }}{{ end -}}
+{{- range $targets }}
+{{- $protocols := .protocols }}
+- ports:
+    {{- range .target.ports }}
+    {{- $port := . }}
+    {{- range $protocols }}
+    - { protocol: {{ . }}, port: {{ $port }} }
+    {{- end }}
+    {{- end }}
+  {{- with .target.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- with $egress.extra }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
