@@ -146,8 +146,15 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
       await until(inked, (n) => n > 1000, "the plot's canvas to be drawn on (over 1,000 painted pixels)");
       await plot.scrollIntoViewIfNeeded();
       await checkPage(page, 'segment', size);
-      // Paged anomalies: "N of M", never "the 100 most urgent".
+      // Paged anomalies: "N of M", never "the 100 most urgent"; open ones by default, the history on request.
       await visible(page.getByText(/^\d+ of \d+ anomalies$/), 'the anomalies\' "N of M"');
+      await visible(page.getByRole('table', { name: /^Open anomalies, most urgent first/ }), 'the open anomalies table');
+      await page.getByRole('checkbox', { name: /^Include history/ }).check();
+      const history = page.getByRole('table', { name: /^Anomalies, most urgent first/ });
+      await visible(history.getByRole('columnheader', { name: 'Status' }), 'the Status column of the anomaly history');
+      await visible(history.getByText('Open').first(), 'an OPEN status in the history');
+      await history.scrollIntoViewIfNeeded();
+      await checkPage(page, 'segment-history', size);
     });
   });
 

@@ -22,6 +22,8 @@ const tones: Record<string, string> = {
   Active: 'ok',
   Revoked: 'danger',
   Expired: 'neutral',
+  REPAIRED: 'ok',
+  SUPERSEDED: 'neutral',
 };
 
 /** A value shown as words with a coloured background; the words carry the meaning, the colour only helps. */

@@ -63,16 +63,16 @@ const RISK_QUERY = `query ConsoleAssetRisk($id: ID!) {
   asset(id: $id) { id risk { score band likelihood consequence drivers computedAt } }
 }`;
 
-const ANOMALIES_QUERY = `query ConsoleAssetAnomalies($id: ID!, $first: Int, $after: String) {
+const ANOMALIES_QUERY = `query ConsoleAssetAnomalies($id: ID!, $statuses: [AnomalyStatus!], $first: Int, $after: String) {
   asset(id: $id) {
     id
-    anomalyAssessments(first: $first, after: $after) {
+    anomalyAssessments(filter: { statuses: $statuses }, first: $first, after: $after) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node {
         measurement { id observedAt runId featureType surface odometerM clockDeg depthPctWt lengthMm }
         assessable notAssessableReason depthWithTolerancePctWt failurePressureKpa safePressureKpa erf
-        responseCategory ruleRef categoryReason repairDueAt overdue remainingLifeYears
+        responseCategory ruleRef categoryReason repairDueAt overdue remainingLifeYears status
       } }
     }
   }
@@ -102,6 +102,7 @@ interface AssessmentNode {
   repairDueAt: string | null;
   overdue: boolean;
   remainingLifeYears: number | null;
+  status: 'OPEN' | 'REPAIRED' | 'SUPERSEDED';
 }
 interface RiskData {
   asset: {
@@ -250,7 +251,9 @@ function AnomaliesSection({ id }: { id: string }) {
   const { me } = useSession();
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'measurements:read');
   const riskQuery = useQuery<RiskData>(allowed ? RISK_QUERY : null, { id });
-  const anomalies = useConnection(allowed ? ANOMALIES_QUERY : null, { id }, pickAnomalies);
+  // Open anomalies by default: a repaired one or one a newer ILI run reported again is history, shown on request.
+  const [history, setHistory] = useState(false);
+  const anomalies = useConnection(allowed ? ANOMALIES_QUERY : null, { id, statuses: history ? null : ['OPEN'] }, pickAnomalies);
   const zone = useTenantTimeZone();
   const rows = anomalies.nodes;
   const risk = riskQuery.data?.asset?.risk;
@@ -286,11 +289,21 @@ function AnomaliesSection({ id }: { id: string }) {
           </div>
         </dl>
       ) : null}
+      {allowed ? (
+        <div className="toolbar">
+          <div className="field field-inline">
+            <input id="anomaly-history" type="checkbox" checked={history} onChange={(e) => setHistory(e.target.checked)} />
+            <label htmlFor="anomaly-history">Include history: repaired anomalies and older runs&apos; calls a newer run reported again</label>
+          </div>
+        </div>
+      ) : null}
       {anomalies.totalCount !== null ? (
         <>
           <div className="table-wrap" tabIndex={0}>
             <table className="table table-compact table-wrap-head">
-              <caption>Anomalies, most urgent first (repair due dates in {zoneLabel(zone)})</caption>
+              <caption>
+                {history ? 'Anomalies' : 'Open anomalies'}, most urgent first (repair due dates in {zoneLabel(zone)})
+              </caption>
               <thead>
                 <tr>
                   <th scope="col" className="num">
@@ -320,13 +333,14 @@ function AnomaliesSection({ id }: { id: string }) {
                   <th scope="col" className="num">
                     Remaining life (years)
                   </th>
+                  {history ? <th scope="col">Status</th> : null}
                 </tr>
               </thead>
               <tbody>
                 {rows.length === 0 ? (
                   <tr>
-                    <td colSpan={11} className="empty">
-                      No in-line inspection anomalies are recorded on this asset.
+                    <td colSpan={history ? 12 : 11} className="empty">
+                      {history ? 'No in-line inspection anomalies are recorded on this asset.' : 'No open in-line inspection anomalies on this asset.'}
                     </td>
                   </tr>
                 ) : (
@@ -362,6 +376,11 @@ function AnomaliesSection({ id }: { id: string }) {
                         ) : null}
                       </td>
                       <td className="num">{formatNumber(node.remainingLifeYears, 1)}</td>
+                      {history ? (
+                        <td>
+                          <Badge value={node.status} />
+                        </td>
+                      ) : null}
                     </tr>
                   ))
                 )}
@@ -510,6 +529,9 @@ export function AssetPage({ id }: { id: string }) {
         <h1>{asset.name}</h1>
         <p className="subtitle">
           {humanize(asset.type)} · <Badge value={asset.status} />
+        </p>
+        <p>
+          <Link to={`/map?asset=${encodeURIComponent(asset.id)}`}>Open on map</Link>
         </p>
         {line && hasScope(me, 'measurements:write') ? (
           <p>
