@@ -62,3 +62,20 @@ function isP256(pem: string, kind: 'private' | 'public'): boolean {
 /** ES256 keys: checked at start-up, so a wrong key fails here and not on the first request. */
 export const ecPrivateKeySchema = pemSchema.refine((pem) => isP256(pem, 'private'), 'must be an EC P-256 private key in PEM (see `linepack service-keys`)');
 export const ecPublicKeySchema = pemSchema.refine((pem) => isP256(pem, 'public'), 'must be an EC P-256 public key in PEM (see `linepack service-keys`)');
+
+/**
+ * How long a service waits for MongoDB before it answers that the database is unavailable (lib/errors.ts
+ * DATABASE_UNAVAILABLE, SUBGRAPH_UNAVAILABLE at the gateway) instead of hanging: choosing a server to send an
+ * operation to (the driver's default is 30 s, Linepack's was 10 s) and opening a connection. A replica-set election
+ * takes a few seconds, so the defaults leave room for one while a client whose database is gone hears so in 3 s.
+ */
+export const mongoTimeoutsEnvSchema = z.object({
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  MONGODB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+});
+
+/** The MongoDB driver's timeouts from the environment (mongoTimeoutsEnvSchema); a bad value is a ConfigError. */
+export function mongoTimeoutsFromEnv(env: Record<string, string | undefined>): { serverSelectionTimeoutMS: number; connectTimeoutMS: number } {
+  const parsed = parseConfig('mongodb', mongoTimeoutsEnvSchema, env);
+  return { serverSelectionTimeoutMS: parsed.MONGODB_SERVER_SELECTION_TIMEOUT_MS, connectTimeoutMS: parsed.MONGODB_CONNECT_TIMEOUT_MS };
+}

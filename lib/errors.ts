@@ -74,6 +74,16 @@ function bounded(message: string): string {
   return message.length > MAX_ERROR_MESSAGE_LENGTH ? `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}… (message cut)` : message;
 }
 
+/** The MongoDB driver's errors for a server it cannot reach or lost (by name: the gateway does not ship the driver). */
+const databaseUnavailableErrors = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError']);
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = (e as { originalError?: unknown }).originalError ?? e.cause) {
+    if (databaseUnavailableErrors.has(e.name)) return true;
+  }
+  return false;
+}
+
 /** Hides internals: unexpected errors reach clients as a bare INTERNAL_SERVER_ERROR, logged in full here. */
 export function formatErrorFor(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -83,6 +93,16 @@ export function formatErrorFor(logger: Logger) {
     const status = (error as { extensions?: { http?: { status?: unknown } } } | null)?.extensions?.http?.status;
     if ((code === undefined || code === 'INTERNAL_SERVER_ERROR') && typeof status === 'number' && status >= 400 && status < 500) {
       return { message: bounded(formatted.message), extensions: { code: 'BAD_REQUEST' } };
+    }
+    // The database unreachable is an outage, not a bug: the gateway tells it as SUBGRAPH_UNAVAILABLE (a 503 when
+    // nothing could be served), bounded by the driver's timeouts (lib/config.ts mongoTimeoutsEnvSchema).
+    if (code === 'INTERNAL_SERVER_ERROR' && isDatabaseUnavailable(error)) {
+      logger.warn({ err: error }, 'database unavailable');
+      return {
+        message: 'the database is unavailable; retry shortly',
+        extensions: { code: 'DATABASE_UNAVAILABLE' },
+        ...(formatted.path ? { path: formatted.path } : {}),
+      };
     }
     if (code === undefined || code === 'INTERNAL_SERVER_ERROR') {
       logger.error({ err: error }, 'unexpected error while executing an operation');

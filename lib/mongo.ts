@@ -1,4 +1,5 @@
 import { MongoBulkWriteError, MongoClient, type Collection, type Document, type MongoClientOptions, type OptionalUnlessRequiredId } from 'mongodb';
+import { mongoTimeoutsFromEnv } from './config';
 
 /**
  * Each subgraph owns one database. Names carry a prefix so several stacks (tests,
@@ -8,12 +9,16 @@ export function databaseName(prefix: string, subgraph: string): string {
   return `${prefix}_${subgraph}`;
 }
 
-/** `beforeConnect` sees the client before its first connection (pool metrics must count that one too). */
+/**
+ * `beforeConnect` sees the client before its first connection (pool metrics must count that one too). The timeouts
+ * for a database that is down come from MONGODB_SERVER_SELECTION_TIMEOUT_MS and MONGODB_CONNECT_TIMEOUT_MS (lib/config.ts)
+ * unless `options` name them.
+ */
 export async function connectMongo(uri: string, options: MongoClientOptions = {}, beforeConnect?: (client: MongoClient) => void): Promise<MongoClient> {
   const client = new MongoClient(uri, {
     // The embedded mongo-java-server speaks wire version 8 (MongoDB 5.0 level) and has no
     // sessions or transactions: nothing here may rely on them.
-    serverSelectionTimeoutMS: 10_000,
+    ...mongoTimeoutsFromEnv(process.env),
     appName: 'linepack',
     // An acknowledged write is journaled on a majority, so a crash or failover cannot take it back after its
     // client (or the outbox relay, reading with readConcern majority) has seen it. The embedded server commits

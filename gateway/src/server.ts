@@ -35,6 +35,7 @@ import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
+import { subgraphUnavailablePlugin } from './subgraph-unavailable';
 import { IdentityTokenCache } from './identity-tokens';
 import { knownRootTypeRule, literalLimitsRule, operationSelectionPlugin, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
@@ -189,6 +190,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       writeEpochPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),
+      subgraphUnavailablePlugin(),
       operationNamePlugin<GatewayContext>((context) => context.metrics),
     ],
     formatError: formatErrorFor(logger),

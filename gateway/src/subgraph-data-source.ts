@@ -7,6 +7,7 @@ import { errorCodeLabel, metricsRegistry, subgraphFetchDuration, subgraphGraphql
 import type { GatewayContext } from './context';
 import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
 import type { IdentityTokenCache } from './identity-tokens';
+import { isUnavailability, unavailableAnswer, withDatabaseUnavailability } from './subgraph-unavailable';
 
 /** A subgraph response as the data source hands it on. */
 type SubgraphResponse = Awaited<ReturnType<RemoteGraphQLDataSource<GatewayContext>['process']>>;
@@ -59,7 +60,18 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     request.http?.headers.set(REQUEST_KEY_HEADER, deadline.key);
   }
 
+  /** A subgraph that cannot answer fails only the paths it would have filled (subgraph-unavailable.ts). */
   override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<SubgraphResponse> {
+    try {
+      return await this.processShared(options);
+    } catch (err) {
+      const signal = 'context' in options && options.context?.deadline ? options.context.deadline.signal : undefined;
+      if (!isUnavailability(err, signal)) throw err;
+      return unavailableAnswer(this.name, options);
+    }
+  }
+
+  private async processShared(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<SubgraphResponse> {
     const key = await this.sharingKey(options);
     if (!key) return super.process(options);
     const running = this.inFlight.get(key);
@@ -110,10 +122,13 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     return [this.identityTokenFor(context), writeEpoch, JSON.stringify({ query, variables, operationName })].join('\u001f');
   }
 
-  /** Errors inside a subgraph's 200 answer (a resolver's NOT_FOUND, an internal error) are counted by code. */
-  override didReceiveResponse({ response }: { response: GatewayGraphQLResponse }): GatewayGraphQLResponse {
+  /**
+   * Errors inside a subgraph's 200 answer (a resolver's NOT_FOUND, an internal error) are counted by code; its
+   * database being unreachable is told as the subgraph being unavailable.
+   */
+  override didReceiveResponse({ response, context }: { response: GatewayGraphQLResponse; context: GatewayContext }): GatewayGraphQLResponse {
     for (const error of response.errors ?? []) subgraphGraphqlErrors.inc({ subgraph: this.name, code: errorCodeLabel(error.extensions?.['code']) });
-    return response;
+    return withDatabaseUnavailability(this.name, response, 'credential' in context ? context : undefined);
   }
 
   /**
