@@ -7,55 +7,72 @@
  * committed `schema/published/` rather than the git merge base: CI runs in fresh clones, and reviewers see
  * a baseline change (`npm run schema:publish`) in the pull request itself.
  *
+ * Each change names the client operations it reaches, from the schema coordinates each operation reads
+ * (coordinates.ts, change-readers.ts) — so a change that leaves an operation valid but changes what it
+ * receives (Float to Int, non-null to nullable) still names its readers, and a deprecation names who still
+ * reads the field.
+ *
  * It fails on
  *   - a breaking change, unless the removed field or enum value was already `@deprecated` in the
- *     baseline (then it is DANGEROUS) or the change is acknowledged in `schema/acknowledged-changes.json`
- *     (path, reason, approvedBy — a file reviewers see);
- *   - any real client operation (README, MCP companion, console, tests: see operations.ts) that is valid
- *     against the baseline API and invalid against the new one, named with its file and line.
+ *     baseline (then it is DANGEROUS) or that very change — coordinate, change type, before and after — is
+ *     acknowledged in `schema/acknowledged-changes.json` (acknowledgements.ts);
+ *   - a client operation (README, console, CLI, MCP companion, registered trusted documents: operations.ts)
+ *     that the new API schema refuses, whatever the baseline says — so a `schema:publish --force` cannot take
+ *     an operation out of the check;
+ *   - a test's operation that the new API schema refuses and the union of baseline and new schema accepts
+ *     (one the union refuses too is invalid on purpose, a test of the errors).
+ * Operations are named with their file and line.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Supergraph } from '@apollo/federation-internals';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
-import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, parse, printSchema, validate, type GraphQLSchema } from 'graphql';
+import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, printSchema, validate, type GraphQLSchema } from 'graphql';
 import { composeSupergraph } from './compose';
-import { collectClientOperations, collectMcpToolOperations, type ClientOperation } from './operations';
+import { acknowledgementOf, acknowledgementTemplate, readAcknowledgements } from './acknowledgements';
+import { identityOf, isDeprecation, readerMatch, type ChangeIdentity } from './change-readers';
+import { readsOf, unionSchema, type OperationReads } from './coordinates';
+import { collectCheckedOperations, type ClientOperation } from './operations';
+import { parseSdl } from './sdl-errors';
 import { readSubgraphSdl, schemaDir, subgraphNames } from './subgraphs';
 
 export type Classification = 'BREAKING' | 'ACKNOWLEDGED' | 'DANGEROUS' | 'SAFE';
 
-export interface ClassifiedChange {
+/** An operation a change reaches: where it is written and how the change meets it (e.g. `reads Measurement.lengthMm`). */
+export interface ChangeReader {
+  operation: string;
+  how: string;
+}
+
+export interface ClassifiedChange extends ChangeIdentity {
   schema: string;
   classification: Classification;
-  /** graphql-inspector's change type (e.g. FIELD_REMOVED, FIELD_DESCRIPTION_CHANGED). */
+  /** graphql-inspector's change type (e.g. FIELD_REMOVED, FIELD_DESCRIPTION_CHANGED); the same as `change`. */
   kind: string;
+  /** graphql-inspector's path (`Type.field.arg`); `coordinate` spells it as a schema coordinate. */
   path: string | null;
   message: string;
   note: string | null;
-  breaks: string[];
+  deprecation: boolean;
+  readers: ChangeReader[];
 }
 
-export interface BrokenOperation {
+export interface InvalidOperation {
   operation: ClientOperation;
   errors: string[];
 }
 
 export interface CheckResult {
   changes: ClassifiedChange[];
-  brokenOperations: BrokenOperation[];
-  /** MCP tool operations the current API schema refuses, broken by this change or not: a tool would fail. */
-  invalidToolOperations: BrokenOperation[];
+  /** Client operations (not tests) that the new API schema refuses. */
+  invalidClientOperations: InvalidOperation[];
+  /** Test operations the new API schema refuses that are not invalid on purpose (see above). */
+  brokenOperations: InvalidOperation[];
   operationsChecked: number;
+  /** Operations a breaking, acknowledged or dangerous change reaches. */
+  operationsReached: number;
   ok: boolean;
-}
-
-export interface Acknowledgement {
-  schema: string;
-  path: string;
-  reason: string;
-  approvedBy: string;
 }
 
 export interface CheckOptions {
@@ -73,7 +90,7 @@ export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
   return Supergraph.build(supergraphSdl, { supportedFeatures: null }).apiSchema().toGraphQLJSSchema();
 }
 
-export const subgraphSchemaOf = (sdl: string) => buildSubgraphSchema(parse(sdl));
+export const subgraphSchemaOf = (sdl: string, file = 'subgraph SDL') => buildSubgraphSchema(parseSdl(sdl, file));
 
 /** The current schemas, as the baseline stores them: each subgraph's served SDL and the printed API schema. */
 export function currentSchemas(dir: string): Map<string, string> {
@@ -97,13 +114,9 @@ function deprecatedInBaseline(old: GraphQLSchema, change: Change): boolean {
   return false;
 }
 
-function readAcknowledgements(dir: string): Acknowledgement[] {
-  const file = path.join(dir, 'acknowledged-changes.json');
-  if (!existsSync(file)) return [];
-  return (JSON.parse(readFileSync(file, 'utf8')) as { acknowledged?: Acknowledgement[] }).acknowledged ?? [];
-}
+export const where = (op: ClientOperation) => `${op.file}:${op.line} ${op.name}${op.tools?.length ? ` (MCP tool ${op.tools.join(', ')})` : ''}`;
 
-const where = (op: ClientOperation) => `${op.file}:${op.line} ${op.name}${op.tools?.length ? ` (MCP tool ${op.tools.join(', ')})` : ''}`;
+const errorsOf = (schema: GraphQLSchema, op: ClientOperation) => validate(schema, op.document).map((e) => e.message);
 
 export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckResult> {
   const dir = options.schemaDir ?? schemaDir;
@@ -115,14 +128,23 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
   const oldApiFile = path.join(baseDir, `${API_SCHEMA}.graphql`);
   const oldApi = existsSync(oldApiFile) ? buildSchema(readFileSync(oldApiFile, 'utf8')) : null;
   const newApi = buildSchema(current.get(API_SCHEMA)!);
-  const operations = oldApi ? collectClientOperations(root).filter((op) => validate(oldApi, op.document).length === 0) : [];
-  const brokenOperations = operations
-    .map((operation) => ({ operation, errors: validate(newApi, operation.document).map((e) => e.message) }))
-    .filter((b) => b.errors.length > 0);
-  const alreadyBroken = new Set(brokenOperations.map((b) => where(b.operation)));
-  const invalidToolOperations = collectMcpToolOperations(root)
-    .map((operation) => ({ operation, errors: validate(newApi, operation.document).map((e) => e.message) }))
-    .filter((b) => b.errors.length > 0 && !alreadyBroken.has(where(b.operation)));
+
+  const eitherApi = unionSchema(oldApi, newApi);
+  const invalidClientOperations: InvalidOperation[] = [];
+  const brokenOperations: InvalidOperation[] = [];
+  const checked: { operation: ClientOperation; reads: OperationReads }[] = [];
+  for (const operation of collectCheckedOperations(root)) {
+    const errors = errorsOf(newApi, operation);
+    if (operation.source !== 'test') {
+      if (errors.length > 0) invalidClientOperations.push({ operation, errors });
+    } else if (errors.length > 0) {
+      // A test may send an invalid operation on purpose: one that even the union of baseline and new schema
+      // refuses is that. Otherwise it reads something this change removed or changed.
+      if (!oldApi || errorsOf(eitherApi, operation).length > 0) continue;
+      brokenOperations.push({ operation, errors });
+    }
+    checked.push({ operation, reads: readsOf(eitherApi, operation.document) });
+  }
 
   const changes: ClassifiedChange[] = [];
   for (const [id, sdl] of current) {
@@ -132,15 +154,21 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
         schema: id,
         classification: 'SAFE',
         kind: 'SCHEMA_ADDED',
+        change: 'SCHEMA_ADDED',
+        coordinate: id,
+        before: null,
+        after: null,
         path: null,
         message: `new schema ${id} (no published baseline yet)`,
         note: null,
-        breaks: [],
+        deprecation: false,
+        readers: [],
       });
       continue;
     }
     const old = build(id, readFileSync(oldFile, 'utf8'));
-    for (const change of await diff(old, build(id, sdl))) {
+    const next = build(id, sdl);
+    for (const change of await diff(old, next)) {
       const level = change.criticality.level;
       let classification: Classification = level === CriticalityLevel.Breaking ? 'BREAKING' : level === CriticalityLevel.Dangerous ? 'DANGEROUS' : 'SAFE';
       let note: string | null = null;
@@ -148,33 +176,51 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
         classification = 'DANGEROUS';
         note = 'deprecated in the published schema first';
       }
-      const ack = classification === 'BREAKING' ? acknowledged.find((a) => a.schema === id && a.path === change.path) : undefined;
+      const identity = identityOf(change, old, next);
+      const ack = classification === 'BREAKING' ? acknowledgementOf(acknowledged, id, identity) : undefined;
       if (ack) {
         classification = 'ACKNOWLEDGED';
         note = `acknowledged by ${ack.approvedBy}: ${ack.reason}`;
       }
-      const member = change.path?.split('.').pop();
-      const breaks = member ? brokenOperations.filter((b) => b.errors.some((e) => e.includes(`"${member}"`))).map((b) => where(b.operation)) : [];
-      changes.push({ schema: id, classification, kind: change.type, path: change.path ?? null, message: change.message, note, breaks });
+      const readers = checked.flatMap(({ operation, reads }) => {
+        const how = readerMatch(change, reads);
+        return how ? [{ operation: where(operation), how }] : [];
+      });
+      changes.push({
+        schema: id,
+        classification,
+        kind: change.type,
+        ...identity,
+        path: change.path ?? null,
+        message: change.message,
+        note,
+        deprecation: isDeprecation(change),
+        readers,
+      });
     }
   }
-  const ok = !changes.some((c) => c.classification === 'BREAKING') && brokenOperations.length === 0 && invalidToolOperations.length === 0;
-  return { changes, brokenOperations, invalidToolOperations, operationsChecked: operations.length, ok };
+  const reached = new Set(changes.filter((c) => c.classification !== 'SAFE').flatMap((c) => c.readers.map((r) => r.operation)));
+  const ok = !changes.some((c) => c.classification === 'BREAKING') && brokenOperations.length === 0 && invalidClientOperations.length === 0;
+  return { changes, invalidClientOperations, brokenOperations, operationsChecked: checked.length, operationsReached: reached.size, ok };
 }
 
 export function formatReport(result: CheckResult): string {
   const lines: string[] = [];
+  const indent = ' '.repeat(26);
   for (const c of result.changes) {
     lines.push(`${c.classification.padEnd(12)} ${c.schema.padEnd(12)} ${c.message}${c.note ? `  (${c.note})` : ''}`);
-    for (const b of c.breaks) lines.push(`${' '.repeat(26)}breaks ${b}`);
+    const verb = c.deprecation ? 'still read by' : c.classification === 'SAFE' ? 'reaches' : c.classification === 'DANGEROUS' ? 'may affect' : 'affects';
+    for (const r of c.readers) lines.push(`${indent}${verb} ${r.operation}  (${r.how})`);
+    if (c.deprecation && c.readers.length === 0) lines.push(`${indent}no client operation reads it`);
+    if (c.classification === 'BREAKING') lines.push(`${indent}to acknowledge: ${acknowledgementTemplate(c)}`);
   }
+  for (const b of result.invalidClientOperations) lines.push(`INVALID OP   ${where(b.operation)}: ${b.errors.join('; ')}`);
   for (const b of result.brokenOperations) lines.push(`BROKEN OP    ${where(b.operation)}: ${b.errors.join('; ')}`);
-  for (const b of result.invalidToolOperations) lines.push(`INVALID OP   ${where(b.operation)}: ${b.errors.join('; ')}`);
   const count = (k: Classification) => result.changes.filter((c) => c.classification === k).length;
   lines.push(
     `schema:check: ${count('BREAKING')} breaking, ${count('ACKNOWLEDGED')} acknowledged, ${count('DANGEROUS')} dangerous, ${count('SAFE')} safe; ` +
-      `${result.brokenOperations.length} of ${result.operationsChecked} client operations broken` +
-      `${result.invalidToolOperations.length ? `, ${result.invalidToolOperations.length} MCP tool operations invalid` : ''} — ${result.ok ? 'OK' : 'FAILED'}`,
+      `${result.operationsReached} of ${result.operationsChecked} operations read a breaking or dangerous change; ` +
+      `${result.invalidClientOperations.length} client operations invalid, ${result.brokenOperations.length} test operations broken — ${result.ok ? 'OK' : 'FAILED'}`,
   );
   return lines.join('\n');
 }
@@ -190,7 +236,7 @@ if (require.main === module) {
       console.log(formatReport(result));
       if (!result.ok) {
         console.error(
-          '\nA breaking change needs @deprecated first (publish that, then remove), or an entry in schema/acknowledged-changes.json that reviewers approve; a broken client operation must be updated in the same change.',
+          '\nA breaking change needs @deprecated first (publish that, then remove), or the entry printed under it ("to acknowledge") in schema/acknowledged-changes.json, with a reason and approvedBy, that reviewers approve; an invalid or broken operation must be updated in the same change.',
         );
         process.exit(1);
       }

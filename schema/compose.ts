@@ -7,17 +7,24 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { composeServices } from '@apollo/composition';
-import { parse } from 'graphql';
 import { renderScopesModule, scopeVocabulary } from './scope-vocabulary';
-import { defaultRoutingUrl, readSubgraphSdl, schemaDir, subgraphNames, supergraphPath } from './subgraphs';
+import { locatedMessage, parseSdl, SdlError } from './sdl-errors';
+import { defaultRoutingUrl, readSubgraphSdl, schemaDir, subgraphNames, subgraphSdlPath, supergraphPath } from './subgraphs';
 
 export const scopesModulePath = path.join(schemaDir, '..', 'lib', 'generated', 'scopes.ts');
 
+/**
+ * The composed supergraph and scope vocabulary, or the composition errors. An SDL syntax error throws an SdlError
+ * (file:line:column). A composition error names the line of the subgraph's own file where it has one: the served
+ * SDL is that file with shared.graphql's definitions appended, so its lines are the file's lines.
+ */
 export function composeSupergraph(dir: string = schemaDir): { supergraphSdl: string; scopesModule: string } | { errors: string[] } {
   const sdls = new Map(subgraphNames.map((name) => [name, readSubgraphSdl(name, dir)]));
-  const result = composeServices(subgraphNames.map((name) => ({ name, url: defaultRoutingUrl(name), typeDefs: parse(sdls.get(name)!) })));
+  const result = composeServices(
+    subgraphNames.map((name) => ({ name, url: defaultRoutingUrl(name), typeDefs: parseSdl(sdls.get(name)!, subgraphSdlPath(name, dir)) })),
+  );
   if (result.errors) {
-    return { errors: result.errors.map((e) => `${String(e.extensions?.['code'] ?? 'COMPOSITION_ERROR')}: ${e.message}`) };
+    return { errors: result.errors.map((e) => `${String(e.extensions?.['code'] ?? 'COMPOSITION_ERROR')}: ${locatedMessage(e)}`) };
   }
   const vocabulary = scopeVocabulary(sdls);
   if (vocabulary.errors.length > 0) return { errors: vocabulary.errors.map((e) => `SCOPE: ${e}`) };
@@ -27,7 +34,15 @@ export function composeSupergraph(dir: string = schemaDir): { supergraphSdl: str
 
 function main(): void {
   const check = process.argv.includes('--check');
-  const composed = composeSupergraph();
+  let composed: ReturnType<typeof composeSupergraph>;
+  try {
+    composed = composeSupergraph();
+  } catch (err) {
+    // The message says what and where; a stack through the composition library says nothing more to an SDL author.
+    if (!(err instanceof SdlError)) throw err;
+    console.error(`Composition failed: ${err.message}`);
+    process.exit(1);
+  }
   if ('errors' in composed) {
     console.error(`Composition failed with ${composed.errors.length} error(s):`);
     for (const line of composed.errors) console.error(`  ${line}`);

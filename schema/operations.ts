@@ -1,19 +1,29 @@
 /**
  * The operations real clients send, collected from where they are written: the README's examples, the
  * MCP companion's operations (its operations/*.graphql, with the tools that send each; any GraphQL still
- * written as a Python string literal is read with Python's own parser), the console's
- * sources and any `operations/*.graphql`, and the end-to-end tests. A candidate is kept when it parses
- * as an executable document; which ones the API actually accepts is decided against the baseline schema.
+ * written as a Python string literal is read with Python's own parser), the console's sources, the CLI and
+ * the scripts it shares code with, any `operations/*.graphql`, and the end-to-end tests — plus, for schema:check,
+ * the registered trusted documents (lib/generated/trusted-documents.ts) that none of those holds. A candidate
+ * is kept when it parses as an executable document. A template literal counts when every `${…}` in it names a
+ * string constant of the same file (the console and CLI share field lists that way).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Kind, parse, visit, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import { Kind, parse, print, visit, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import ts from 'typescript';
+
+/**
+ * Where an operation comes from. Tests may send invalid operations on purpose (to test the errors), so only a
+ * test's operation that the baseline accepts is held to the new schema; every other source is a client that
+ * must stay valid, whatever the baseline says.
+ */
+export type OperationSource = 'readme' | 'mcp' | 'console' | 'cli' | 'operations' | 'trusted-documents' | 'test';
 
 export interface ClientOperation {
   /** Operation name, or its first line when anonymous. */
   name: string;
+  source: OperationSource;
   file: string;
   line: number;
   document: DocumentNode;
@@ -36,7 +46,7 @@ function walk(dir: string, accept: (file: string) => boolean, out: string[] = []
 }
 
 /** One operation per document: each operation keeps the fragments the document defines. */
-function operationsOf(text: string, file: string, line: number): ClientOperation[] {
+function operationsOf(text: string, file: string, line: number, source: OperationSource): ClientOperation[] {
   let document: DocumentNode;
   try {
     document = parse(text);
@@ -48,6 +58,7 @@ function operationsOf(text: string, file: string, line: number): ClientOperation
   if (ops.length === 0 || document.definitions.some((d) => d.kind !== Kind.OPERATION_DEFINITION && d.kind !== Kind.FRAGMENT_DEFINITION)) return [];
   return ops.map((op) => ({
     name: op.name?.value ?? (text.trim().split('\n')[0] ?? '').slice(0, 60),
+    source,
     file,
     line: line + (op.loc ? text.slice(0, op.loc.start).split('\n').length - 1 : 0),
     document: { kind: Kind.DOCUMENT, definitions: [op, ...fragments] },
@@ -67,20 +78,81 @@ function fromMarkdown(file: string, root: string): ClientOperation[] {
     const chunks = m[1]!.split(/\n(?=(?:query|mutation|subscription|\{)\b|\n\{)/);
     let offset = 0;
     for (const chunk of chunks) {
-      out.push(...operationsOf(chunk, path.relative(root, file), line + offset));
+      out.push(...operationsOf(chunk, path.relative(root, file), line + offset, 'readme'));
       offset += chunk.split('\n').length;
     }
   }
   return out;
 }
 
-function fromTypeScript(file: string, root: string): ClientOperation[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
-  const out: ClientOperation[] = [];
+/** The string constants a file declares (`const X = '…'` or a template of such constants), by name. */
+function stringConstants(source: ts.SourceFile): Map<string, ts.Expression> {
+  const out = new Map<string, ts.Expression>();
   const visit = (node: ts.Node) => {
-    if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && looksLikeOperation(node.text)) {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      out.push(...operationsOf(node.text, path.relative(root, file), line));
+    if (ts.isVariableDeclarationList(node) && node.flags & ts.NodeFlags.Const) {
+      for (const d of node.declarations) if (ts.isIdentifier(d.name) && d.initializer) out.set(d.name.text, d.initializer);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** The text of a string literal or a template whose every substitution is a string constant; null otherwise. */
+function constantText(node: ts.Node, constants: Map<string, ts.Expression>, seen = new Set<string>()): string | null {
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+  if (ts.isParenthesizedExpression(node)) return constantText(node.expression, constants, seen);
+  if (ts.isTemplateExpression(node)) {
+    let text = node.head.text;
+    for (const span of node.templateSpans) {
+      if (!ts.isIdentifier(span.expression) || seen.has(span.expression.text)) return null;
+      const value = constants.get(span.expression.text);
+      const part = value ? constantText(value, constants, new Set([...seen, span.expression.text])) : null;
+      if (part === null) return null;
+      text += part + span.literal.text;
+    }
+    return text;
+  }
+  return null;
+}
+
+/** `TEMPLATE.replace('placeholder', …)`: the console fills a placeholder of a constant operation at run time. */
+function placeholderFill(node: ts.Node): { template: string; placeholder: ts.Expression; value: ts.Expression } | null {
+  if (!ts.isCallExpression(node) || node.arguments.length !== 2 || !ts.isPropertyAccessExpression(node.expression)) return null;
+  const { expression: target, name } = node.expression;
+  if (name.text !== 'replace' || !ts.isIdentifier(target)) return null;
+  return { template: target.text, placeholder: node.arguments[0]!, value: node.arguments[1]! };
+}
+
+export function fromTypeScript(file: string, root: string, origin: OperationSource = 'test'): ClientOperation[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const constants = stringConstants(source);
+  const out: ClientOperation[] = [];
+  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  // A constant whose placeholder is filled where it is sent is an operation only once filled: taken at each fill.
+  const templates = new Set<ts.Expression>();
+  const findTemplates = (node: ts.Node) => {
+    const fill = placeholderFill(node);
+    const template = fill && constants.get(fill.template);
+    if (template) templates.add(template);
+    ts.forEachChild(node, findTemplates);
+  };
+  findTemplates(source);
+  const visit = (node: ts.Node) => {
+    if (templates.has(node as ts.Expression)) return;
+    const fill = placeholderFill(node);
+    const template = fill && constants.get(fill.template);
+    if (fill && template) {
+      const [text, placeholder, value] = [template, fill.placeholder, fill.value].map((n) => constantText(n, constants));
+      if (text != null && placeholder != null && value != null && looksLikeOperation(text)) {
+        out.push(...operationsOf(text.replace(placeholder, value), path.relative(root, file), lineOf(node), origin));
+      }
+    }
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) {
+      const text = constantText(node, constants);
+      if (text !== null && looksLikeOperation(text)) out.push(...operationsOf(text, path.relative(root, file), lineOf(node), origin));
+      // A template's own parts are not operations on their own.
+      if (ts.isTemplateExpression(node)) return;
     }
     ts.forEachChild(node, visit);
   };
@@ -107,7 +179,7 @@ function fromPython(files: string[], root: string): ClientOperation[] {
   } catch (err) {
     throw new Error(`cannot read the MCP companion's queries with python3: ${(err as Error).message}`);
   }
-  return strings.filter((s) => looksLikeOperation(s.text)).flatMap((s) => operationsOf(s.text, path.relative(root, s.file), s.line));
+  return strings.filter((s) => looksLikeOperation(s.text)).flatMap((s) => operationsOf(s.text, path.relative(root, s.file), s.line, 'mcp'));
 }
 
 /** The fragments `node` spreads, transitively, so a document carries exactly those (GraphQL refuses unused ones). */
@@ -146,6 +218,7 @@ export function collectMcpToolOperations(root: string): ClientOperation[] {
       return [
         {
           name: d.name?.value ?? '(anonymous)',
+          source: 'mcp' as const,
           file: path.relative(root, file),
           line,
           document: { kind: Kind.DOCUMENT, definitions: [d, ...usedFragments(d, fragments)] },
@@ -156,6 +229,45 @@ export function collectMcpToolOperations(root: string): ClientOperation[] {
   );
 }
 
+/** Where the trusted-documents manifest is generated (scripts/trusted-documents.ts); read when it exists. */
+export const TRUSTED_DOCUMENTS_MANIFEST = path.join('lib', 'generated', 'trusted-documents.ts');
+
+/** The text a document's operation is registered under: it and the fragments it uses, sorted, printed by graphql-js. */
+export function canonicalText(document: DocumentNode): string {
+  const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const used = operation ? usedFragments(operation, fragments).sort((a, b) => a.name.value.localeCompare(b.name.value)) : [];
+  return print({ kind: Kind.DOCUMENT, definitions: [...(operation ? [operation] : []), ...used] });
+}
+
+/**
+ * The registered trusted documents (hash -> { name, document, sources }), each named by the manifest's line for
+ * its hash. The manifest is a TypeScript module whose value is the JSON the generator wrote; it is read as text,
+ * so a manifest that no longer has that shape fails here rather than silently registering nothing.
+ */
+export function collectRegisteredTrustedDocuments(root: string): ClientOperation[] {
+  const file = path.join(root, TRUSTED_DOCUMENTS_MANIFEST);
+  if (!existsSync(file)) return [];
+  const text = readFileSync(file, 'utf8');
+  const m = /trustedDocuments\s*(?::[^=]+)?=\s*(\{[\s\S]*\})\s*;?\s*$/.exec(text);
+  let manifest: Record<string, { name?: string | null; document?: string }>;
+  try {
+    manifest = JSON.parse(m?.[1] ?? '') as typeof manifest;
+  } catch {
+    throw new Error(`${TRUSTED_DOCUMENTS_MANIFEST}: expected \`export const trustedDocuments … = { "<sha256>": { name, document, sources } }\``);
+  }
+  return Object.entries(manifest).flatMap(([hash, entry]) => {
+    const line = text.slice(0, text.indexOf(`"${hash}"`)).split('\n').length;
+    return operationsOf(entry.document ?? '', TRUSTED_DOCUMENTS_MANIFEST, line, 'trusted-documents').map((op) => ({
+      ...op,
+      name: entry.name ?? `${hash.slice(0, 12)} (anonymous)`,
+    }));
+  });
+}
+
+const originOf = (dir: string): OperationSource => (dir === 'console/src' ? 'console' : dir === 'test' || dir === 'subgraphs' ? 'test' : 'cli');
+
 export function collectClientOperations(root: string): ClientOperation[] {
   const ops: ClientOperation[] = [];
   ops.push(...walk(root, (f) => /README\.md$/.test(f) && !f.includes(`${path.sep}node_modules${path.sep}`)).flatMap((f) => fromMarkdown(f, root)));
@@ -165,14 +277,30 @@ export function collectClientOperations(root: string): ClientOperation[] {
       root,
     ),
   );
-  for (const dir of ['test', 'console/src', 'subgraphs']) {
+  // The CLI (cli/) and what it runs from lib/ and scripts/ are clients too; lib's own tests are tests.
+  for (const dir of ['test', 'console/src', 'subgraphs', 'cli', 'lib', 'scripts']) {
     const files = walk(path.join(root, dir), (f) => /\.(ts|tsx)$/.test(f) && (dir !== 'subgraphs' || f.includes(`${path.sep}test${path.sep}`)));
-    for (const f of files) ops.push(...fromTypeScript(f, root));
+    for (const f of files) {
+      const inTest = f.split(path.sep).includes('test') || /\.test\.tsx?$/.test(f);
+      if (f.endsWith(TRUSTED_DOCUMENTS_MANIFEST)) continue;
+      ops.push(...fromTypeScript(f, root, inTest ? 'test' : originOf(dir)));
+    }
   }
   const mcpDir = path.join(root, MCP_OPERATIONS_DIR) + path.sep;
   for (const f of walk(root, (f) => f.endsWith('.graphql') && f.includes(`${path.sep}operations${path.sep}`) && !f.startsWith(mcpDir))) {
-    ops.push(...operationsOf(readFileSync(f, 'utf8'), path.relative(root, f), 1));
+    ops.push(...operationsOf(readFileSync(f, 'utf8'), path.relative(root, f), 1, 'operations'));
   }
   ops.push(...collectMcpToolOperations(root));
   return ops;
+}
+
+/**
+ * What schema:check holds to the schema: the operations written in the sources, and the registered trusted
+ * documents none of them holds any longer (a client in the field may still send one). Kept apart from
+ * collectClientOperations, which the manifest is generated from, so the manifest never feeds itself.
+ */
+export function collectCheckedOperations(root: string): ClientOperation[] {
+  const ops = collectClientOperations(root);
+  const written = new Set(ops.filter((op) => op.source !== 'test').map((op) => canonicalText(op.document)));
+  return [...ops, ...collectRegisteredTrustedDocuments(root).filter((op) => !written.has(canonicalText(op.document)))];
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Kind, parse, print, visit, type DefinitionNode, type DocumentNode } from 'graphql';
+import { Kind, print, visit, type DefinitionNode, type DocumentNode } from 'graphql';
+import { parseSdl, SdlError } from './sdl-errors';
 
 /**
  * The subgraph registry: the one list that composition, the gateway's configuration and the
@@ -51,12 +52,18 @@ export function readOwnSubgraphSdl(name: string, dir: string = schemaDir): strin
  * shared types have one definition.
  */
 export function readSubgraphSdl(name: string, dir: string = schemaDir): string {
-  return withSharedDefinitions(name, readOwnSubgraphSdl(name, dir), readFileSync(path.join(dir, 'shared.graphql'), 'utf8'));
+  const sharedFile = path.join(dir, 'shared.graphql');
+  return withSharedDefinitions(name, readOwnSubgraphSdl(name, dir), readFileSync(sharedFile, 'utf8'), { own: subgraphSdlPath(name, dir), shared: sharedFile });
 }
 
-export function withSharedDefinitions(name: string, ownSdl: string, sharedSdl: string): string {
-  const own = parse(ownSdl);
-  const shared = parse(sharedSdl);
+export function withSharedDefinitions(
+  name: string,
+  ownSdl: string,
+  sharedSdl: string,
+  files = { own: `schema/${name}.graphql`, shared: 'schema/shared.graphql' },
+): string {
+  const own = parseSdl(ownSdl, files.own);
+  const shared = parseSdl(sharedSdl, files.shared);
   const sharedByName = new Map<string, DefinitionNode>();
   for (const def of shared.definitions) if ('name' in def && def.name) sharedByName.set(def.name.value, def);
   const defined = new Set<string>();
@@ -65,7 +72,7 @@ export function withSharedDefinitions(name: string, ownSdl: string, sharedSdl: s
   }
   const redefined = [...defined].filter((n) => sharedByName.has(n));
   if (redefined.length > 0) {
-    throw new Error(`schema/${name}.graphql defines ${redefined.join(', ')}, which schema/shared.graphql owns: use it without redefining it`);
+    throw new SdlError(`schema/${name}.graphql defines ${redefined.join(', ')}, which schema/shared.graphql owns: use it without redefining it`);
   }
   const needed = new Set<string>(['contact']);
   const collect = (doc: DocumentNode) =>
