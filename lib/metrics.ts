@@ -5,13 +5,19 @@ import type { MongoClient } from 'mongodb';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { closeServer, listen } from './http';
 import { producerStreams } from './events/outbox';
+import type { DocumentNode, GraphQLFormattedError } from 'graphql';
+import { trustedDocuments } from './generated/trusted-documents';
 
 /**
  * Prometheus metrics of one process. Every service records into this registry; the process entry
  * (a container's main, or `npm start` for the whole stack) serves it on its own port (METRICS_PORT,
  * default 9464), never on the public one. Labels are bounded: service and subgraph names, tiers,
- * fixed reasons, HTTP statuses, and at most MAX_OPERATION_NAMES operation names — never tenant ids,
- * credentials or query text.
+ * fixed reasons, HTTP statuses, error codes, and the names of trusted operations (lib/generated/trusted-documents.ts)
+ * — never tenant ids, credentials or query text.
+ *
+ * No label is named service, job, instance, namespace or pod: Prometheus and the Prometheus Operator set those on
+ * every scraped series, and a clash renames ours to exported_service, so queries on it match nothing. The service
+ * that recorded a series is `linepack_service`.
  */
 export const metricsRegistry = new Registry();
 
@@ -19,10 +25,16 @@ export const DEFAULT_METRICS_PORT = 9464;
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/**
+ * How a request ended, for the error ratio: `server_error` when any error was the server's (unavailable, internal,
+ * timed out) or the status was 5xx, `client_error` when every error was the client's (input, credential, limits).
+ */
+export type RequestOutcome = 'ok' | 'client_error' | 'server_error';
+
 export const graphqlRequestDuration = new Histogram({
   name: 'linepack_graphql_request_duration_seconds',
-  help: 'GraphQL requests by service, operation name and HTTP status (the _count is the request rate)',
-  labelNames: ['service', 'operation', 'status'] as const,
+  help: 'GraphQL requests by service, operation name, HTTP status and outcome (ok, client_error, server_error); the _count is the request rate',
+  labelNames: ['linepack_service', 'operation', 'status', 'outcome'] as const,
   buckets: latencyBuckets,
   registers: [metricsRegistry],
 });
@@ -30,7 +42,7 @@ export const graphqlRequestDuration = new Histogram({
 export const graphqlRequestsInFlight = new Gauge({
   name: 'linepack_graphql_requests_in_flight',
   help: 'GraphQL requests being served right now, by service',
-  labelNames: ['service'] as const,
+  labelNames: ['linepack_service'] as const,
   registers: [metricsRegistry],
 });
 
@@ -49,8 +61,27 @@ export const subgraphGraphqlErrors = new Counter({
   registers: [metricsRegistry],
 });
 
+/**
+ * The errors in the answers to GraphQL requests, one per error, by the code the client saw and the subgraph it came
+ * from ("none": the service's own, e.g. a refused credential or an invalid document).
+ */
+export const graphqlRequestErrors = new Counter({
+  name: 'linepack_graphql_request_errors_total',
+  help: 'Errors in the answers to GraphQL requests, by service, error code and the subgraph the error came from (none: the service itself)',
+  labelNames: ['linepack_service', 'code', 'subgraph'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Codes that say the server failed, not the request: any of them makes a request's outcome server_error. */
+const serverErrorCodes = new Set(['INTERNAL_SERVER_ERROR', 'SUBGRAPH_UNAVAILABLE', 'DATABASE_UNAVAILABLE', 'TIMEOUT']);
+
 /** Error codes are labels only from this set (a subgraph could answer anything): the rest count as "OTHER". */
 const knownErrorCodes = new Set([
+  ...serverErrorCodes,
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_IN_LIST',
   'BAD_USER_INPUT',
   'NOT_FOUND',
   'CONFLICT',
@@ -58,8 +89,6 @@ const knownErrorCodes = new Set([
   'UNAUTHENTICATED',
   'GRAPHQL_VALIDATION_FAILED',
   'GRAPHQL_PARSE_FAILED',
-  'INTERNAL_SERVER_ERROR',
-  'TIMEOUT',
   'RATE_LIMITED',
 ]);
 
@@ -218,7 +247,7 @@ export function watchRedis(redis: Redis, client: string): () => void {
 const mongoPoolConnections = new Gauge({
   name: 'linepack_mongodb_pool_connections',
   help: "Connections in the MongoDB driver's pools, in use by an operation or available",
-  labelNames: ['service', 'state'] as const,
+  labelNames: ['linepack_service', 'state'] as const,
   registers: [metricsRegistry],
 });
 
@@ -226,78 +255,147 @@ const mongoPoolConnections = new Gauge({
 export function watchMongoPool(client: MongoClient, service: string): () => void {
   const checkedOut = new Set<string>();
   const key = (e: { address: string; connectionId: number | '<monitor>' }) => `${e.address}#${e.connectionId}`;
-  const created = () => mongoPoolConnections.inc({ service, state: 'available' });
+  const created = () => mongoPoolConnections.inc({ linepack_service: service, state: 'available' });
   const out = (e: { address: string; connectionId: number | '<monitor>' }) => {
     checkedOut.add(key(e));
-    mongoPoolConnections.inc({ service, state: 'in_use' });
-    mongoPoolConnections.dec({ service, state: 'available' });
+    mongoPoolConnections.inc({ linepack_service: service, state: 'in_use' });
+    mongoPoolConnections.dec({ linepack_service: service, state: 'available' });
   };
   const back = (e: { address: string; connectionId: number | '<monitor>' }) => {
     if (!checkedOut.delete(key(e))) return;
-    mongoPoolConnections.dec({ service, state: 'in_use' });
-    mongoPoolConnections.inc({ service, state: 'available' });
+    mongoPoolConnections.dec({ linepack_service: service, state: 'in_use' });
+    mongoPoolConnections.inc({ linepack_service: service, state: 'available' });
   };
   // A pool being cleared closes connections that may still be checked out.
   const closed = (e: { address: string; connectionId: number | '<monitor>' }) =>
-    checkedOut.delete(key(e)) ? mongoPoolConnections.dec({ service, state: 'in_use' }) : mongoPoolConnections.dec({ service, state: 'available' });
-  mongoPoolConnections.inc({ service, state: 'in_use' }, 0);
-  mongoPoolConnections.inc({ service, state: 'available' }, 0);
+    checkedOut.delete(key(e))
+      ? mongoPoolConnections.dec({ linepack_service: service, state: 'in_use' })
+      : mongoPoolConnections.dec({ linepack_service: service, state: 'available' });
+  mongoPoolConnections.inc({ linepack_service: service, state: 'in_use' }, 0);
+  mongoPoolConnections.inc({ linepack_service: service, state: 'available' }, 0);
   client.on('connectionCreated', created).on('connectionCheckedOut', out).on('connectionCheckedIn', back).on('connectionClosed', closed);
   return () => {
     client.off('connectionCreated', created).off('connectionCheckedOut', out).off('connectionCheckedIn', back).off('connectionClosed', closed);
   };
 }
 
-/** Operation names are chosen by clients: the first ones seen are labels, the rest share one. */
-const MAX_OPERATION_NAMES = 200;
-const operationNames = new Set<string>();
-const graphqlName = /^[_A-Za-z][_0-9A-Za-z]{0,99}$/;
+/**
+ * Operation names are chosen by clients, so only trusted operations (the project's own clients' documents,
+ * lib/generated/trusted-documents.ts) are labels; everything else shares one: a client inventing names cannot add
+ * series, nor hide a trusted operation behind them.
+ */
+export const UNREGISTERED_OPERATION = 'unregistered';
+const trustedOperationNames = new Set(Object.values(trustedDocuments).flatMap(({ name }) => (name ? [name] : [])));
 
-export function operationLabel(name: string | null | undefined): string {
-  if (name === null || name === undefined || name === '') return 'anonymous';
-  if (!graphqlName.test(name)) return 'invalid';
-  if (operationNames.has(name)) return name;
-  if (operationNames.size >= MAX_OPERATION_NAMES) return 'other';
-  operationNames.add(name);
-  return name;
+/**
+ * The label of an operation a subgraph runs. The gateway names the operations it plans after the client's,
+ * `<operation>__<subgraph>__<n>` (@apollo/gateway's query planner): the client's part is the label when it names a
+ * trusted operation. (A subgraph never sees the client's document, so it trusts the name; the gateway, which does,
+ * labels by the document itself.)
+ */
+export function subgraphOperationLabel(name: string | null | undefined): string {
+  if (name === null || name === undefined || name === '') return UNREGISTERED_OPERATION;
+  const clientName = name.replace(/__[A-Za-z0-9_]+__\d+$/, '');
+  return trustedOperationNames.has(clientName) ? clientName : UNREGISTERED_OPERATION;
 }
 
-/** Where a request's operation name is left for the metrics middleware (set once the document is parsed). */
+/** What the metrics middleware needs of a request's GraphQL answer: the operation's label and the errors it carried. */
 export interface RequestMetrics {
   operation?: string;
+  /** Set when the answer was a GraphQL result (not a refusal written before parsing): its errors, possibly none. */
+  errors?: { code: string; subgraph: string }[];
 }
 
 export function requestMetricsOf(res: Response): RequestMetrics {
   return ((res.locals['metrics'] as RequestMetrics | undefined) ??= {});
 }
 
+/** The code a refusal written outside the GraphQL server (authentication, rate limits, a malformed body) stands for. */
+function codeOfStatus(status: number): string {
+  if (status === 401) return 'UNAUTHENTICATED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status === 429) return 'RATE_LIMITED';
+  if (status === 503) return 'SUBGRAPH_UNAVAILABLE';
+  if (status === 504) return 'TIMEOUT';
+  return status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST';
+}
+
+function outcomeOf(status: number, errors: readonly { code: string }[]): RequestOutcome {
+  if (status >= 500 || errors.some(({ code }) => serverErrorCodes.has(code))) return 'server_error';
+  return errors.length > 0 || status >= 400 ? 'client_error' : 'ok';
+}
+
 /**
- * Times every request to /graphql, refused ones (401, 429) included; the operation is "unknown" until
- * the document was parsed and its operation chosen.
+ * Times every request to /graphql, refused ones (401, 429) included, and counts the errors of its answer; the
+ * operation is "unknown" until the document was parsed and its operation chosen.
  */
 export function graphqlMetricsMiddleware(service: string) {
   return (req: Request, res: Response, next: NextFunction): void => {
     // A CORS preflight or a browser opening /graphql is not a GraphQL request.
     if (req.method === 'OPTIONS') return next();
-    const end = graphqlRequestDuration.startTimer({ service });
-    graphqlRequestsInFlight.inc({ service });
+    const end = graphqlRequestDuration.startTimer({ linepack_service: service });
+    graphqlRequestsInFlight.inc({ linepack_service: service });
     const metrics = requestMetricsOf(res);
     // 'close' comes for every request; one whose client went away before the answer counts as 499 (nginx's name).
     res.once('close', () => {
-      graphqlRequestsInFlight.dec({ service });
-      end({ operation: metrics.operation ?? 'unknown', status: res.writableFinished ? String(res.statusCode) : '499' });
+      graphqlRequestsInFlight.dec({ linepack_service: service });
+      const status = res.writableFinished ? res.statusCode : 499;
+      const errors = metrics.errors ?? (status >= 400 && status !== 499 ? [{ code: codeOfStatus(status), subgraph: 'none' }] : []);
+      for (const { code, subgraph } of errors) graphqlRequestErrors.inc({ linepack_service: service, code, subgraph });
+      end({ operation: metrics.operation ?? 'unknown', status: String(status), outcome: outcomeOf(status, errors) });
     });
     next();
   };
 }
 
-/** An Apollo Server plugin that names the operation of each request for graphqlMetricsMiddleware. */
-export function operationNamePlugin<C>(metricsOf: (context: C) => RequestMetrics) {
+/** The subgraph an error came from, as @apollo/gateway marks it (extensions.serviceName), when it is one of ours. */
+function subgraphOfError(extensions: Record<string, unknown> | undefined, subgraphs: ReadonlySet<string>): string {
+  const name = extensions?.['serviceName'];
+  return typeof name === 'string' && subgraphs.has(name) ? name : 'none';
+}
+
+/**
+ * An Apollo Server plugin that names the operation of each request and lists the errors of its answer for
+ * graphqlMetricsMiddleware. `label` names the operation (subgraphOperationLabel unless given); `subgraphs` are the
+ * names an error's subgraph label may take (the gateway's subgraphs; none in a subgraph).
+ */
+export function operationNamePlugin<C>(
+  metricsOf: (context: C) => RequestMetrics,
+  options: {
+    label?: (request: { operationName: string | null; document: DocumentNode; source: string }) => string;
+    subgraphs?: ReadonlySet<string>;
+  } = {},
+) {
+  const label = options.label ?? (({ operationName }) => subgraphOperationLabel(operationName));
+  const subgraphs = options.subgraphs ?? new Set<string>();
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ contextValue, operationName }: { contextValue: C; operationName?: string | null }) {
-          metricsOf(contextValue).operation = operationLabel(operationName);
+        async didResolveOperation({
+          contextValue,
+          operationName,
+          document,
+          source,
+        }: {
+          contextValue: C;
+          operationName?: string | null;
+          document: DocumentNode;
+          source: string;
+        }) {
+          metricsOf(contextValue).operation = label({ operationName: operationName ?? null, document, source });
+        },
+        async willSendResponse({
+          contextValue,
+          response,
+        }: {
+          contextValue: C;
+          response: { body: { kind: string; singleResult?: { errors?: readonly GraphQLFormattedError[] } } };
+        }) {
+          const errors = response.body.kind === 'single' ? (response.body.singleResult?.errors ?? []) : [];
+          metricsOf(contextValue).errors = errors.map(({ extensions }) => ({
+            code: errorCodeLabel(extensions?.['code']),
+            subgraph: subgraphOfError(extensions, subgraphs),
+          }));
         },
       };
     },
@@ -323,12 +421,12 @@ export async function startMetricsServerOrWarn(
 let defaultMetricsFor: string | null = null;
 
 /**
- * Records the process's own metrics (CPU, memory, event loop), labelled with `service`, once per process. The metrics
+ * Records the process's own metrics (CPU, memory, event loop), labelled with `linepack_service`, once per process. The metrics
  * server does it; a gateway worker (gateway/src/cluster.ts), which serves none, does it itself.
  */
 export function collectProcessMetrics(service: string): void {
   if (defaultMetricsFor !== null) return;
-  collectDefaultMetrics({ register: metricsRegistry, labels: { service } });
+  collectDefaultMetrics({ register: metricsRegistry, labels: { linepack_service: service } });
   defaultMetricsFor = service;
 }
 
@@ -340,7 +438,7 @@ export interface MetricsServer {
 
 /**
  * Serves GET /metrics on its own port, for Prometheus inside the cluster; the public port never
- * answers it. `service` labels the process's own metrics (CPU, memory, event loop). `render` is what
+ * answers it. `service` (as `linepack_service`) labels the process's own metrics (CPU, memory, event loop). `render` is what
  * /metrics answers (Prometheus text): this process's registry unless given — a node:cluster primary gives
  * its workers' registries aggregated with its own.
  */

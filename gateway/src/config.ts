@@ -114,6 +114,8 @@ export const gatewayConfigSchema = z.object({
     .optional(),
   /** De-duplicate identical in-flight subgraph queries of one identity and tenant (never mutations). */
   GATEWAY_DEDUPLICATE_QUERIES: booleanSchema.default(true),
+  /** Run only the trusted documents of lib/generated/trusted-documents.ts (persisted-document safelisting); off by default. */
+  TRUSTED_DOCUMENTS_ONLY: booleanSchema.default(false),
   ...metricsEnvSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
@@ -149,6 +151,8 @@ export interface GatewayConfig {
    * that callers building a config by hand (dev/stack.ts) need not name it; undefined means on, the default.
    */
   deduplicateInflightQueries?: boolean;
+  /** TRUSTED_DOCUMENTS_ONLY; undefined means off. */
+  trustedDocumentsOnly?: boolean;
 }
 
 /** The gateway process: the gateway, and where it serves /metrics (the development stack serves one for everything). */
@@ -216,6 +220,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     corsOrigins: parsed.CORS_ORIGINS,
     consoleDir: parsed.CONSOLE_DIR,
     deduplicateInflightQueries: parsed.GATEWAY_DEDUPLICATE_QUERIES,
+    trustedDocumentsOnly: parsed.TRUSTED_DOCUMENTS_ONLY,
     inProcessLimitShares: parsed.GATEWAY_REPLICAS * resolved.workers,
     metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST },
     workers: resolved.workers,

@@ -36,6 +36,8 @@ import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
 import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
 import { subgraphUnavailablePlugin } from './subgraph-unavailable';
+import { TrustedDocumentList } from './trusted-documents';
+import { subgraphNames } from '@linepack/schema/subgraphs';
 import { IdentityTokenCache } from './identity-tokens';
 import { knownRootTypeRule, literalLimitsRule, operationSelectionPlugin, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
@@ -166,6 +168,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       return new AuthenticatedSubgraphDataSource(name, target, identityTokens, config.deduplicateInflightQueries ?? true);
     },
   });
+  const trustedDocuments = new TrustedDocumentList({ enforce: config.trustedDocumentsOnly ?? false });
   // Rate limits count requests; these limits bound what one request may ask for.
   const armor = new ApolloArmor(queryLimits).protect();
   const apollo = new ApolloServer<GatewayContext>({
@@ -191,7 +194,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       deadlinePlugin(),
       subgraphRefusalPlugin(),
       subgraphUnavailablePlugin(),
-      operationNamePlugin<GatewayContext>((context) => context.metrics),
+      trustedDocuments.enforcementPlugin<GatewayContext>(),
+      operationNamePlugin<GatewayContext>((context) => context.metrics, {
+        label: ({ document, operationName, source }) => trustedDocuments.labelOf(document, operationName, source),
+        subgraphs: new Set(subgraphNames),
+      }),
     ],
     formatError: formatErrorFor(logger),
     includeStacktraceInErrorResponses: false,
@@ -335,6 +342,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     deadlineMiddleware(config.requestTimeoutMs),
     // The auth service's parser too (lib/json-body.ts): UTF-8 JSON only, no byte order mark.
     ...jsonBody({ limit: GATEWAY_BODY_LIMIT }),
+    trustedDocuments.middleware(),
     requestShapeGuard,
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {

@@ -100,7 +100,7 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
   const gatewayRequests = async () =>
     Number(
       (await (await fetch(first.metricsUrl)).text()).match(
-        /^linepack_graphql_request_duration_seconds_count\{service="gateway",operation="anonymous",status="200"\} (\d+)$/m,
+        /^linepack_graphql_request_duration_seconds_count\{linepack_service="gateway",operation="anonymous",status="200",outcome="ok"\} (\d+)$/m,
       )?.[1] ?? 0,
     );
   const requestsBefore = await gatewayRequests();
@@ -166,7 +166,7 @@ it('seeds a demo tenant, serves it, stops on Ctrl-C and keeps the data across a 
   );
   // Signalled only once the batch is being served (the gateway's in-flight gauge), however busy the machine is.
   const inFlightNow = async () =>
-    Number((await (await fetch(first.metricsUrl)).text()).match(/^linepack_graphql_requests_in_flight\{service="gateway"\} (\d+)$/m)?.[1] ?? 0);
+    Number((await (await fetch(first.metricsUrl)).text()).match(/^linepack_graphql_requests_in_flight\{linepack_service="gateway"\} (\d+)$/m)?.[1] ?? 0);
   let settled = false;
   void inFlight.finally(() => (settled = true));
   while ((await inFlightNow()) < 1) {

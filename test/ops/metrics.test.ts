@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { streamRegistry } from '@linepack/lib/events/outbox';
 import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
+import { trustedDocuments } from '@linepack/lib/generated/trusted-documents';
 import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
@@ -26,39 +28,68 @@ const scrape = async () => {
   return res.text();
 };
 
-it('counts GraphQL requests by service, operation and status, and times subgraph fetches', async () => {
+/** The text of a trusted document of the project's own clients, by its operation's name. */
+const trusted = (name: string) => {
+  const found = Object.values(trustedDocuments).find((d) => d.name === name);
+  if (!found) throw new Error(`no trusted document named ${name}`);
+  return found.document;
+};
+
+/** The operation labels of the gateway's request series in a scrape. */
+const gatewayOperations = (text: string) =>
+  new Set(
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('linepack_graphql_request_duration_seconds_count{') && line.includes('linepack_service="gateway"'))
+      .map((line) => /operation="([^"]*)"/.exec(line)?.[1]),
+  );
+
+it('counts GraphQL requests by service, operation (trusted documents by name), status and outcome, and times subgraph fetches', async () => {
   const { apiKey, tenantId } = await stack.tenantWithKey({ tier: 'PRO' });
   await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Metered line' });
   const before = await scrape();
   const query = 'query AtAGlance { pipelineSummary { totalAssets } assets(first: 2) { edges { node { id latestMeasurement { type } } } } }';
   for (let i = 0; i < 3; i++) expect((await graphql(stack.gatewayUrl, query, { apiKey })).body.errors).toBeUndefined();
   expect((await graphql(stack.gatewayUrl, '{ pipelineSummary { totalAssets } }', { apiKey })).status).toBe(200);
+  expect((await graphql(stack.gatewayUrl, trusted('ConsoleDigPipelines'), { apiKey })).status).toBe(200);
   expect((await graphql(stack.gatewayUrl, '{ __typename }', {})).status).toBe(401);
   const after = await scrape();
 
   const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);
   const requests = 'linepack_graphql_request_duration_seconds_count';
-  expect(delta(requests, { service: 'gateway', operation: 'AtAGlance', status: '200' })).toBe(3);
-  expect(delta(requests, { service: 'gateway', operation: 'anonymous', status: '200' })).toBe(1);
+  // AtAGlance is no client's document: its name is not a label.
+  expect(delta(requests, { linepack_service: 'gateway', operation: 'unregistered', status: '200', outcome: 'ok' })).toBe(3);
+  // The console's example (anonymous) and its dig list's pipelines query are trusted documents.
+  expect(delta(requests, { linepack_service: 'gateway', operation: 'anonymous', status: '200', outcome: 'ok' })).toBe(1);
+  expect(delta(requests, { linepack_service: 'gateway', operation: 'ConsoleDigPipelines', status: '200', outcome: 'ok' })).toBe(1);
   // Refused before its document was read: the operation is not known.
-  expect(delta(requests, { service: 'gateway', operation: 'unknown', status: '401' })).toBe(1);
-  // The subgraphs count the operations the gateway planned for them.
-  expect(delta(requests, { service: 'assets', status: '200' })).toBeGreaterThanOrEqual(4);
-  expect(delta(requests, { service: 'measurements', status: '200' })).toBe(3);
-  expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'assets', outcome: 'ok' })).toBeGreaterThanOrEqual(4);
+  expect(delta(requests, { linepack_service: 'gateway', operation: 'unknown', status: '401', outcome: 'client_error' })).toBe(1);
+  expect(delta('linepack_graphql_request_errors_total', { linepack_service: 'gateway', code: 'UNAUTHENTICATED', subgraph: 'none' })).toBe(1);
+  // The subgraphs count the operations the gateway planned for them, under the client's trusted name.
+  expect(delta(requests, { linepack_service: 'assets', status: '200' })).toBeGreaterThanOrEqual(5);
+  expect(delta(requests, { linepack_service: 'assets', operation: 'ConsoleDigPipelines' })).toBe(1);
+  expect(delta(requests, { linepack_service: 'measurements', status: '200' })).toBe(3);
+  expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'assets', outcome: 'ok' })).toBeGreaterThanOrEqual(5);
   expect(delta('linepack_subgraph_fetch_duration_seconds_count', { subgraph: 'measurements', outcome: 'ok' })).toBe(3);
   expect(
-    metricValue(after, 'linepack_graphql_request_duration_seconds_bucket', { service: 'gateway', operation: 'AtAGlance', status: '200', le: '+Inf' }),
-  ).toBe(metricValue(after, requests, { service: 'gateway', operation: 'AtAGlance', status: '200' }));
-  expect(delta('linepack_rate_limit_decisions_total', { tier: 'pro', decision: 'allowed' })).toBe(4);
+    metricValue(after, 'linepack_graphql_request_duration_seconds_bucket', {
+      linepack_service: 'gateway',
+      operation: 'ConsoleDigPipelines',
+      status: '200',
+      le: '+Inf',
+    }),
+  ).toBe(metricValue(after, requests, { linepack_service: 'gateway', operation: 'ConsoleDigPipelines', status: '200' }));
+  expect(delta('linepack_rate_limit_decisions_total', { tier: 'pro', decision: 'allowed' })).toBe(5);
 
   expect(delta('linepack_authentication_failures_total', { reason: 'missing_credential' })).toBe(1);
   // The key was verified once and then served from the cache.
-  expect(delta('linepack_credential_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(4);
+  expect(delta('linepack_credential_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(5);
 
   // Nothing that identifies a tenant or a credential is a label.
   expect(after).not.toContain(tenantId);
   expect(after).not.toContain(apiKey.slice(0, 12));
+  // No label that Prometheus or the Prometheus Operator sets on every scraped series (it would become exported_*).
+  expect(after).not.toMatch(/[{,](service|job|instance|namespace|pod)="/);
 }, 30_000);
 
 it("counts errors inside a subgraph's answer by code", async () => {
@@ -88,17 +119,36 @@ it('counts rate-limit refusals by tier and authentication failures by reason', a
   expect(delta('linepack_rate_limit_decisions_total', { tier: 'free', decision: 'limited' })).toBe(2);
   expect(delta('linepack_authentication_failures_total', { reason: 'invalid_api_key' })).toBe(1);
   expect(delta('linepack_authentication_failures_total', { reason: 'invalid_access_token' })).toBe(1);
-  expect(delta('linepack_graphql_request_duration_seconds_count', { service: 'gateway', operation: 'unknown', status: '429' })).toBe(2);
+  expect(
+    delta('linepack_graphql_request_duration_seconds_count', { linepack_service: 'gateway', operation: 'unknown', status: '429', outcome: 'client_error' }),
+  ).toBe(2);
 }, 30_000);
 
-it('keeps the operation label bounded whatever names clients invent', async () => {
+it('keeps the operation label bounded whatever names clients invent, and a trusted operation sent after them still has its own', async () => {
   const { apiKey } = await stack.tenantWithKey();
-  for (let i = 0; i < 230; i++) await graphql(stack.gatewayUrl, `query Invented${i} { __typename }`, { apiKey });
-  const text = await scrape();
-  const operations = new Set([...text.matchAll(/^linepack_graphql_request_duration_seconds_count\{service="gateway",operation="([^"]*)"/gm)].map((m) => m[1]));
-  expect(operations.size).toBeLessThanOrEqual(201);
-  expect(operations.has('other')).toBe(true);
-}, 60_000);
+  const before = await scrape();
+  const seriesBefore = before.split('\n').filter((line) => line.startsWith('linepack_graphql_request_duration_seconds_bucket{')).length;
+  for (let i = 0; i < 1_000; i++) {
+    const name = `Invented${randomBytes(6).toString('hex')}`;
+    expect((await graphql(stack.gatewayUrl, `query ${name} { __typename }`, { apiKey })).status).toBe(200);
+  }
+  const afterInvented = await scrape();
+  // 1,000 new names added at most the one `unregistered` label's series (its status, outcome and buckets).
+  expect([...gatewayOperations(afterInvented)].filter((op) => !gatewayOperations(before).has(op))).toEqual(
+    gatewayOperations(before).has('unregistered') ? [] : ['unregistered'],
+  );
+  const seriesAfter = afterInvented.split('\n').filter((line) => line.startsWith('linepack_graphql_request_duration_seconds_bucket{')).length;
+  expect(seriesAfter - seriesBefore).toBeLessThanOrEqual(13); // one histogram's buckets and +Inf
+  expect(afterInvented).not.toMatch(/operation="Invented/);
+
+  // A trusted operation this process has not seen yet is still labelled by its name.
+  expect(gatewayOperations(afterInvented).has('DashboardRiskRegister')).toBe(false);
+  expect((await graphql(stack.gatewayUrl, trusted('DashboardRiskRegister'), { apiKey })).status).toBe(200);
+  const last = await scrape();
+  expect(
+    metricValue(last, 'linepack_graphql_request_duration_seconds_count', { linepack_service: 'gateway', operation: 'DashboardRiskRegister', status: '200' }),
+  ).toBe(1);
+}, 120_000);
 
 it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', async () => {
   const { apiKey } = await stack.tenantWithKey();
@@ -119,8 +169,8 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
   expect(metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' })).toBe(0);
   expect(metricValue(text, 'linepack_redis_up', { client: 'gateway' })).toBe(1);
   expect(metricValue(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
-  expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'available' })).toBeGreaterThan(0);
-  expect(metricValue(text, 'linepack_mongodb_pool_connections', { service: 'assets', state: 'in_use' })).toBe(0);
+  expect(metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'available' })).toBeGreaterThan(0);
+  expect(metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'in_use' })).toBe(0);
   // A group that has read nothing lags by the whole of the producer's streams: the tenants' streams summed.
   const redis = new Redis(process.env['REDIS_URL']!);
   try {
@@ -139,8 +189,8 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
     redis.disconnect();
   }
   // The process's own health, labelled with the service that serves the endpoint.
-  expect(metricValue(text, 'process_cpu_seconds_total', { service: 'test' })).toBeGreaterThan(0);
-  expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds\{service="test"\} /m);
+  expect(metricValue(text, 'process_cpu_seconds_total', { linepack_service: 'test' })).toBeGreaterThan(0);
+  expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds\{linepack_service="test"\} /m);
 }, 30_000);
 
 it('serves only /metrics on its port, and the public port does not serve metrics', async () => {

@@ -1,0 +1,109 @@
+/**
+ * A subgraph process killed (issue 29, item 1): the gateway answers as Apollo Router and Hive Gateway do for a failed
+ * subgraph — the rest of the request is served, each path the dead subgraph would have filled is null with an error
+ * coded SUBGRAPH_UNAVAILABLE naming it (extensions.serviceName) and nothing internal, and a request of which nothing
+ * could be served is HTTP 503 with a Retry-After. The gateway's request metrics count those errors by code and
+ * subgraph and mark the requests server_error, so the error ratio of docs/runbook.md reads the outage.
+ *
+ * The measurements subgraph and the gateway run as processes of their own (the rest of the stack in this one), so
+ * the subgraph can be killed with SIGKILL as an orchestrator or the OOM killer would.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { metricsRegistry } from '@linepack/lib/metrics';
+import { repoRoot } from '@linepack/lib/repo-root';
+import { waitFor } from '@linepack/lib/testing/until';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '@linepack/gateway/subgraph-unavailable';
+import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
+
+jest.setTimeout(120_000);
+
+let stack: TestStack;
+let measurements: ChildProcess;
+let apiKey: string;
+
+const MIXED = '{ assets(first: 5) { edges { node { id name latestMeasurement { id } } } } }';
+const ONLY_MEASUREMENTS = '{ measurement(id: "m-none") { id } }';
+
+beforeAll(async () => {
+  stack = await startTestStack({ credentialCacheTtlSeconds: 300 });
+  // The stack's own measurements subgraph gives its port to a process of its own, which the gateway then calls.
+  const { port } = stack.subgraphs.measurements;
+  await stack.subgraphs.measurements.stop();
+  measurements = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'subgraphs/measurements/src/main.ts')], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MONGODB_URI: process.env['MONGODB_URI']!,
+      LINEPACK_DB_PREFIX: stack.dbPrefix,
+      INTERNAL_TOKEN_PUBLIC_KEY: stack.internalKeys.publicKeyPem,
+      LOG_LEVEL: 'silent',
+      METRICS_PORT: '0',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 30_000, 'the measurements subgraph process');
+  ({ apiKey } = await stack.tenantWithKey());
+  await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 1' });
+  await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 2' });
+});
+
+afterAll(async () => {
+  if (measurements && measurements.exitCode === null && measurements.signalCode === null) measurements.kill('SIGKILL');
+  await stack?.stop();
+});
+
+const scrape = () => metricsRegistry.metrics();
+
+test('with every subgraph up the mixed query is whole', async () => {
+  const res = await graphql<{ assets: { edges: { node: { name: string; latestMeasurement: null } }[] } }>(stack.gatewayUrl, MIXED, { apiKey });
+  expect(res.status).toBe(200);
+  expect(res.body.errors).toBeUndefined();
+  expect(res.body.data?.assets.edges).toHaveLength(2);
+});
+
+test('a killed subgraph fails only its paths, each with SUBGRAPH_UNAVAILABLE; nothing served at all is 503 + Retry-After; the metrics count both', async () => {
+  const before = await scrape();
+  measurements.kill('SIGKILL');
+  await new Promise((resolve) => measurements.once('exit', resolve));
+
+  const partial = await graphql<{ assets: { edges: { node: { name: string; latestMeasurement: unknown } }[] } }>(stack.gatewayUrl, MIXED, { apiKey });
+  expect(partial.status).toBe(200);
+  expect(partial.headers.get('retry-after')).toBeNull();
+  // The assets subgraph's part is served…
+  expect(partial.body.data?.assets.edges.map((e) => e.node.name).sort()).toEqual(['Line 1', 'Line 2']);
+  expect(partial.body.data?.assets.edges.map((e) => e.node.latestMeasurement)).toEqual([null, null]);
+  // …and each path the measurements subgraph would have filled has its own typed error, naming it and nothing else.
+  expect(partial.body.errors).toHaveLength(2);
+  expect(partial.body.errors!.map((e) => e.path).sort()).toEqual([
+    ['assets', 'edges', 0, 'node', 'latestMeasurement'],
+    ['assets', 'edges', 1, 'node', 'latestMeasurement'],
+  ]);
+  for (const error of partial.body.errors!) {
+    expect(error.extensions).toEqual({ code: 'SUBGRAPH_UNAVAILABLE', serviceName: 'measurements' });
+    expect(error.message).toBe('the measurements service is unavailable; retry shortly');
+  }
+
+  const nothing = await graphql(stack.gatewayUrl, ONLY_MEASUREMENTS, { apiKey });
+  expect(nothing.status).toBe(503);
+  expect(nothing.headers.get('retry-after')).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  expect(nothing.body.data?.['measurement'] ?? null).toBeNull();
+  expect(nothing.body.errors).toEqual([
+    {
+      message: 'the measurements service is unavailable; retry shortly',
+      path: ['measurement'],
+      extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: 'measurements' },
+    },
+  ]);
+
+  const after = await scrape();
+  const delta = (name: string, labels: Record<string, string>) => metricValue(after, name, labels) - metricValue(before, name, labels);
+  expect(delta('linepack_graphql_request_errors_total', { linepack_service: 'gateway', code: 'SUBGRAPH_UNAVAILABLE', subgraph: 'measurements' })).toBe(3);
+  const requests = 'linepack_graphql_request_duration_seconds_count';
+  expect(delta(requests, { linepack_service: 'gateway', status: '200', outcome: 'server_error' })).toBe(1);
+  expect(delta(requests, { linepack_service: 'gateway', status: '503', outcome: 'server_error' })).toBe(1);
+  expect(delta(requests, { linepack_service: 'gateway', outcome: 'ok' })).toBe(0);
+  // No label Prometheus or its operator sets on scraped series.
+  expect(after).not.toMatch(/[{,](service|job|instance|namespace|pod)="/);
+});
