@@ -1,12 +1,14 @@
 /**
  * The Helm chart (deploy/helm/linepack) renders and validates offline: scripts/validate-chart.sh lints it, renders
- * it with the default values and with everything on, and validates every manifest against the strict Kubernetes
- * schemas. Then what the renders say is checked against what the services need (ports from the registry, the env
- * each process reads, probes, security), and the validator is shown to refuse a broken manifest.
+ * it with the default values and with everything on (without --kube-version), and validates every manifest against
+ * the strict Kubernetes 1.34 and 1.37 schemas and the PrometheusRule CRD's. Then what the renders say is checked
+ * against what the services need (ports from the registry, the env each process reads, probes, security, memory for
+ * the gateway's workers, NetworkPolicies, alerts, rotation), and the validator and the values schema are shown to
+ * refuse what is broken.
  * The first run builds helm with Go and installs kubernetes-validate from PyPI (a couple of minutes when cold).
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { schemaDir, subgraphRegistry } from '@linepack/schema/subgraphs';
@@ -68,7 +70,9 @@ it('validates every rendered manifest against the Kubernetes schemas, quietly', 
   expect(run.stdout.trim().split('\n')).toEqual([
     expect.stringMatching(/supergraph is schema\/supergraph.graphql/),
     expect.stringMatching(/helm v3\.22\.0 lint --strict and template/),
-    expect.stringMatching(/manifests valid against the Kubernetes 1\.34\.0 schemas \(strict\)/),
+    expect.stringMatching(
+      /manifests valid against the Kubernetes 1\.34\.0 and 1\.37\.0 schemas \(strict\); 1 monitoring\.coreos\.com\/v1\/PrometheusRule valid against its CRD schema \(strict\)/,
+    ),
     expect.stringMatching(/compose metrics on 6 services, Prometheus scrapes them all/),
     expect.stringMatching(/all checks passed/),
   ]);
@@ -167,7 +171,9 @@ it('with everything on: the Ingress routes only the http port, the HPA also scal
   expect(env['SUBGRAPH_URL_COMPLIANCE']).toBe('http://lp-compliance.compliance-team.svc.cluster.local:4004/graphql');
   expect(env).toMatchObject({ TRUST_PROXY: '10.0.0.0/8', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318' });
   expect(envOf(find(docs, 'Deployment', 'lp-analytics')!)['MONGODB_URI']).toEqual({ secretKeyRef: { name: 'linepack-analytics-mongodb', key: 'MONGODB_URI' } });
-  expect(find(docs, 'Deployment', 'lp-analytics')!.spec.template.spec.containers[0].image).toBe('registry.example.com/linepack/linepack-analytics:1.2.4');
+  expect(find(docs, 'Deployment', 'lp-analytics')!.spec.template.spec.containers[0].image).toBe(
+    'registry.example.com/linepack/linepack-analytics@sha256:89abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234567',
+  );
   expect(docs.filter((d) => d.kind === 'ServiceMonitor').map((d) => d.spec.endpoints[0].port)).toEqual(['metrics', 'metrics', 'metrics', 'metrics', 'metrics']);
 });
 
@@ -188,8 +194,13 @@ ${specLines}
   it('a rendered manifest with an unknown field', async () => {
     const run = await validateChangedChart((dir) => writeFileSync(path.join(dir, 'templates', 'zz-broken.yaml'), brokenDeployment('  replicaz: 2')));
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/Deployment\/linepack-broken: spec: Additional properties are not allowed \('replicaz' was unexpected\)/);
-    expect(run.stderr).toMatch(/FAILED: rendered manifests do not validate against the Kubernetes 1\.34\.0 schemas/);
+    expect(run.stderr).toMatch(
+      /Deployment\/linepack-broken: spec: Additional properties are not allowed \('replicaz' was unexpected\) \(Kubernetes 1\.34\.0\)/,
+    );
+    expect(run.stderr).toMatch(
+      /Deployment\/linepack-broken: spec: Additional properties are not allowed \('replicaz' was unexpected\) \(Kubernetes 1\.37\.0\)/,
+    );
+    expect(run.stderr).toMatch(/FAILED: rendered manifests do not validate against the Kubernetes 1\.34\.0 1\.37\.0 schemas/);
   });
 
   it('a rendered manifest with a field of the wrong type', async () => {
@@ -202,5 +213,333 @@ ${specLines}
     const run = await validateChangedChart((dir) => appendFileSync(path.join(dir, 'files', 'supergraph.graphql'), '\n# stale\n'));
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/files\/supergraph\.graphql differs from schema\/supergraph\.graphql; fix: npm run chart:sync/);
+  });
+});
+
+/** `helm template` of the chart with `args` (--set ..., -f ...), validated as the script does; its documents, or the failure. */
+async function render(args: string[]): Promise<{ docs: Manifest[] } | { error: string }> {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'linepack-render-'));
+  const tools = path.join(root, '.linepack', 'tools');
+  const run = (file: string, fileArgs: string[]) =>
+    new Promise<Run>((resolve) =>
+      execFile(file, fileArgs, { cwd: root, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+        resolve({ code: err ? 1 : 0, stdout, stderr }),
+      ),
+    );
+  try {
+    const helm = await run(path.join(tools, 'bin', 'helm'), ['template', 'linepack', chartDir, '--namespace', 'linepack', ...args]);
+    if (helm.code !== 0) return { error: helm.stderr };
+    writeFileSync(path.join(tmp, 'render.yaml'), helm.stdout);
+    const validated = await run(path.join(tools, 'kubernetes-validate', 'bin', 'python'), [
+      path.join(root, 'deploy', 'tools', 'validate_manifests.py'),
+      ...['--kubernetes-version', '1.34.0', '--kubernetes-version', '1.37.0'],
+      ...[
+        '--crd-schema',
+        `monitoring.coreos.com/v1/PrometheusRule=${path.join(root, 'deploy', 'tools', 'crd-schemas', 'monitoring.coreos.com-v1-PrometheusRule.json')}`,
+      ],
+      ...['--skip', 'monitoring.coreos.com/v1/ServiceMonitor', '--json-out', path.join(tmp, 'render.json'), path.join(tmp, 'render.yaml')],
+    ]);
+    if (validated.code !== 0) return { error: validated.stderr };
+    return { docs: Object.values(JSON.parse(readFileSync(path.join(tmp, 'render.json'), 'utf8')) as Record<string, Manifest[]>)[0]! };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+const docsOf = (result: { docs: Manifest[] } | { error: string }): Manifest[] => {
+  if ('error' in result) throw new Error(result.error);
+  return result.docs;
+};
+const errorOf = (result: { docs: Manifest[] } | { error: string }): string => ('error' in result ? result.error : 'rendered');
+const podTemplates = (docs: Manifest[]) => docs.filter((d) => d.kind === 'Deployment').map((d) => [d.metadata.name as string, d.spec.template] as const);
+
+describe('gateway memory follows its workers', () => {
+  const gatewayResources = (docs: Manifest[]) => {
+    const gateway = docs.find((d) => d.kind === 'Deployment' && d.metadata.labels['app.kubernetes.io/component'] === 'gateway')!;
+    return { workers: envOf(gateway)['GATEWAY_WORKERS'], resources: gateway.spec.template.spec.containers[0].resources };
+  };
+
+  it("one worker: one process of 288Mi; the issue's CPU limit of 2 now gets 2 workers and 672Mi, above the 566 MiB they used at 20 req/s", async () => {
+    // Issue 29: "raising the gateway CPU limit to 2 renders GATEWAY_WORKERS=2 with memory: 512Mi; primary + 2 workers
+    // measured 497 MiB idle, 566 MiB at 20 req/s (OOM)": 672Mi holds them with 19 % to spare.
+    expect(gatewayResources(rendered.default)).toEqual({
+      workers: '1',
+      resources: { requests: { cpu: '250m', memory: '288Mi' }, limits: { cpu: '1', memory: '288Mi' } },
+    });
+    const two = gatewayResources(docsOf(await render(['--set-string', 'gateway.resources.limits.cpu=2'])));
+    expect(two).toEqual({ workers: '2', resources: { requests: { cpu: '250m', memory: '672Mi' }, limits: { cpu: '2', memory: '672Mi' } } });
+    expect(gatewayResources(docsOf(await render(['--set', 'gateway.workers=4']))).resources.limits.memory).toBe('1248Mi');
+    // The full values: 2 workers, memory derived.
+    expect(gatewayResources(rendered.full)).toMatchObject({ workers: '2', resources: { limits: { memory: '672Mi' }, requests: { memory: '672Mi' } } });
+  });
+
+  it('an explicit limit is kept when it holds the workers, and refused when it does not', async () => {
+    const ample = gatewayResources(docsOf(await render(['--set', 'gateway.workers=2', '--set', 'gateway.resources.limits.memory=1Gi'])));
+    expect(ample.resources).toMatchObject({ limits: { memory: '1Gi' }, requests: { memory: '1Gi' } });
+    const short = errorOf(await render(['--set', 'gateway.workers=2', '--set', 'gateway.resources.limits.memory=512Mi']));
+    expect(short).toContain('gateway.resources.limits.memory is 512Mi but 2 gateway workers need 672Mi (96 primary + 2 × 288)');
+    expect(errorOf(await render(['--set', 'gateway.workers=auto']))).toContain('gateway.workers is "auto"');
+    expect(
+      gatewayResources(docsOf(await render(['--set', 'gateway.workers=auto', '--set', 'gateway.resources.limits.memory=2000M']))).resources.limits.memory,
+    ).toBe('2000M');
+    expect(errorOf(await render(['--set', 'gateway.resources.limits.memory=lots']))).toContain('"lots" is not a memory quantity');
+  });
+});
+
+describe('images by digest', () => {
+  // A label value: at most 63 characters, alphanumeric at both ends, [-A-Za-z0-9_.] between (Kubernetes' "Syntax and
+  // character set", https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
+  const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+  it('pulls <registry>/<repository>@sha256:<digest>, and every label of every render is a valid label value', () => {
+    const gateway = find(rendered.full, 'Deployment', 'lp-gateway')!;
+    expect(gateway.spec.template.spec.containers[0].image).toBe(
+      'registry.example.com/linepack/linepack-gateway@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    );
+    // The analytics tag is 66 characters and, cut at 63, ends in ".-": the label keeps the first 61.
+    const analytics = find(rendered.full, 'Deployment', 'lp-analytics')!;
+    expect(analytics.metadata.labels['app.kubernetes.io/version']).toBe('1.2.4-main.20261125.0812-sha.a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6');
+    for (const doc of [...rendered.default, ...rendered.full]) {
+      const labelSets = [doc.metadata.labels ?? {}, doc.spec?.template?.metadata?.labels ?? {}] as Record<string, string>[];
+      for (const labels of labelSets)
+        for (const [key, value] of Object.entries(labels))
+          expect([`${doc.kind}/${doc.metadata.name}`, key, labelValue.test(String(value))]).toEqual([`${doc.kind}/${doc.metadata.name}`, key, true]);
+    }
+  });
+
+  it('the values schema refuses a digest in a tag, or a digest that is not sha256:<64 hex>', async () => {
+    expect(errorOf(await render(['--set', 'gateway.image.tag=1.2.3@sha256:abc']))).toMatch(/gateway\/image\/tag.*does not match pattern/);
+    expect(errorOf(await render(['--set', 'gateway.image.digest=sha256:abc']))).toMatch(/gateway\/image\/digest.*does not match pattern/);
+  });
+});
+
+describe('extension points', () => {
+  it('renders the ServiceAccount, extra volumes, mounts, sidecars, init containers, pod labels and annotations, PDB minAvailable', () => {
+    const docs = rendered.full;
+    const serviceAccount = find(docs, 'ServiceAccount', 'linepack-workload')!;
+    expect(serviceAccount.metadata.annotations).toEqual({ 'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/linepack' });
+    expect(serviceAccount.automountServiceAccountToken).toBe(false);
+    for (const [name, template] of podTemplates(docs)) {
+      expect([name, template.spec.serviceAccountName, template.spec.automountServiceAccountToken]).toEqual([name, 'linepack-workload', false]);
+    }
+    const gateway = find(docs, 'Deployment', 'lp-gateway')!.spec.template;
+    expect(gateway.metadata.labels['example.com/cost-centre']).toBe('platform');
+    expect(gateway.metadata.annotations['example.com/team']).toBe('platform');
+    expect(gateway.spec.volumes).toContainEqual({ name: 'ca-bundle', configMap: { name: 'corporate-ca' } });
+    expect(gateway.spec.containers[0].volumeMounts).toContainEqual({ name: 'ca-bundle', mountPath: '/etc/ssl/corporate', readOnly: true });
+    expect(gateway.spec.containers.map((c: Manifest) => c.name)).toEqual(['gateway', 'log-shipper']);
+    expect(gateway.spec.initContainers.map((c: Manifest) => c.name)).toEqual(['wait-for-redis']);
+    expect(find(docs, 'PodDisruptionBudget', 'lp-gateway')!.spec).toMatchObject({ minAvailable: '50%' });
+    expect(find(docs, 'PodDisruptionBudget', 'lp-gateway')!.spec.maxUnavailable).toBeUndefined();
+    expect(find(docs, 'PodDisruptionBudget', 'lp-measurements')!.spec).toMatchObject({ minAvailable: 1 });
+    expect(find(docs, 'PodDisruptionBudget', 'lp-analytics')!.spec).toMatchObject({ maxUnavailable: '25%' });
+    const analytics = find(docs, 'Deployment', 'lp-analytics')!;
+    expect(analytics.spec.template.spec.volumes).toContainEqual({ name: 'scratch', emptyDir: { sizeLimit: '256Mi' } });
+    // Without a ServiceAccount of its own the pods use the namespace's default, with no API token.
+    for (const [, template] of podTemplates(rendered.default))
+      expect([template.spec.serviceAccountName, template.spec.automountServiceAccountToken]).toEqual([undefined, false]);
+  });
+
+  it('an HPA per subgraph that asks for one (CPU and memory), which then owns its replica count', () => {
+    const hpa = find(rendered.full, 'HorizontalPodAutoscaler', 'lp-analytics')!;
+    expect(hpa.spec).toMatchObject({ scaleTargetRef: { kind: 'Deployment', name: 'lp-analytics' }, minReplicas: 3, maxReplicas: 12 });
+    expect(hpa.spec.metrics.map((m: Manifest) => [m.resource.name, m.resource.target.averageUtilization])).toEqual([
+      ['cpu', 75],
+      ['memory', 80],
+    ]);
+    expect(hpa.spec.behavior).toEqual({ scaleDown: { stabilizationWindowSeconds: 600 } });
+    expect(find(rendered.full, 'Deployment', 'lp-analytics')!.spec.replicas).toBeUndefined();
+    expect(find(rendered.full, 'Deployment', 'lp-assets')!.spec.replicas).toBe(2);
+    expect(find(rendered.full, 'HorizontalPodAutoscaler', 'lp-assets')).toBeUndefined();
+  });
+
+  it('the values schema refuses typos and contradictions', async () => {
+    expect(errorOf(await render(['--set', 'subgraphs.assets.extraVolume[0].name=x']))).toMatch(
+      /subgraphs\/assets.*additional properties 'extraVolume' not allowed/,
+    );
+    expect(errorOf(await render(['--set', 'networkPolicy.enable=true']))).toMatch(/networkPolicy.*additional properties 'enable' not allowed/);
+    expect(errorOf(await render(['--set', 'serviceAccount.create=true', '--set', 'serviceAccount.nmae=x']))).toMatch(
+      /additional properties 'nmae' not allowed/,
+    );
+    expect(errorOf(await render(['--set', 'gateway.podDisruptionBudget.maxUnavailable=1', '--set', 'gateway.podDisruptionBudget.minAvailable=1']))).toMatch(
+      /gateway\/podDisruptionBudget/,
+    );
+    expect(errorOf(await render(['--set', 'subgraphs.auth.autoscaling.maxReplica=3']))).toMatch(/additional properties 'maxReplica' not allowed/);
+  });
+});
+
+describe('NetworkPolicy', () => {
+  const policies = (docs: Manifest[]) => docs.filter((d) => d.kind === 'NetworkPolicy');
+  const ports = (rule: Manifest) => (rule.ports as Manifest[]).map((p) => `${p.protocol}/${p.port}`);
+
+  it('none unless asked; then only the gateway is reachable from outside, the subgraphs only from a gateway', () => {
+    expect(policies(rendered.default)).toEqual([]);
+    const gateway = find(rendered.full, 'NetworkPolicy', 'lp-gateway')!;
+    expect(gateway.spec.podSelector.matchLabels).toMatchObject({ 'app.kubernetes.io/component': 'gateway', 'app.kubernetes.io/instance': 'linepack' });
+    expect(gateway.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(gateway.spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: 'http' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }] },
+      { ports: [{ protocol: 'TCP', port: 'metrics' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+    ]);
+    const subgraphs = find(rendered.full, 'NetworkPolicy', 'lp-subgraphs')!;
+    // The enabled subgraphs of this release (compliance runs in its team's namespace).
+    expect(subgraphs.spec.podSelector.matchExpressions).toEqual([
+      { key: 'app.kubernetes.io/component', operator: 'In', values: ['analytics', 'assets', 'auth', 'measurements'] },
+    ]);
+    expect(subgraphs.spec.ingress[0]).toEqual({
+      ports: [{ protocol: 'TCP', port: 'http' }],
+      from: [
+        { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'linepack', 'app.kubernetes.io/component': 'gateway' } } },
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'compliance-team' } },
+          podSelector: { matchLabels: { 'app.kubernetes.io/component': 'gateway' } },
+        },
+      ],
+    });
+    expect(subgraphs.spec.ingress).toHaveLength(2);
+    expect(ports(subgraphs.spec.ingress[1])).toEqual(['TCP/metrics']);
+  });
+
+  it('egress: DNS, Redis and the collector for all, MongoDB only for the subgraphs, the subgraphs only for the gateway', () => {
+    const gateway = find(rendered.full, 'NetworkPolicy', 'lp-gateway')!.spec.egress as Manifest[];
+    const subgraphs = find(rendered.full, 'NetworkPolicy', 'lp-subgraphs')!.spec.egress as Manifest[];
+    expect(gateway.map((rule) => ports(rule).sort())).toEqual(
+      [['UDP/53', 'TCP/53'], ['TCP/6379'], ['TCP/4318'], ['TCP/4004'], subgraphRegistry.map((s) => `TCP/${s.port}`)].map((p) => p.sort()),
+    );
+    expect(gateway[1]!.to).toEqual([{ ipBlock: { cidr: '10.20.0.0/16' } }]);
+    expect(gateway[4]!.to).toEqual([
+      {
+        podSelector: {
+          matchLabels: { 'app.kubernetes.io/name': 'linepack' },
+          matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'NotIn', values: ['gateway'] }],
+        },
+      },
+    ]);
+    expect(subgraphs.map(ports)).toEqual([['UDP/53', 'TCP/53'], ['TCP/6379'], ['TCP/27017'], ['TCP/4318'], ['TCP/4004']]);
+    expect(subgraphs[2]!.to).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'mongodb' } } }]);
+  });
+});
+
+describe('PrometheusRule', () => {
+  const runbook = readFileSync(path.join(root, 'docs', 'runbook.md'), 'utf8');
+  // GitHub's heading anchors: lower case, spaces to hyphens, punctuation dropped.
+  const anchors = new Set(
+    [...runbook.matchAll(/^#{2,3} (.+)$/gm)].map((m) =>
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^a-z0-9 -]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+  const metricsSource = readFileSync(path.join(root, 'lib', 'metrics.ts'), 'utf8');
+
+  it('six alerts on the series Linepack exports, in this namespace, each linked to its runbook section', () => {
+    expect(rendered.default.filter((d) => d.kind === 'PrometheusRule')).toEqual([]);
+    const rule = find(rendered.full, 'PrometheusRule', 'lp-alerts')!;
+    expect(rule.metadata.labels.release).toBe('kube-prometheus-stack');
+    const alerts = rule.spec.groups[0].rules as Manifest[];
+    expect(alerts.map((a) => [a.alert, a.annotations.runbook_url.replace(/^.*#/, '#')])).toEqual([
+      ['LinepackErrorRatioHigh', '#error-ratio'],
+      ['LinepackLatencyP99High', '#latency-p99'],
+      ['LinepackEventConsumerLag', '#event-consumer-lag'],
+      ['LinepackOutboxDepth', '#outbox-depth'],
+      ['LinepackRateLimitedRatioHigh', '#rate-limited-ratio'],
+      ['LinepackPodsNotReady', '#pods-not-ready'],
+    ]);
+    for (const alert of alerts) {
+      expect(alert.annotations.runbook_url).toMatch(/^https:\/\/git\.example\.com\/platform\/linepack\/blob\/main\/docs\/runbook\.md#/);
+      expect([alert.alert, anchors.has(alert.annotations.runbook_url.replace(/^.*#/, ''))]).toEqual([alert.alert, true]);
+      // Every selector is this release's namespace; Linepack's own series are named in lib/metrics.ts.
+      expect(alert.expr).toContain('namespace="linepack"');
+      for (const [metric] of (alert.expr as string).matchAll(/linepack_[a-z_]+/g)) {
+        const base = metric.replace(/_(bucket|count|sum)$/, '');
+        expect([metric, metricsSource.includes(`'${base}'`)]).toEqual([metric, true]);
+      }
+      // The Prometheus Operator's own `service` label shadows a series' service label: Linepack's is linepack_service.
+      expect(alert.expr).not.toMatch(/[{,]\s*service=/);
+    }
+    const byName = Object.fromEntries(alerts.map((a) => [a.alert, a]));
+    expect(byName['LinepackErrorRatioHigh'].expr).toContain('outcome="server_error"');
+    expect(byName['LinepackErrorRatioHigh'].expr).toContain('linepack_service="gateway"');
+    expect(byName['LinepackLatencyP99High'].expr).toMatch(/histogram_quantile\(0\.99,[^]*\)\s+> 1\.5$/);
+    expect(byName['LinepackLatencyP99High'].for).toBe('5m');
+    expect(byName['LinepackRateLimitedRatioHigh'].expr).toContain('status="429"');
+    expect(byName['LinepackPodsNotReady'].expr).toContain('deployment=~"lp-(gateway|analytics|assets|auth|measurements)"');
+  });
+
+  it('is refused by its CRD schema when an alert is malformed, and needs the runbook address', async () => {
+    const run = await validateChangedChart((dir) => {
+      const file = path.join(dir, 'templates', 'prometheusrule.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('for: {{ $rule.notReady.for }}', 'for: ten minutes'));
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/PrometheusRule\/lp-alerts: spec\.groups\.0\.rules\.5\.for: 'ten minutes' does not match/);
+    expect(errorOf(await render(['--set', 'metrics.prometheusRule.enabled=true']))).toContain('metrics.prometheusRule.runbookUrl');
+  });
+});
+
+describe('rotation and shutdown', () => {
+  const checksums = (docs: Manifest[]) =>
+    Object.fromEntries(podTemplates(docs).map(([name, t]) => [name, t.metadata.annotations['checksum/secrets'] as string]));
+  const withSecrets = (jwtKey: string, redisUrl: string) => [
+    '--set',
+    'secrets.create=true',
+    '--set-string',
+    `secrets.data.linepack-auth.JWT_SIGNING_KEY=${jwtKey}`,
+    '--set-string',
+    `secrets.data.linepack-redis.REDIS_URL=${redisUrl}`,
+    '--set-string',
+    'secrets.data.linepack-mongodb.MONGODB_URI=mongodb://mongo/?replicaSet=rs0',
+  ];
+
+  it('a rotated Secret value changes the checksum of exactly the pods that read it, so only they roll', async () => {
+    const before = docsOf(await render(withSecrets('key-1', 'redis://redis:6379')));
+    expect(find(before, 'Secret', 'linepack-auth')!.stringData).toEqual({ JWT_SIGNING_KEY: 'key-1' });
+    const jwtRotated = checksums(docsOf(await render(withSecrets('key-2', 'redis://redis:6379'))));
+    const redisMoved = checksums(docsOf(await render(withSecrets('key-1', 'redis://redis-2:6379'))));
+    const original = checksums(before);
+    const changed = (after: Record<string, string>) =>
+      Object.keys(original)
+        .filter((name) => after[name] !== original[name])
+        .sort();
+    expect(changed(jwtRotated)).toEqual(['linepack-auth']);
+    expect(changed(redisMoved)).toEqual([
+      'linepack-analytics',
+      'linepack-assets',
+      'linepack-auth',
+      'linepack-compliance',
+      'linepack-gateway',
+      'linepack-measurements',
+    ]);
+    // Rendering again changes nothing: the checksum is of the values, not of the render.
+    expect(checksums(docsOf(await render(withSecrets('key-1', 'redis://redis:6379'))))).toEqual(original);
+  });
+
+  it('the Secrets a pod reads through extraEnv are in its checksum too (a second JWT verification key during rotation)', async () => {
+    // ci/full-values.yaml gives auth JWT_VERIFY_ONLY_PUBLIC_KEYS from the Secret linepack-auth.
+    const withVerifyKeys = async (keys: string) =>
+      checksums(
+        docsOf(
+          await render([
+            ...['-f', path.join(chartDir, 'ci', 'full-values.yaml'), '--set', 'secrets.create=true'],
+            ...['--set-string', `secrets.data.linepack-auth.JWT_VERIFY_ONLY_PUBLIC_KEYS=${keys}`],
+          ]),
+        ),
+      );
+    const [one, two] = [await withVerifyKeys('old-key'), await withVerifyKeys('old-key\\,new-key')];
+    expect(Object.keys(one).filter((name) => one[name] !== two[name])).toEqual(['lp-auth']);
+  });
+
+  it('every values file keeps the preStop pause (issue 29: ci/full-values.yaml set it to 0), and the grace period covers it', () => {
+    const valuesFiles = [path.join(chartDir, 'values.yaml'), ...readdirSync(path.join(chartDir, 'ci')).map((f) => path.join(chartDir, 'ci', f))];
+    for (const file of valuesFiles) {
+      const setting = /^preStopSleepSeconds: (\d+)/m.exec(readFileSync(file, 'utf8'));
+      if (setting) expect([path.basename(file), Number(setting[1])]).toEqual([path.basename(file), 5]);
+    }
+    for (const [name, template] of [...podTemplates(rendered.default), ...podTemplates(rendered.full)]) {
+      const container = template.spec.containers[0];
+      expect([name, container.lifecycle]).toEqual([name, { preStop: { sleep: { seconds: 5 } } }]);
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
+    }
   });
 });
