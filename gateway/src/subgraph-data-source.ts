@@ -7,7 +7,7 @@ import { errorCodeLabel, metricsRegistry, subgraphFetchDuration, subgraphGraphql
 import type { GatewayContext } from './context';
 import { fetchWithDeadline, REQUEST_KEY_HEADER } from './deadline';
 import type { IdentityTokenCache } from './identity-tokens';
-import { isUnavailability, unavailableAnswer, withDatabaseUnavailability } from './subgraph-unavailable';
+import { unavailabilityOf, unavailableAnswer, withDatabaseUnavailability } from './subgraph-unavailable';
 
 /** A subgraph response as the data source hands it on. */
 type SubgraphResponse = Awaited<ReturnType<RemoteGraphQLDataSource<GatewayContext>['process']>>;
@@ -66,8 +66,9 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
       return await this.processShared(options);
     } catch (err) {
       const signal = 'context' in options && options.context?.deadline ? options.context.deadline.signal : undefined;
-      if (!isUnavailability(err, signal)) throw err;
-      return unavailableAnswer(this.name, options);
+      const how = unavailabilityOf(err, signal);
+      if (!how) throw err;
+      return unavailableAnswer(this.name, options, how);
     }
   }
 

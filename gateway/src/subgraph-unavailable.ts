@@ -23,20 +23,14 @@ const DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE';
  */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
-/** Errors of a connection that could not be made or was lost (Node's and undici's codes). */
-const connectionFailures = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
+/** Errors of a connection that could not be made: the subgraph received nothing (Node's and undici's codes). */
+const connectFailures = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Errors of a connection lost after the request was sent: the subgraph may have run it. */
+const lostConnections = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const unavailableStatuses = new Set([502, 503, 504]);
+
+/** How a subgraph was unavailable: `unreached` when it certainly received nothing, `lost` when it may have run the request. */
+export type Unavailability = 'unreached' | 'lost';
 
 type SubgraphResponse = Awaited<ReturnType<RemoteGraphQLDataSource<GatewayContext>['process']>>;
 
@@ -48,18 +42,20 @@ function countUnavailable(context: object): void {
 }
 
 /**
- * Whether a failed subgraph fetch means the subgraph is unavailable. A fetch aborted by the request's own deadline
- * or by its client leaving is not (deadline.ts answers the first with 504).
+ * Whether a failed subgraph fetch means the subgraph is unavailable, and how; null when it does not. A fetch aborted
+ * by the request's own deadline or by its client leaving is not (deadline.ts answers the first with 504).
  */
-export function isUnavailability(err: unknown, signal: AbortSignal | undefined): boolean {
-  if (signal?.aborted) return false;
+export function unavailabilityOf(err: unknown, signal: AbortSignal | undefined): Unavailability | null {
+  if (signal?.aborted) return null;
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && connectionFailures.has(code)) return true;
+    if (typeof code === 'string' && connectFailures.has(code)) return 'unreached';
+    if (typeof code === 'string' && lostConnections.has(code)) return 'lost';
+    // A proxy's 502/503/504: whether the subgraph behind it ran the request is unknown.
     const status = (e as { extensions?: { response?: { status?: unknown } } }).extensions?.response?.status;
-    if (typeof status === 'number' && unavailableStatuses.has(status)) return true;
+    if (typeof status === 'number' && unavailableStatuses.has(status)) return 'lost';
   }
-  return false;
+  return null;
 }
 
 /** The response keys of an operation's top-level fields (through inline fragments). */
@@ -75,8 +71,15 @@ function rootKeys(selectionSet: SelectionSetNode): string[] {
   );
 }
 
-function unavailableError(subgraph: string, path: (string | number)[]): GraphQLFormattedError {
-  return { message: `the ${subgraph} service is unavailable; retry shortly`, path, extensions: { code: SUBGRAPH_UNAVAILABLE } };
+/**
+ * `mayHaveWritten`: the request was a mutation the subgraph may have run before the connection was lost, which the
+ * client is told, as a deadline's 504 tells it (deadline.ts).
+ */
+function unavailableError(subgraph: string, path: (string | number)[], mayHaveWritten = false): GraphQLFormattedError {
+  const message = mayHaveWritten
+    ? `the ${subgraph} service became unavailable while it ran this mutation, which may have been applied; retrying it with the same idempotency key or version is safe`
+    : `the ${subgraph} service is unavailable; retry shortly`;
+  return { message, path, extensions: { code: SUBGRAPH_UNAVAILABLE } };
 }
 
 /**
@@ -84,7 +87,7 @@ function unavailableError(subgraph: string, path: (string | number)[]): GraphQLF
  * filled — each field of each entity of an entity fetch (@apollo/gateway maps `_entities.<i>` to the client's path
  * of that entity), or each root field.
  */
-export function unavailableAnswer(subgraph: string, options: GraphQLDataSourceProcessOptions<GatewayContext>): SubgraphResponse {
+export function unavailableAnswer(subgraph: string, options: GraphQLDataSourceProcessOptions<GatewayContext>, how: Unavailability): SubgraphResponse {
   if ('context' in options && options.context) countUnavailable(options.context);
   const { request } = options;
   const document: DocumentNode | undefined = ('document' in options ? options.document : undefined) ?? (request.query ? parse(request.query) : undefined);
@@ -100,7 +103,8 @@ export function unavailableAnswer(subgraph: string, options: GraphQLDataSourcePr
   } else {
     paths = keys.map((key) => [key]);
   }
-  return { data: null, errors: (paths.length > 0 ? paths : [[]]).map((path) => unavailableError(subgraph, path)) };
+  const mayHaveWritten = how === 'lost' && operation?.kind === Kind.OPERATION_DEFINITION && operation.operation === 'mutation';
+  return { data: null, errors: (paths.length > 0 ? paths : [[]]).map((path) => unavailableError(subgraph, path, mayHaveWritten)) };
 }
 
 /** Nothing in a subgraph's data but nulls (or lists of them): the subgraph served nothing. */

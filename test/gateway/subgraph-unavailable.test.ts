@@ -9,7 +9,12 @@
  * the subgraph can be killed with SIGKILL as an orchestrator or the OOM killer would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { GatewayContext } from '@linepack/gateway/context';
+import { IdentityTokenCache } from '@linepack/gateway/identity-tokens';
+import { AuthenticatedSubgraphDataSource } from '@linepack/gateway/subgraph-data-source';
+import { freePort } from '@linepack/lib/infra/free-port';
 import { metricsRegistry } from '@linepack/lib/metrics';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { waitFor } from '@linepack/lib/testing/until';
@@ -24,6 +29,8 @@ let apiKey: string;
 
 const MIXED = '{ assets(first: 5) { edges { node { id name latestMeasurement { id } } } } }';
 const ONLY_MEASUREMENTS = '{ measurement(id: "m-none") { id } }';
+/** A non-null root field: its null takes `data` with it. */
+const NON_NULL_ROOT = '{ iliMappingProfiles { id } }';
 
 beforeAll(async () => {
   stack = await startTestStack({ credentialCacheTtlSeconds: 300 });
@@ -106,4 +113,65 @@ test('a killed subgraph fails only its paths, each with SUBGRAPH_UNAVAILABLE; no
   expect(delta(requests, { linepack_service: 'gateway', outcome: 'ok' })).toBe(0);
   // No label Prometheus or its operator sets on scraped series.
   expect(after).not.toMatch(/[{,](service|job|instance|namespace|pod)="/);
+});
+
+test('a non-null root field of a dead subgraph nulls data, with one error at its path and a 503', async () => {
+  const res = await graphql(stack.gatewayUrl, NON_NULL_ROOT, { apiKey });
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toBe(String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  expect(res.body.data).toBeNull();
+  expect(res.body.errors).toEqual([
+    {
+      message: 'the measurements service is unavailable; retry shortly',
+      path: ['iliMappingProfiles'],
+      extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: 'measurements' },
+    },
+  ]);
+});
+
+describe('a mutation', () => {
+  const context = () =>
+    ({
+      credential: { subject: 'key-1', kind: 'api_key', tenantId: 't-1', scopes: ['measurements:write'], tier: 'enterprise', rateLimitKey: 'key:key-1' },
+      requestId: 'r-1',
+      clientAddress: '127.0.0.1',
+      deadline: { at: Date.now() + 30_000, timeoutMs: 30_000, signal: new AbortController().signal, key: 'none' },
+    }) as unknown as GatewayContext;
+  const mutation = 'mutation M__measurements__0 { recordMeasurements(input: []) { insertedCount } }';
+  const send = (url: string) =>
+    new AuthenticatedSubgraphDataSource('measurements', url, new IdentityTokenCache(stack.internalKeys.privateKeyPem), false).process({
+      kind: 'incoming operation',
+      request: { query: mutation, variables: {} },
+      context: context(),
+      incomingRequestContext: { operation: { operation: 'mutation' } },
+    } as never);
+
+  test('whose connection was lost after it was sent is told it may have been applied', async () => {
+    // A subgraph that dies once it has read the request: the connection is reset under the gateway.
+    const dying = net.createServer((socket) => socket.once('data', () => socket.resetAndDestroy()));
+    await new Promise<void>((resolve) => dying.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await send(`http://127.0.0.1:${(dying.address() as AddressInfo).port}/graphql`);
+      expect(answer).toEqual({
+        data: null,
+        errors: [
+          {
+            message:
+              'the measurements service became unavailable while it ran this mutation, which may have been applied; retrying it with the same idempotency key or version is safe',
+            path: ['recordMeasurements'],
+            extensions: { code: 'SUBGRAPH_UNAVAILABLE' },
+          },
+        ],
+      });
+    } finally {
+      await new Promise((resolve) => dying.close(resolve));
+    }
+  });
+
+  test('that never reached its subgraph (connection refused) is told only to retry', async () => {
+    const answer = await send(`http://127.0.0.1:${await freePort()}/graphql`);
+    expect(answer.errors).toEqual([
+      { message: 'the measurements service is unavailable; retry shortly', path: ['recordMeasurements'], extensions: { code: 'SUBGRAPH_UNAVAILABLE' } },
+    ]);
+  });
 });
