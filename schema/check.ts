@@ -19,8 +19,8 @@
  *   - a client operation (README, console, CLI, MCP companion, registered trusted documents: operations.ts)
  *     that the new API schema refuses, whatever the baseline says — so a `schema:publish --force` cannot take
  *     an operation out of the check;
- *   - a test's operation that the new API schema refuses and the union of baseline and new schema accepts
- *     (one the union refuses too is invalid on purpose, a test of the errors).
+ *   - a test's operation that the new API schema refuses and the baseline, or the union of baseline and new
+ *     schema, accepts (one they all refuse is invalid on purpose, a test of the errors).
  * Operations are named with their file and line.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -138,9 +138,9 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
     if (operation.source !== 'test') {
       if (errors.length > 0) invalidClientOperations.push({ operation, errors });
     } else if (errors.length > 0) {
-      // A test may send an invalid operation on purpose: one that even the union of baseline and new schema
-      // refuses is that. Otherwise it reads something this change removed or changed.
-      if (!oldApi || errorsOf(eitherApi, operation).length > 0) continue;
+      // A test may send an invalid operation on purpose: one that the baseline and the union of baseline and new
+      // schema both refuse is that. Otherwise it reads something this change removed or changed.
+      if (!oldApi || (errorsOf(oldApi, operation).length > 0 && errorsOf(eitherApi, operation).length > 0)) continue;
       brokenOperations.push({ operation, errors });
     }
     checked.push({ operation, reads: readsOf(eitherApi, operation.document) });

@@ -247,6 +247,32 @@ it('names the operations that send a removed enum value, as a literal or through
   expect(result.invalidClientOperations.map((b) => b.operation.name)).toContain('ConsoleDigPipelines');
 });
 
+it('names the operations that pass a removed argument, and those a new required argument refuses', async () => {
+  edit('measurements.graphql', /\n {4}"Observed before this instant."\n {4}to: DateTime\n/, '\n');
+  edit(
+    'measurements.graphql',
+    '    "Page size: at most 500 (default 50)."',
+    '    "Required unit."\n    unit: MeasurementUnit!\n    "Page size: at most 500 (default 50)."',
+  );
+  const result = await check();
+  expect(result.ok).toBe(false);
+  const removed = changeAt(result.changes, 'supergraph', 'Asset.measurements(to:)', 'FIELD_ARGUMENT_REMOVED');
+  expect(removed?.classification).toBe('BREAKING');
+  const passers = operationsContaining('measurements(', 'to: $to');
+  expect(passers).toEqual(expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/)]));
+  expect(readersOf(removed).sort()).toEqual(expect.arrayContaining(passers));
+  expect(removed?.readers.every((r) => r.how === 'passes Asset.measurements(to:)')).toBe(true);
+  // The README's segment query reads Asset.measurements with type, from and first, not to: untouched by the removal...
+  const withoutTo = operationsContaining('measurements(type: ILI_ANOMALY, from: "2026-01-01T00:00:00Z", first: 100)');
+  expect(withoutTo).toHaveLength(1);
+  expect(readersOf(removed)).not.toContain(withoutTo[0]);
+  // ...but refused by the new required argument, as every reader of the field is.
+  const required = changeAt(result.changes, 'supergraph', 'Asset.measurements(unit:)', 'FIELD_ARGUMENT_ADDED');
+  expect(required).toMatchObject({ classification: 'BREAKING', before: null, after: 'MeasurementUnit!' });
+  expect(required?.readers).toEqual(expect.arrayContaining([{ operation: withoutTo[0], how: 'reads Asset.measurements without Asset.measurements(unit:)' }]));
+  expect(readersOf(required)).toEqual(expect.arrayContaining(passers));
+});
+
 it('lists who still reads a field when it is deprecated, and says so when nobody does', async () => {
   edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
   edit('measurements.graphql', /("Circumferential width, mm."\n\s+)widthMm: Float\n/, '$1widthMm: Float\n  "Unused."\n  legacyNote: String\n');
@@ -268,7 +294,7 @@ it('lists who still reads a field when it is deprecated, and says so when nobody
   expect(deprecated.ok).toBe(true);
 });
 
-it('points an SDL syntax error at file:line:column, in the check and in compose, with no stack trace', async () => {
+it('points an SDL syntax error and a composition error at file:line:column, in the check and in compose, with no stack trace', async () => {
   const file = path.join(dir, 'measurements.graphql');
   const lines = readFileSync(file, 'utf8').split('\n');
   const line = lines.findIndex((l) => l === '  lengthMm: Float') + 1;
@@ -286,6 +312,20 @@ it('points an SDL syntax error at file:line:column, in the check and in compose,
   expect(compose.status).toBe(1);
   expect(compose.stderr).toContain(`measurements.graphql:${line}:12: Syntax Error: Expected ":", found Name "Float".`);
   expect(compose.stderr).not.toMatch(/^\s+at /m);
+
+  // A composition error (a key naming a field the type lacks) is located the same way.
+  lines[line - 1] = '  lengthMm: Float';
+  writeFileSync(file, lines.join('\n'));
+  edit('analytics.graphql', 'type Measurement @key(fields: "id") {', 'type Measurement @key(fields: "idx") {');
+  const keyLine = readFileSync(path.join(dir, 'analytics.graphql'), 'utf8').split('\n').indexOf('type Measurement @key(fields: "idx") {') + 1;
+  const composition = spawnSync(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(schemaDir, 'compose.ts'), '--check'], {
+    cwd: dir,
+    env: { ...process.env, LINEPACK_SCHEMA_DIR: dir },
+    encoding: 'utf8',
+  });
+  expect(composition.status).toBe(1);
+  expect(composition.stderr).toMatch(new RegExp(`KEY_INVALID_FIELDS: \\S*analytics\\.graphql:${keyLine}:\\d+: \\[analytics\\] On type "Measurement"`));
+  expect(composition.stderr).not.toMatch(/^\s+at /m);
 });
 
 it('schema:publish --force publishes over a breaking change but not over a client operation the new schema refuses, which stays in the check', async () => {
