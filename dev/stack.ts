@@ -1,5 +1,5 @@
 import type { DestinationStream } from 'pino';
-import { defaultConsoleDir } from '@linepack/gateway/config';
+import { defaultConsoleDir, type ConsoleMapTiles } from '@linepack/gateway/config';
 import { productionWindows, type RateLimitWindows } from '@linepack/gateway/rate-limit';
 import { startGateway } from '@linepack/gateway/server';
 import { subgraphRegistry, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
@@ -44,6 +44,8 @@ export interface StackOptions {
   corsOrigins?: string[];
   /** The built web console the gateway serves at / (default console/dist; null: none). */
   consoleDir?: string | null;
+  /** Raster tiles under the console's map (the gateway's CONSOLE_MAP_TILE_URL); none by default. */
+  consoleMapTiles?: ConsoleMapTiles | null;
   /** The gateway's GATEWAY_REPLICAS × workers: its share of each limit while Redis is away (default 1, the whole limit). */
   inProcessLimitShares?: number;
   /** The auth service's token signing key and lifetimes; a fresh key when not given. */
@@ -116,6 +118,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         subgraphUrls: Object.fromEntries(Object.entries(subgraphs).map(([name, s]) => [name, s.url])),
         corsOrigins: options.corsOrigins ?? [],
         consoleDir: options.consoleDir === undefined ? defaultConsoleDir : options.consoleDir,
+        consoleMapTiles: options.consoleMapTiles ?? null,
       },
       createLogger('gateway', logLevel, options.logDestination),
     );

@@ -52,6 +52,12 @@ async function main(): Promise<void> {
     console.error(`linepack: CORS_ORIGINS: ${corsOrigins.error.issues.map((i) => i.message).join('; ')}`);
     process.exit(2);
   }
+  // Tiles under the console's map (the gateway's CONSOLE_MAP_TILE_URL), checked as the gateway checks them.
+  const mapTileUrl = gatewayConfigSchema.shape.CONSOLE_MAP_TILE_URL.safeParse(process.env['CONSOLE_MAP_TILE_URL'] || undefined);
+  if (!mapTileUrl.success) {
+    console.error(`linepack: CONSOLE_MAP_TILE_URL: ${mapTileUrl.error.issues.map((i) => i.message).join('; ')}`);
+    process.exit(2);
+  }
   const freePorts = ephemeral || (values['free-ports'] ?? false);
   const stateDir = path.resolve(values['state-dir'] ?? process.env['LINEPACK_STATE_DIR'] ?? path.join(repoRoot, '.linepack'));
   const devJsonPath = path.join(stateDir, 'dev.json');
@@ -116,6 +122,7 @@ async function main(): Promise<void> {
 
   const stack = await startStack({
     corsOrigins: corsOrigins.data,
+    consoleMapTiles: mapTileUrl.data ? { url: mapTileUrl.data, attribution: process.env['CONSOLE_MAP_TILE_ATTRIBUTION']?.trim() || null } : null,
     auth: { signingKeyPem },
     mongoUri,
     redisUrl,

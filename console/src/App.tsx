@@ -15,6 +15,8 @@ import { SignInPage } from './pages/SignInPage';
 
 // GraphiQL is most of the bundle: loaded only when the explorer is opened.
 const ExplorerPage = lazy(() => import('./pages/ExplorerPage').then((m) => ({ default: m.ExplorerPage })));
+// Leaflet and its styles load with the map page only.
+const MapPage = lazy(() => import('./pages/MapPage').then((m) => ({ default: m.MapPage })));
 
 function ExplorerLoading() {
   return <Status tone="muted">Loading the explorer…</Status>;
@@ -75,6 +77,16 @@ export function App() {
     return (
       <RequireAuth>
         <AssetsPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/map' || path === '/map/') {
+    return (
+      <RequireAuth>
+        <Suspense fallback={<Status tone="muted">Loading the map…</Status>}>
+          {/* A new address from the router (the menu's "Map", "Open on map") is a new view of the map. */}
+          <MapPage key={search} />
+        </Suspense>
       </RequireAuth>
     );
   }

@@ -36,6 +36,39 @@ const urlSchema = z
   .url('must be an http(s) URL')
   .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
 
+/** The console map's basemap: raster tiles from the operator's tile server (unset: none). */
+export interface ConsoleMapTiles {
+  /** A tile URL template with {z}, {x} and {y} ({-y} for TMS rows, {r} for "@2x" on high-density screens). */
+  url: string;
+  /** The tile provider's required credit, plain text (null: none shown). */
+  attribution: string | null;
+}
+
+/**
+ * CONSOLE_MAP_TILE_URL. The console's pages may load images from this URL's origin and no other (the CSP is derived
+ * from it), so the host is literal: no {s} subdomains, no user or password (every visitor's browser would send them).
+ */
+export const mapTileUrlSchema = z
+  .string()
+  .trim()
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL such as https://tiles.example.com/{z}/{x}/{y}.png' });
+    }
+    const problems: string[] = [];
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push('must be an http(s) URL');
+    if (url.username || url.password) problems.push('must not carry a user name or password');
+    const placeholders = [...value.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]!);
+    for (const needed of ['z', 'x']) if (!placeholders.includes(needed)) problems.push(`needs the {${needed}} placeholder`);
+    if (!placeholders.includes('y') && !placeholders.includes('-y')) problems.push('needs the {y} (or {-y}) placeholder');
+    const unknown = placeholders.filter((p) => !['z', 'x', 'y', '-y', 'r'].includes(p));
+    if (unknown.length) problems.push(`has placeholders the map cannot fill: ${unknown.map((p) => `{${p}}`).join(', ')} (one literal host, no {s})`);
+    for (const message of problems) ctx.addIssue({ code: 'custom', message });
+  });
+
 /** console/dist in the repository; /app/console/dist in the gateway image (LINEPACK_SCHEMA_DIR=/app/schema). */
 export const defaultConsoleDir = path.join(schemaDir, '..', 'console', 'dist');
 
@@ -97,6 +130,10 @@ export const gatewayConfigSchema = z.object({
     .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s*]+$/, 'each origin is scheme://host[:port], without a path or "*"'))),
   /** The built console (console/dist); the image puts it next to the schema. */
   CONSOLE_DIR: z.string().default(defaultConsoleDir),
+  /** Raster tiles under the console's map; unset: a plain background, and the map asks nothing of another origin. */
+  CONSOLE_MAP_TILE_URL: mapTileUrlSchema.optional(),
+  /** The tile provider's credit shown on the map (plain text; OpenStreetMap-based tiles require one). */
+  CONSOLE_MAP_TILE_ATTRIBUTION: z.string().trim().max(300, 'must be at most 300 characters').optional(),
   /** Production changes one default (GATEWAY_WORKERS); nothing else reads it here. */
   NODE_ENV: z.string().optional(),
   /**
@@ -141,6 +178,8 @@ export interface GatewayConfig {
   corsOrigins: string[];
   /** The built web console, served at /; null: none. */
   consoleDir: string | null;
+  /** Raster tiles for the console's map (CONSOLE_MAP_TILE_URL); absent or null: none, nothing loaded from elsewhere. */
+  consoleMapTiles?: ConsoleMapTiles | null;
   /**
    * Gateway processes that count rate limits in their own memory while Redis is away (GATEWAY_REPLICAS × workers):
    * each then gives at most limit ÷ this. Optional (callers building a config by hand); undefined means 1.
@@ -219,6 +258,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     subgraphUrls,
     corsOrigins: parsed.CORS_ORIGINS,
     consoleDir: parsed.CONSOLE_DIR,
+    consoleMapTiles: parsed.CONSOLE_MAP_TILE_URL ? { url: parsed.CONSOLE_MAP_TILE_URL, attribution: parsed.CONSOLE_MAP_TILE_ATTRIBUTION || null } : null,
     deduplicateInflightQueries: parsed.GATEWAY_DEDUPLICATE_QUERIES,
     trustedDocumentsOnly: parsed.TRUSTED_DOCUMENTS_ONLY,
     inProcessLimitShares: parsed.GATEWAY_REPLICAS * resolved.workers,

@@ -2,33 +2,50 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import cors from 'cors';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { ConsoleMapTiles } from './config';
 
 /**
  * The web console (console/, built by Vite into static files) served from the gateway's own origin, so it
  * needs no CORS and its session cookie never leaves this origin. Every client-side route answers the app's
  * index.html; /graphql answers it too when a browser asks for a page (GraphiQL lives in the console).
  */
-const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer|assets|digs|settings)(?:\/|$))/;
+const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer|assets|map|digs|settings)(?:\/|$))/;
 
 /** The gateway's own routes: a browser asking one of them for a page is not sent the console's 404. */
 const apiPaths = /^\/(?:graphql|auth|schema|healthz|readyz|metrics)(?:\/|$)/;
 
-/** What the console's pages may load and call: only this origin (no CDN at run time), no framing. */
-const contentSecurityPolicy = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "frame-ancestors 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "object-src 'none'",
-].join('; ');
+/**
+ * What the console's pages may load and call: only this origin (no CDN at run time), no framing. The one exception is
+ * the map's tile server when the operator configured one: images from that URL's origin only.
+ */
+function contentSecurityPolicyFor(mapTiles: ConsoleMapTiles | null): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    `img-src 'self' data: blob:${mapTiles ? ` ${new URL(mapTiles.url).origin}` : ''}`,
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "frame-ancestors 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "object-src 'none'",
+  ].join('; ');
+}
 
-function pageHeaders(res: Response): void {
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The map's tile settings for the console, as <meta> tags in its page (the static build knows nothing of the deployment). */
+function withMapTiles(html: string, mapTiles: ConsoleMapTiles | null): string {
+  if (!mapTiles) return html;
+  const tags =
+    `<meta name="linepack-map-tiles" content="${escapeAttribute(mapTiles.url)}" />` +
+    (mapTiles.attribution ? `<meta name="linepack-map-attribution" content="${escapeAttribute(mapTiles.attribution)}" />` : '');
+  return html.replace('</head>', `${tags}</head>`);
+}
+
+function pageHeaders(res: Response, contentSecurityPolicy: string): void {
   res.setHeader('Content-Security-Policy', contentSecurityPolicy);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -43,7 +60,8 @@ export function wantsPage(req: Request): boolean {
   return accept.includes('text/html') && !/^application\/(graphql-response\+)?json/.test(accept);
 }
 
-export function mountConsole(app: Express, consoleDir: string | null): void {
+export function mountConsole(app: Express, consoleDir: string | null, mapTiles: ConsoleMapTiles | null = null): void {
+  const contentSecurityPolicy = contentSecurityPolicyFor(mapTiles);
   const indexPath = consoleDir ? path.join(consoleDir, 'index.html') : null;
   // Re-read when a new build replaced it (its hashed bundle names change), so a running gateway serves the new one.
   let cached: { mtimeMs: number; html: string } | null = null;
@@ -51,14 +69,14 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
     if (indexPath === null) return null;
     try {
       const { mtimeMs } = statSync(indexPath);
-      if (cached?.mtimeMs !== mtimeMs) cached = { mtimeMs, html: readFileSync(indexPath, 'utf8') };
+      if (cached?.mtimeMs !== mtimeMs) cached = { mtimeMs, html: withMapTiles(readFileSync(indexPath, 'utf8'), mapTiles) };
       return cached.html;
     } catch {
       return null;
     }
   };
   const sendIndex = (res: Response, status = 200) => {
-    pageHeaders(res);
+    pageHeaders(res, contentSecurityPolicy);
     const index = currentIndex();
     if (index === null) {
       res.status(503).type('text/plain').send('The Linepack console is not built: run `npm run console:build` (npm start builds it when it is missing).\n');
@@ -74,7 +92,7 @@ export function mountConsole(app: Express, consoleDir: string | null): void {
         redirect: false,
         setHeaders: (res, file) => {
           // A page reached by its file name (/index.html) gets the pages' policy too: no framing, nothing foreign.
-          if (file.endsWith('.html')) return pageHeaders(res);
+          if (file.endsWith('.html')) return pageHeaders(res, contentSecurityPolicy);
           res.setHeader('X-Content-Type-Options', 'nosniff');
           res.setHeader('Cache-Control', /[.-][A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|svg|png)$/.test(file) ? 'public, max-age=31536000, immutable' : 'no-cache');
         },

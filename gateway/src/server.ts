@@ -329,7 +329,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   };
 
   // The web console and, for a browser opening /graphql, its explorer; before /graphql's authentication.
-  mountConsole(app, config.consoleDir);
+  mountConsole(app, config.consoleDir, config.consoleMapTiles ?? null);
 
   const scopeRequirements = scopeRequirementsDocument(supergraphSdl);
   app.get('/schema/scopes', authenticate, rateLimit, (_req, res) => void res.json(scopeRequirements));

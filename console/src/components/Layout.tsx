@@ -49,6 +49,9 @@ export function Layout({ children }: { children: ReactNode }) {
                 <Link to="/assets">Assets</Link>
               </li>
               <li>
+                <Link to="/map">Map</Link>
+              </li>
+              <li>
                 <Link to="/digs">Dig list</Link>
               </li>
               <li>
