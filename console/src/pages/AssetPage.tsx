@@ -533,9 +533,6 @@ export function AssetPage({ id }: { id: string }) {
         <p>
           <Link to={`/map?asset=${encodeURIComponent(asset.id)}`}>Open on map</Link>
         </p>
-        <p>
-          <Link to={`/map?asset=${encodeURIComponent(asset.id)}`}>Open on map</Link>
-        </p>
         {line && hasScope(me, 'measurements:write') ? (
           <p>
             <Link to={`/assets/${encodeURIComponent(asset.id)}/ili-import`}>Import an ILI listing</Link>
