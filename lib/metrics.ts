@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import type Redis from 'ioredis';
+import { commandPerKey, type RedisClient } from './redis';
 import type { MongoClient } from 'mongodb';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { closeServer, listen } from './http';
@@ -188,16 +188,13 @@ const onRedisUp = scrapedGauge('linepack_redis_up', '1 when this Redis client is
  * Consumer-group lag and pending entries of the streams a consumer reads. `streams` are producers' base streams
  * (lib/events/outbox.ts): each is reported under its own name, summed over it and its tenant streams.
  */
-export function watchConsumerGroup(redis: Redis, streams: readonly string[], group: string): () => void {
+export function watchConsumerGroup(redis: RedisClient, streams: readonly string[], group: string): () => void {
   const read = async () => {
     const out: { stream: string; lag: number | null; pending: number }[] = [];
     for (const stream of streams) {
       // One pipelined XINFO per tenant stream: one round trip however many tenants there are.
       const members = await producerStreams(redis, stream).catch(() => [stream]);
-      const replies = ((await members
-        .reduce((p, member) => p.xinfo('GROUPS', member), redis.pipeline())
-        .exec()
-        .catch(() => null)) ?? []) as [Error | null, unknown][];
+      const replies = await commandPerKey(redis, members, (p, member) => p.xinfo('GROUPS', member)).catch(() => []);
       let lag: number | null = null;
       let pending = 0;
       let found = false;
@@ -240,7 +237,7 @@ export function watchOutbox(stream: string, countPending: () => Promise<number>)
   return onOutboxPending(async (set) => set({ stream }, await countPending()));
 }
 
-export function watchRedis(redis: Redis, client: string): () => void {
+export function watchRedis(redis: RedisClient, client: string): () => void {
   return onRedisUp((set) => set({ client }, redis.status === 'ready' ? 1 : 0));
 }
 
@@ -310,14 +307,11 @@ export function requestMetricsOf(res: Response): RequestMetrics {
   return ((res.locals['metrics'] as RequestMetrics | undefined) ??= {});
 }
 
-/** The code a refusal written outside the GraphQL server (authentication, rate limits, a malformed body) stands for. */
-function codeOfStatus(status: number): string {
-  if (status === 401) return 'UNAUTHENTICATED';
-  if (status === 403) return 'FORBIDDEN';
-  if (status === 429) return 'RATE_LIMITED';
-  if (status === 503) return 'SUBGRAPH_UNAVAILABLE';
-  if (status === 504) return 'TIMEOUT';
-  return status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST';
+/** The error codes of a GraphQL-shaped body (lib/errors.ts graphqlErrorBody), as labels. */
+function errorsOfBody(body: unknown): { code: string; subgraph: string }[] | undefined {
+  const errors = (body as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(errors)) return undefined;
+  return errors.map((error) => ({ code: errorCodeLabel((error as { extensions?: { code?: unknown } } | null)?.extensions?.code), subgraph: 'none' }));
 }
 
 function outcomeOf(status: number, errors: readonly { code: string }[]): RequestOutcome {
@@ -336,11 +330,18 @@ export function graphqlMetricsMiddleware(service: string) {
     const end = graphqlRequestDuration.startTimer({ linepack_service: service });
     graphqlRequestsInFlight.inc({ linepack_service: service });
     const metrics = requestMetricsOf(res);
+    // A refusal written before the GraphQL server (authentication, rate limits, a malformed body) is a JSON body of
+    // its own: its errors are read as it is sent. The GraphQL server's answers are read by operationNamePlugin.
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      metrics.errors ??= errorsOfBody(body);
+      return json(body);
+    };
     // 'close' comes for every request; one whose client went away before the answer counts as 499 (nginx's name).
     res.once('close', () => {
       graphqlRequestsInFlight.dec({ linepack_service: service });
       const status = res.writableFinished ? res.statusCode : 499;
-      const errors = metrics.errors ?? (status >= 400 && status !== 499 ? [{ code: codeOfStatus(status), subgraph: 'none' }] : []);
+      const errors = metrics.errors ?? [];
       for (const { code, subgraph } of errors) graphqlRequestErrors.inc({ linepack_service: service, code, subgraph });
       end({ operation: metrics.operation ?? 'unknown', status: String(status), outcome: outcomeOf(status, errors) });
     });

@@ -122,6 +122,9 @@ it('counts rate-limit refusals by tier and authentication failures by reason', a
   expect(
     delta('linepack_graphql_request_duration_seconds_count', { linepack_service: 'gateway', operation: 'unknown', status: '429', outcome: 'client_error' }),
   ).toBe(2);
+  // The refusals' codes, read from the bodies the gateway wrote before any GraphQL ran.
+  expect(delta('linepack_graphql_request_errors_total', { linepack_service: 'gateway', code: 'RATE_LIMITED', subgraph: 'none' })).toBe(2);
+  expect(delta('linepack_graphql_request_errors_total', { linepack_service: 'gateway', code: 'UNAUTHENTICATED', subgraph: 'none' })).toBe(2);
 }, 30_000);
 
 it('keeps the operation label bounded whatever names clients invent, and a trusted operation sent after them still has its own', async () => {
