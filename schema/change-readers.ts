@@ -59,10 +59,10 @@ export function identityOf(change: Change, oldSchema: GraphQLSchema | null, newS
   let after = newKey ? text(meta[newKey]) : null;
   if (!oldKey && !newKey) {
     const addedType = keys.find((k) => /^added\w*Type$/.test(k) && k !== 'addedTypeKind');
-    if (/REMOVED$/.test(change.type)) before = typeAt(oldSchema, coordinate);
-    else if (/ADDED$/.test(change.type)) after = addedType ? text(meta[addedType]) : typeAt(newSchema, coordinate);
-    else if (/DEPRECATION_(REASON_)?ADDED$/.test(change.type))
+    if (/DEPRECATION_(REASON_)?ADDED$/.test(change.type))
       after = text(meta['deprecationReason'] ?? meta['addedDeprecationReason'] ?? meta['addedValueDeprecationReason']);
+    else if (/REMOVED$/.test(change.type)) before = typeAt(oldSchema, coordinate);
+    else if (/ADDED$/.test(change.type)) after = addedType ? text(meta[addedType]) : typeAt(newSchema, coordinate);
   }
   return { coordinate, change: change.type, before, after };
 }

@@ -281,7 +281,7 @@ export function collectClientOperations(root: string): ClientOperation[] {
   for (const dir of ['test', 'console/src', 'subgraphs', 'cli', 'lib', 'scripts']) {
     const files = walk(path.join(root, dir), (f) => /\.(ts|tsx)$/.test(f) && (dir !== 'subgraphs' || f.includes(`${path.sep}test${path.sep}`)));
     for (const f of files) {
-      const inTest = f.split(path.sep).includes('test') || /\.test\.tsx?$/.test(f);
+      const inTest = f.split(path.sep).some((part) => part === 'test' || part === 'testing') || /\.test\.tsx?$/.test(f);
       if (f.endsWith(TRUSTED_DOCUMENTS_MANIFEST)) continue;
       ops.push(...fromTypeScript(f, root, inTest ? 'test' : originOf(dir)));
     }

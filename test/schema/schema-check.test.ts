@@ -137,12 +137,15 @@ it('changing Measurement.lengthMm from Float to Int names the operations that re
   const change = changeAt(changed.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_TYPE_CHANGED');
   expect(change).toMatchObject({ classification: 'BREAKING', before: 'Float', after: 'Int' });
   const readers = readersOf(change);
-  // The console's dig list and asset page, the CLI's dig sheet (a template of shared field lists), the README and the MCP companion.
+  // The console's dig list, asset page and dig sheet, the CLI's dig sheet (a template of shared field lists), the
+  // README and the MCP companion.
   expect(readers).toEqual(
     expect.arrayContaining([
       expect.stringMatching(/^console\/src\/pages\/DigListPage\.tsx:\d+ ConsoleDigList$/),
       expect.stringMatching(/^console\/src\/pages\/AssetPage\.tsx:\d+ ConsoleAssetAnomalies$/),
       expect.stringMatching(/^console\/src\/components\/AlongTheLine\.tsx:\d+ ConsoleIliFeatures$/),
+      // Filled in where it is sent: SHEET_QUERY.replace('ASSESSMENT', ASSESSMENT).
+      expect.stringMatching(/^console\/src\/pages\/DigSheetPage\.tsx:\d+ ConsoleDigSheet$/),
       expect.stringMatching(/^cli\/linepack\.ts:\d+ /),
       expect.stringMatching(/^README\.md:\d+ query \{ asset\(id: "<segment id>"\) \{ measurements/),
       expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/),
@@ -288,6 +291,7 @@ it('lists who still reads a field when it is deprecated, and says so when nobody
   edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
   const deprecated = await check();
   const lengthMm = changeAt(deprecated.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_DEPRECATION_ADDED');
+  expect(lengthMm).toMatchObject({ deprecation: true, before: null, after: 'Use lengthM.' });
   expect(lengthMm?.classification).not.toBe('BREAKING');
   expect(readersOf(lengthMm)).toEqual(expect.arrayContaining([expect.stringMatching(/^console\/src\/pages\/DigListPage\.tsx:\d+ ConsoleDigList$/)]));
   expect(formatReport(deprecated)).toMatch(/still read by console\/src\/pages\/DigListPage\.tsx:\d+ ConsoleDigList {2}\(reads Measurement\.lengthMm\)/);
