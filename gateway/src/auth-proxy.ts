@@ -78,6 +78,25 @@ const tooMany = (res: import('express').Response, seconds: number, detail: strin
     .json(problem(429, 'RATE_LIMITED', 'Too many failed attempts', `${detail}; retry in ${seconds} s`));
 
 export function mountAuthProxy(app: Express, authUrl: string, logger: Logger, rateLimiter: TieredRateLimiter, internalTokenPrivateKey: string): void {
+  // RFC 8414 §3: the authorization server's metadata at the issuer's (this origin's) well-known URL; the auth service
+  // serves it under /auth like its other routes. Only this one document, nothing else under /.well-known.
+  app.get('/.well-known/oauth-authorization-server', async (_req, res) => {
+    try {
+      const upstream = await fetch(`${authUrl.replace(/\/$/, '')}/auth/oauth/metadata`, { signal: AbortSignal.timeout(10_000) });
+      res.status(upstream.status);
+      for (const name of ['content-type', 'cache-control']) {
+        const value = upstream.headers.get(name);
+        if (value) res.setHeader(name, value);
+      }
+      res.send(Buffer.from(await upstream.arrayBuffer()));
+    } catch (err) {
+      logger.error({ err: (err as Error).message, requestId: requestIdOf(res) }, 'auth service unreachable');
+      res
+        .status(502)
+        .type('application/problem+json')
+        .json(problem(502, 'AUTH_UNAVAILABLE', 'Auth service unavailable', 'try again shortly'));
+    }
+  });
   app.use('/auth', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
     // The client's address travels signed (the identity token the gateway gives subgraphs), never as a bare
     // X-Forwarded-For: the auth service believes no address header that anyone on its network could send.

@@ -66,7 +66,7 @@ export function startAuthSubgraph(options: SubgraphStartOptions & { auth: AuthSe
       return {
         buildContext: (base) => ({ ...base, store }),
         routes: (app) => {
-          authRoutes(app, { store, tokens, keys, throttle, logger: options.logger, internalTokenPublicKey: options.internalTokenPublicKey });
+          authRoutes(app, { db, store, tokens, keys, throttle, logger: options.logger, internalTokenPublicKey: options.internalTokenPublicKey });
           auditRoutes(app, { store, internalTokenPublicKey: options.internalTokenPublicKey, logger: options.logger });
         },
         stop: async () => {

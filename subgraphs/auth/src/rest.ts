@@ -17,6 +17,8 @@ import type { LoginThrottle } from './login-throttle';
 import type { TokenKeys } from './signing-key-ring';
 import { ARGON2_OPTIONS, AuthStoreError, tenantIdsOf, userTarget, type AuthStore } from './store';
 import type { TokenService } from './tokens';
+import type { Db } from 'mongodb';
+import { oauthRoutes } from './oauth/routes';
 
 function sendProblem(res: Response, status: number, code: string, title: string, detail?: string, extra: Record<string, unknown> = {}): void {
   res
@@ -148,6 +150,8 @@ export interface AuthRestDependencies {
   keys: TokenKeys;
   throttle: LoginThrottle;
   logger: Logger;
+  /** Where the OAuth authorization server (oauth/) keeps clients, codes and grants; without it, it is not mounted. */
+  db?: Db;
 }
 
 /** The auth REST API (README, REST routes), mounted under /auth and reached by clients through the gateway. */
@@ -157,6 +161,22 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   const router: Router = express.Router();
   // Spending the same argon2 work on unknown emails keeps their timing like a wrong password's.
   const dummyHash = argon2Hash('linepack-timing-equaliser', ARGON2_OPTIONS);
+  const recordRefreshReuse = async (res: Response | null, userId: string) => {
+    const owner = await store.findUser(userId);
+    if (!owner) return;
+    const ctx: AuditContext = res ? context(res, anonymous) : { actor: anonymous, clientAddress: null, requestId: null };
+    await audit.record(
+      tenantIdsOf(owner),
+      'REFRESH_TOKEN_REUSED',
+      ctx,
+      userTarget(owner),
+      'a spent refresh token was presented again: every token of that sign-in was revoked',
+    );
+  };
+  // Mounted first: /auth/oauth/* is its own router, with form-encoded bodies at its token endpoint.
+  const oauthGrants = deps.db
+    ? oauthRoutes(app, { db: deps.db, store, tokens, keys, logger, onRefreshReuse: (userId) => recordRefreshReuse(null, userId) })
+    : null;
 
   // The gateway's parser (lib/json-body.ts): its /auth proxy decides on these bodies with the same function.
   router.use(jsonBody({ limit: '16kb' }));
@@ -240,21 +260,14 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       if (presented.browser) clearBrowserSession(res);
       if (outcome.reason === 'reused') {
         logger.warn('refresh token reused: token family revoked');
-        const owner = await store.findUser(outcome.userId);
-        if (owner) {
-          await audit.record(
-            tenantIdsOf(owner),
-            'REFRESH_TOKEN_REUSED',
-            context(res, anonymous),
-            userTarget(owner),
-            'a spent refresh token was presented again: every token of that sign-in was revoked',
-          );
-        }
+        await recordRefreshReuse(res, outcome.userId);
       }
       sendProblem(res, 401, 'INVALID_REFRESH_TOKEN', 'Invalid refresh token', 'log in again');
       return;
     }
-    const user = await store.findUser(outcome.userId);
+    // An OAuth client's refresh token refreshed here would come back with every tenant and the user's whole role:
+    // it may only be refreshed at the token endpoint, within its grant. Presenting it here ends that grant.
+    const user = (await oauthGrants?.isOAuthFamily(outcome.familyId)) ? null : await store.findUser(outcome.userId);
     if (!user || user.memberships.length === 0) {
       await tokens.revokeFamily(outcome.familyId);
       if (presented.browser) clearBrowserSession(res);
