@@ -371,6 +371,27 @@ export class AuthStore {
     return users.map((user) => ({ user, role: user.memberships.find((m) => m.tenantId === tenantId)!.role }));
   }
 
+  /**
+   * One page of a tenant's members by email (unique, so it is the cursor), with how many match: the console lists a
+   * tenant's users without reading them all.
+   */
+  async tenantUsersPage(
+    tenantId: string,
+    filter: { emailContains: string | null; role: Role | null },
+    size: number,
+    afterEmail: string | null,
+  ): Promise<{ rows: { user: UserDocument; role: Role }[]; totalCount: number }> {
+    const member = filter.role ? { $elemMatch: { tenantId, role: filter.role } } : { $elemMatch: { tenantId } };
+    const match: Record<string, unknown> = { memberships: member };
+    // Emails are stored lower case, so a lower-cased literal pattern matches case-insensitively.
+    if (filter.emailContains) match['email'] = { $regex: filter.emailContains.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&') };
+    const [users, totalCount] = await Promise.all([
+      this.users.find(afterEmail === null ? match : { ...match, $and: [{ email: { $gt: afterEmail } }] }, { sort: { email: 1 }, limit: size + 1 }).toArray(),
+      this.users.countDocuments(match),
+    ]);
+    return { rows: users.map((user) => ({ user, role: user.memberships.find((m) => m.tenantId === tenantId)!.role })), totalCount };
+  }
+
   /** A member of `tenantId` by id, or NOT_FOUND (a user of another tenant is not found either). */
   async memberOf(tenantId: string, userId: string): Promise<UserDocument> {
     const user = await this.users.findOne({ _id: userId, 'memberships.tenantId': tenantId });

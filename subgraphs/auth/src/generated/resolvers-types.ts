@@ -27,6 +27,23 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** A user to add to the tenant. */
+export type AddUserInput = {
+  /** Their email address (stored lower case). */
+  email: Scalars['String']['input'];
+  /** Their role in this tenant. */
+  role: Role;
+};
+
+/** A user added to the tenant. */
+export type AddedUser = {
+  __typename?: 'AddedUser';
+  /** The token with which they set their first password; null when they already had an account (they keep its password). */
+  passwordReset: Maybe<PasswordReset>;
+  /** The member as stored. */
+  user: TenantUser;
+};
+
 /** An API key of the caller's tenant: everything but its secret. */
 export type ApiKey = {
   __typename?: 'ApiKey';
@@ -232,6 +249,13 @@ export type Me = {
 export type Mutation = {
   __typename?: 'Mutation';
   /**
+   * Add a user to the tenant with a role. There is no mail server: someone new gets an account with no usable
+   * password and a one-time password reset token (as issuePasswordReset: once, for 30 minutes, at
+   * POST /auth/password/reset) for the admin to hand over; someone who already has a Linepack account joins with their
+   * own password and no token. CONFLICT when the email is already a member.
+   */
+  addUser: AddedUser;
+  /**
    * Change the signed-in user's own password. The current password is required; the new one must be 12–256
    * characters and not a common (breached) password or contain the service name or your email (NIST SP 800-63B:
    * no composition rules). Every other session of the user ends at once; this one stays signed in. Users only.
@@ -268,6 +292,11 @@ export type Mutation = {
   rotateApiKey: CreatedApiKey;
   /** Sign the signed-in user out everywhere: every session ends at once, this one included. Users only. */
   signOutEverywhere: Scalars['Boolean']['output'];
+};
+
+
+export type MutationAddUserArgs = {
+  input: AddUserInput;
 };
 
 
@@ -340,6 +369,8 @@ export type Query = {
   auditEvents: AuditEventConnection;
   /** Who the current credential is, in which tenant, with which scopes. */
   me: Me;
+  /** The tenant's users with their role, by email, a page at a time: what `users` lists, filtered and counted. */
+  tenantUsers: TenantUserConnection;
   /** The tenant's users with their role, by email. */
   users: Array<TenantUser>;
 };
@@ -349,6 +380,14 @@ export type QueryAuditEventsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<AuditEventFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryTenantUsersArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  emailContains?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  role?: InputMaybe<Role>;
 };
 
 /** A user's role in a tenant, which decides the user's scopes there. */
@@ -384,6 +423,26 @@ export type TenantUser = {
   id: Scalars['ID']['output'];
   /** The user's role in this tenant. */
   role: Role;
+};
+
+/** A page of the tenant's users, by email. */
+export type TenantUserConnection = {
+  __typename?: 'TenantUserConnection';
+  /** The users of this page. */
+  edges: Array<TenantUserEdge>;
+  /** Where this page ends. */
+  pageInfo: PageInfo;
+  /** How many users match the filter, over all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** One user and its cursor. */
+export type TenantUserEdge = {
+  __typename?: 'TenantUserEdge';
+  /** Pass as `after` to read the users following this one. */
+  cursor: Scalars['String']['output'];
+  /** The user. */
+  node: TenantUser;
 };
 
 /** A rate-limit tier: how many requests a credential may make, counted per minute and per day. */
@@ -469,6 +528,8 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
+  AddUserInput: AddUserInput;
+  AddedUser: ResolverTypeWrapper<AddedUser>;
   ApiKey: ResolverTypeWrapper<ApiKeyDocument>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   AuditActor: ResolverTypeWrapper<AuditActor>;
@@ -493,12 +554,16 @@ export type ResolversTypes = ResolversObject<{
   Role: Role;
   TenantMembership: ResolverTypeWrapper<TenantMembership>;
   TenantUser: ResolverTypeWrapper<TenantUser>;
+  TenantUserConnection: ResolverTypeWrapper<TenantUserConnection>;
+  TenantUserEdge: ResolverTypeWrapper<TenantUserEdge>;
   Tier: Tier;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
+  AddUserInput: AddUserInput;
+  AddedUser: AddedUser;
   ApiKey: ApiKeyDocument;
   ID: Scalars['ID']['output'];
   AuditActor: AuditActor;
@@ -519,6 +584,8 @@ export type ResolversParentTypes = ResolversObject<{
   Query: Record<PropertyKey, never>;
   TenantMembership: TenantMembership;
   TenantUser: TenantUser;
+  TenantUserConnection: TenantUserConnection;
+  TenantUserEdge: TenantUserEdge;
   String: Scalars['String']['output'];
 }>;
 
@@ -536,6 +603,11 @@ export type ScopeDirectiveArgs = {
 };
 
 export type ScopeDirectiveResolver<Result, Parent, ContextType = SubgraphContext, Args = ScopeDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
+export type AddedUserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['AddedUser'] = ResolversParentTypes['AddedUser']> = ResolversObject<{
+  passwordReset?: Resolver<Maybe<ResolversTypes['PasswordReset']>, ParentType, ContextType>;
+  user?: Resolver<ResolversTypes['TenantUser'], ParentType, ContextType>;
+}>;
 
 export type ApiKeyResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['ApiKey'] = ResolversParentTypes['ApiKey']> = ResolversObject<{
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -602,6 +674,7 @@ export type MeResolvers<ContextType = SubgraphContext, ParentType extends Resolv
 }>;
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  addUser?: Resolver<ResolversTypes['AddedUser'], ParentType, ContextType, RequireFields<MutationAddUserArgs, 'input'>>;
   changePassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationChangePasswordArgs, 'currentPassword' | 'newPassword'>>;
   changeUserRole?: Resolver<ResolversTypes['TenantUser'], ParentType, ContextType, RequireFields<MutationChangeUserRoleArgs, 'role' | 'userId'>>;
   createApiKey?: Resolver<ResolversTypes['CreatedApiKey'], ParentType, ContextType, RequireFields<MutationCreateApiKeyArgs, 'input'>>;
@@ -627,6 +700,7 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   apiKeys?: Resolver<Array<ResolversTypes['ApiKey']>, ParentType, ContextType>;
   auditEvents?: Resolver<ResolversTypes['AuditEventConnection'], ParentType, ContextType, RequireFields<QueryAuditEventsArgs, 'first'>>;
   me?: Resolver<ResolversTypes['Me'], ParentType, ContextType>;
+  tenantUsers?: Resolver<ResolversTypes['TenantUserConnection'], ParentType, ContextType, RequireFields<QueryTenantUsersArgs, 'first'>>;
   users?: Resolver<Array<ResolversTypes['TenantUser']>, ParentType, ContextType>;
 }>;
 
@@ -644,7 +718,19 @@ export type TenantUserResolvers<ContextType = SubgraphContext, ParentType extend
   role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
 }>;
 
+export type TenantUserConnectionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TenantUserConnection'] = ResolversParentTypes['TenantUserConnection']> = ResolversObject<{
+  edges?: Resolver<Array<ResolversTypes['TenantUserEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+}>;
+
+export type TenantUserEdgeResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TenantUserEdge'] = ResolversParentTypes['TenantUserEdge']> = ResolversObject<{
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['TenantUser'], ParentType, ContextType>;
+}>;
+
 export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
+  AddedUser?: AddedUserResolvers<ContextType>;
   ApiKey?: ApiKeyResolvers<ContextType>;
   AuditActor?: AuditActorResolvers<ContextType>;
   AuditEvent?: AuditEventResolvers<ContextType>;
@@ -660,6 +746,8 @@ export type Resolvers<ContextType = SubgraphContext> = ResolversObject<{
   Query?: QueryResolvers<ContextType>;
   TenantMembership?: TenantMembershipResolvers<ContextType>;
   TenantUser?: TenantUserResolvers<ContextType>;
+  TenantUserConnection?: TenantUserConnectionResolvers<ContextType>;
+  TenantUserEdge?: TenantUserEdgeResolvers<ContextType>;
 }>;
 
 export type DirectiveResolvers<ContextType = SubgraphContext> = ResolversObject<{

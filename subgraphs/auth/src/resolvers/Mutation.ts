@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { MutationResolvers } from '../generated/resolvers-types';
 import { auditContextOf } from '../audit-context';
 import { asGraphQLErrors } from './errors';
@@ -38,6 +39,19 @@ export const Mutation: MutationResolvers = {
   issuePasswordReset: async (_parent, { userId }, { identity, store }) => {
     const { token, expiresAt, user } = await asGraphQLErrors(store.issuePasswordReset(identity.tenantId, userId, await auditContextOf(identity, store)));
     return { token, expiresAt, userId: user._id };
+  },
+  addUser: async (_parent, { input }, { identity, store }) => {
+    const audit = await auditContextOf(identity, store);
+    // Someone new gets a password nobody knows (256 random bits) and a reset token to set their own: the admin never
+    // learns a password, and the first sign-in goes through the same one-time flow as a reset.
+    const user = await asGraphQLErrors(
+      store.createUser({ tenantId: identity.tenantId, email: input.email, password: randomBytes(32).toString('base64url'), role: input.role }, audit),
+    );
+    const member = { id: user._id, email: user.email, role: input.role, createdAt: user.createdAt };
+    // An existing account (a member of another tenant) keeps its password: no admin of this tenant may reset it.
+    if (user.memberships.length > 1) return { user: member, passwordReset: null };
+    const { token, expiresAt } = await asGraphQLErrors(store.issuePasswordReset(identity.tenantId, user._id, audit));
+    return { user: member, passwordReset: { token, expiresAt, userId: user._id } };
   },
   changeUserRole: async (_parent, { userId, role }, { identity, store }) => {
     if (identity.kind === 'user' && identity.subject === userId) {

@@ -3,6 +3,7 @@ import { decodeCursor, encodeCursor, pageSize, toConnection } from '@linepack/li
 import type { QueryResolvers } from '../generated/resolvers-types';
 
 const auditCursor = z.object({ at: z.string().datetime(), id: z.string().min(1) });
+const tenantUserCursor = z.object({ email: z.string().min(1) });
 
 export const Query: QueryResolvers = {
   me: async (_parent, _args, { identity, store }) => {
@@ -34,6 +35,13 @@ export const Query: QueryResolvers = {
   apiKeys: (_parent, _args, { identity, store }) => store.listApiKeys(identity.tenantId),
   users: async (_parent, _args, { identity, store }) =>
     (await store.tenantUsers(identity.tenantId)).map(({ user, role }) => ({ id: user._id, email: user.email, role, createdAt: user.createdAt })),
+  tenantUsers: async (_parent, { emailContains, role, first, after }, { identity, store }) => {
+    const size = pageSize(first);
+    const cursor = decodeCursor(after, tenantUserCursor);
+    const page = await store.tenantUsersPage(identity.tenantId, { emailContains: emailContains ?? null, role: role ?? null }, size, cursor?.email ?? null);
+    const rows = page.rows.map(({ user, role: memberRole }) => ({ id: user._id, email: user.email, role: memberRole, createdAt: user.createdAt }));
+    return toConnection(rows, size, page.totalCount, (u) => encodeCursor({ email: u.email }));
+  },
   auditEvents: async (_parent, { filter, first, after }, { identity, store }) => {
     const size = pageSize(first);
     const cursor = decodeCursor(after, auditCursor);
