@@ -148,8 +148,6 @@ export interface MapSelection {
   fit: boolean;
   /** Where it was clicked, for the popup. */
   at?: L.LatLng;
-  /** A new value each time, so choosing the same asset again moves the view again. */
-  nonce: number;
 }
 
 function AssetSummary({ asset }: { asset: PlacedAsset }) {
@@ -211,7 +209,16 @@ export function AssetMap({
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    const created = L.map(element, { zoomControl: true, attributionControl: false, maxZoom: 19, minZoom: 2 });
+    const still = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    const created = L.map(element, {
+      zoomControl: true,
+      attributionControl: false,
+      maxZoom: 19,
+      minZoom: 2,
+      fadeAnimation: !still,
+      zoomAnimation: !still,
+      markerZoomAnimation: !still,
+    });
     // The map box is one tab stop (arrow keys pan, + and − zoom); it is named for screen readers.
     element.setAttribute('role', 'region');
     element.setAttribute('aria-roledescription', 'map');
@@ -231,6 +238,8 @@ export function AssetMap({
     setMap(created);
     return () => {
       observer.disconnect();
+      // Removing the map closes its popup: that is the page going away, not the reader closing it.
+      created.off('popupclose');
       created.remove();
       setMap(null);
     };
@@ -269,7 +278,7 @@ export function AssetMap({
       }
       layer.on('click', (event: L.LeafletMouseEvent) => {
         L.DomEvent.stopPropagation(event);
-        callbacks.current.onSelect({ id: asset.id, fit: false, at: event.latlng, nonce: Date.now() });
+        callbacks.current.onSelect({ id: asset.id, fit: false, at: event.latlng });
       });
       // Leaflet creates the element when the layer reaches the map, which waits for the map's first view.
       layer.on('add', () => layer.getElement()?.setAttribute('data-asset-id', asset.id));

@@ -44,7 +44,7 @@ export function MapPage() {
   const [progress, setProgress] = useState<{ read: number; total: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [nonce, setNonce] = useState(0);
-  const [selection, setSelection] = useState<MapSelection | null>(wanted ? { id: wanted, fit: true, nonce: 0 } : null);
+  const [selection, setSelection] = useState<MapSelection | null>(wanted ? { id: wanted, fit: true } : null);
   const [visible, setVisible] = useState<Set<string>>(() => new Set());
 
   useEffect(() => {
@@ -79,9 +79,9 @@ export function MapPage() {
   const select = useCallback((next: MapSelection | null) => {
     setSelection(next);
     const address = next ? `/map?asset=${encodeURIComponent(next.id)}` : '/map';
-    if (address !== window.location.pathname + window.location.search) window.history.replaceState(null, '', address);
+    if (window.location.pathname === '/map' && address !== window.location.pathname + window.location.search) window.history.replaceState(null, '', address);
   }, []);
-  const show = useCallback((id: string) => select({ id, fit: true, nonce: Date.now() }), [select]);
+  const show = useCallback((id: string) => select({ id, fit: true }), [select]);
 
   const wantedUnplaced = wanted && loaded && !loaded.placed.some((a) => a.id === wanted) ? (loaded.unplaced.find((a) => a.id === wanted) ?? null) : null;
   const mapLabel = loaded ? `Map of ${formatNumber(loaded.placed.length)} assets. Arrow keys move the map, plus and minus zoom.` : 'Map of the assets';
