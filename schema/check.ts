@@ -28,7 +28,7 @@ import path from 'node:path';
 import { Supergraph } from '@apollo/federation-internals';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
-import { buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, printSchema, validate, type GraphQLSchema } from 'graphql';
+import { buildASTSchema, buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, printSchema, validate, type GraphQLSchema } from 'graphql';
 import { composeSupergraph } from './compose';
 import { acknowledgementOf, acknowledgementTemplate, readAcknowledgements } from './acknowledgements';
 import { identityOf, isDeprecation, readerMatch, type ChangeIdentity } from './change-readers';
@@ -101,7 +101,8 @@ export function currentSchemas(dir: string): Map<string, string> {
   return out;
 }
 
-const build = (id: string, sdl: string) => (id === API_SCHEMA ? buildSchema(sdl) : subgraphSchemaOf(sdl));
+/** `file` names the SDL in a syntax error: the baseline file, or the schema whose served SDL this is. */
+const build = (id: string, sdl: string, file: string) => (id === API_SCHEMA ? buildASTSchema(parseSdl(sdl, file)) : subgraphSchemaOf(sdl, file));
 
 /** A removal whose target carried @deprecated in the baseline went through the deprecation step. */
 function deprecatedInBaseline(old: GraphQLSchema, change: Change): boolean {
@@ -126,7 +127,7 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
   const current = currentSchemas(dir);
 
   const oldApiFile = path.join(baseDir, `${API_SCHEMA}.graphql`);
-  const oldApi = existsSync(oldApiFile) ? buildSchema(readFileSync(oldApiFile, 'utf8')) : null;
+  const oldApi = existsSync(oldApiFile) ? buildASTSchema(parseSdl(readFileSync(oldApiFile, 'utf8'), oldApiFile)) : null;
   const newApi = buildSchema(current.get(API_SCHEMA)!);
 
   const eitherApi = unionSchema(oldApi, newApi);
@@ -166,8 +167,8 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
       });
       continue;
     }
-    const old = build(id, readFileSync(oldFile, 'utf8'));
-    const next = build(id, sdl);
+    const old = build(id, readFileSync(oldFile, 'utf8'), oldFile);
+    const next = build(id, sdl, `${id} (served SDL)`);
     for (const change of await diff(old, next)) {
       const level = change.criticality.level;
       let classification: Classification = level === CriticalityLevel.Breaking ? 'BREAKING' : level === CriticalityLevel.Dangerous ? 'DANGEROUS' : 'SAFE';

@@ -13,10 +13,9 @@ import type { TrustedDocument } from '@linepack/lib/generated/trusted-documents'
 
 const manifestPath = path.join(repoRoot, 'lib', 'generated', 'trusted-documents.ts');
 
-const isTest = (file: string) => file.split(path.sep).includes('test') || /\.test\.tsx?$/.test(file);
-
 export function collectTrustedDocuments(root: string): Record<string, TrustedDocument> {
-  const operations = collectClientOperations(root).filter((op) => !isTest(op.file));
+  // A test's operation is not a client's (schema/operations.ts tells them apart as schema:check does).
+  const operations = collectClientOperations(root).filter((op) => op.source !== 'test');
   const documents = new Map<string, TrustedDocument>();
   for (const op of operations) {
     const canonical = canonicalDocument(op.document, null);
