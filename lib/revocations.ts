@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import type { Logger } from './logger';
+import { createRedisClient, isCluster, isClusterTarget, keyspaceNodes, redisConnectionOptions, type RedisClient, type RedisNodeAddress, type RedisTarget } from './redis';
 
 /**
  * Revocations that every gateway must apply before its next request: the auth service (and the CLI)
@@ -23,7 +24,7 @@ const SESSION_KEY_PREFIX = 'linepack:revoked-session:';
  */
 export class RevocationPublisher {
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     /** How long a revoked session must be remembered: the longest an access token lives. */
     private readonly sessionMemorySeconds: number,
     private readonly logger: Logger,
@@ -31,13 +32,14 @@ export class RevocationPublisher {
 
   async publish(...revocations: Revocation[]): Promise<void> {
     if (!this.redis || revocations.length === 0) return;
+    const redis = this.redis;
     try {
-      const batch = this.redis.multi();
-      for (const r of revocations) {
-        if (r.kind === 'session') batch.set(`${SESSION_KEY_PREFIX}${r.sessionId}`, '1', 'EX', this.sessionMemorySeconds);
-        batch.publish(REVOCATION_CHANNEL, JSON.stringify(r));
-      }
-      await batch.exec();
+      // Remembered before announced, so a gateway that resynchronises on the message finds the session. Not one
+      // MULTI: on a cluster the session keys live in different hash slots (CROSSSLOT), and PUBLISH reaches every node.
+      await Promise.all(
+        revocations.flatMap((r) => (r.kind === 'session' ? [redis.set(`${SESSION_KEY_PREFIX}${r.sessionId}`, '1', 'EX', this.sessionMemorySeconds)] : [])),
+      );
+      await Promise.all(revocations.map((r) => redis.publish(REVOCATION_CHANNEL, JSON.stringify(r))));
     } catch (err) {
       // The revocation itself is stored; gateways still stop the credential when their cache or the token expires.
       this.logger.error({ err: (err as Error).message, count: revocations.length }, 'could not publish revocations');
@@ -51,16 +53,26 @@ export interface RevocationHandlers {
   resynchronise(): void;
 }
 
+/**
+ * Attempts on one cluster node before the channel moves to another: a master that died is replaced by a replica
+ * within seconds, and every node of a cluster carries every PUBLISH.
+ */
+const SUBSCRIBER_ATTEMPTS_PER_NODE = 3;
+
 /** A gateway's view of revoked sessions, kept current from the channel and, after every (re)connect, from Redis. */
 export class RevocationListener {
   private readonly sessions = new Map<string, number>();
   private synced!: () => void;
   /** Settles once the remembered sessions have been read for the first time. */
   private readonly firstSync = new Promise<void>((resolve) => (this.synced = resolve));
+  private subscriber!: Redis;
+  private closed = false;
+  /** Cluster mode: the nodes the channel may be read from, and the one tried next. */
+  private nextNode = 0;
 
   private constructor(
-    private readonly subscriber: Redis,
-    private readonly reader: Redis,
+    private readonly target: RedisTarget,
+    private readonly reader: RedisClient,
     private readonly handlers: RevocationHandlers,
     private readonly sessionMemoryMs: number,
     private readonly logger: Logger,
@@ -71,28 +83,56 @@ export class RevocationListener {
    * accepts that session's tokens; without Redis it gives up waiting after `syncTimeoutMs` (and catches up later).
    */
   static async start(
-    url: string,
+    target: RedisTarget,
     handlers: RevocationHandlers,
     sessionMemorySeconds: number,
     logger: Logger,
     syncTimeoutMs = 2_000,
   ): Promise<RevocationListener> {
     // A subscribed connection can run no other command: a second one reads the remembered sessions.
-    const options = { connectTimeout: 2_000, retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000), maxRetriesPerRequest: 1 };
-    const listener = new RevocationListener(new Redis(url, options), new Redis(url, options), handlers, sessionMemorySeconds * 1000, logger);
-    listener.subscriber.on('error', (err: Error) => logger.debug({ err: err.message }, 'revocation channel error'));
-    listener.reader.on('error', (err: Error) => logger.debug({ err: err.message }, 'revocation reader error'));
-    listener.subscriber.on('message', (_channel: string, message: string) => listener.apply(message));
-    listener.subscriber.on('ready', () => void listener.resynchronise());
-    // Not awaited: a gateway starts without Redis and subscribes when it comes (ioredis queues the command).
-    // Read again once subscribed: a session revoked between the first read and the subscription is not missed.
-    void listener.subscriber
-      .subscribe(REVOCATION_CHANNEL)
-      .then(() => listener.resynchronise())
-      .catch((err: Error) => logger.error({ err: err.message }, 'revocations: cannot subscribe'));
+    const reader = createRedisClient(target, logger, { queueWhileDisconnected: true });
+    const listener = new RevocationListener(target, reader, handlers, sessionMemorySeconds * 1000, logger);
+    listener.subscribe();
     const waited = await Promise.race([listener.firstSync.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), syncTimeoutMs).unref())]);
     if (!waited) logger.warn('revocations: Redis not reachable at start; signed-out sessions are applied once it is');
     return listener;
+  }
+
+  /**
+   * The channel's own connection, to one server even on a cluster (PUBLISH reaches every node): its every (re)connect
+   * is seen here and followed by a resynchronisation. A cluster client's subscriber moves between nodes without
+   * saying so, and the messages it misses meanwhile would go unnoticed.
+   */
+  private subscribe(): void {
+    const cluster = isClusterTarget(this.target) ? this.target : null;
+    const node = cluster ? this.clusterNode(cluster.clusterNodes) : null;
+    const options = {
+      ...redisConnectionOptions(this.target, { queueWhileDisconnected: true }),
+      ...(node ?? {}),
+      // On a cluster a node that stays away is left for another (the 'end' below); one server is waited for.
+      retryStrategy: (attempt: number) => (cluster && attempt > SUBSCRIBER_ATTEMPTS_PER_NODE ? null : Math.min(attempt * 200, 2_000)),
+    };
+    const subscriber = typeof this.target === 'string' ? new Redis(this.target, options) : new Redis(options);
+    this.subscriber = subscriber;
+    subscriber.on('error', (err: Error) => this.logger.debug({ err: err.message }, 'revocation channel error'));
+    subscriber.on('message', (_channel: string, message: string) => this.apply(message));
+    subscriber.on('ready', () => void this.resynchronise());
+    subscriber.once('end', () => {
+      if (!this.closed && this.subscriber === subscriber) this.subscribe();
+    });
+    // Not awaited: a gateway starts without Redis and subscribes when it comes (ioredis queues the command).
+    // Read again once subscribed: a session revoked between the first read and the subscription is not missed.
+    void subscriber
+      .subscribe(REVOCATION_CHANNEL)
+      .then(() => this.resynchronise())
+      .catch((err: Error) => !this.closed && this.logger.error({ err: err.message }, 'revocations: cannot subscribe'));
+  }
+
+  /** The next cluster node to read the channel from: those the cluster client knows now, else the configured seeds. */
+  private clusterNode(seeds: readonly RedisNodeAddress[]): RedisNodeAddress {
+    const known = keyspaceNodes(this.reader).concat(isCluster(this.reader) ? this.reader.nodes('slave') : []);
+    const nodes: RedisNodeAddress[] = known.length > 0 ? known.map((n) => ({ host: n.options.host!, port: n.options.port! })) : [...seeds];
+    return nodes[this.nextNode++ % nodes.length]!;
   }
 
   private apply(message: string): void {
@@ -110,12 +150,15 @@ export class RevocationListener {
   private async resynchronise(): Promise<void> {
     this.handlers.resynchronise();
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.reader.scan(cursor, 'MATCH', `${SESSION_KEY_PREFIX}*`, 'COUNT', 1000);
-        cursor = next;
-        for (const key of keys) this.sessions.set(key.slice(SESSION_KEY_PREFIX.length), Date.now() + this.sessionMemoryMs);
-      } while (cursor !== '0');
+      // Every master: a cluster spreads the sessions over its slots, and SCAN walks one node's keys.
+      for (const node of keyspaceNodes(this.reader)) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', `${SESSION_KEY_PREFIX}*`, 'COUNT', 1000);
+          cursor = next;
+          for (const key of keys) this.sessions.set(key.slice(SESSION_KEY_PREFIX.length), Date.now() + this.sessionMemoryMs);
+        } while (cursor !== '0');
+      }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'revocations: could not read remembered sessions');
       return;
@@ -140,6 +183,7 @@ export class RevocationListener {
   }
 
   close(): void {
+    this.closed = true;
     this.subscriber.disconnect();
     this.reader.disconnect();
   }

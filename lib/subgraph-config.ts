@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, redisUrlSchema } from './config';
+import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema } from './config';
+import { redisEnvSchema, redisTargetOf } from './redis';
 import { startMetricsServerOrWarn } from './metrics';
 import { activeTracing } from './tracing';
 import { createLogger } from './logger';
@@ -17,7 +18,7 @@ export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<Subgrap
       .regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only')
       .default('linepack'),
     INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySchema,
-    REDIS_URL: redisUrlSchema.optional(),
+    ...redisEnvSchema,
     LOG_LEVEL: logLevelSchema,
     ...metricsEnvSchema,
   });
@@ -73,7 +74,7 @@ export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig): Su
     mongoUri: config.MONGODB_URI,
     dbPrefix: config.LINEPACK_DB_PREFIX,
     internalTokenPublicKey: config.INTERNAL_TOKEN_PUBLIC_KEY,
-    redisUrl: config.REDIS_URL,
+    redisUrl: redisTargetOf(`${name} subgraph`, config),
     logger: createLogger(name, config.LOG_LEVEL),
   };
 }

@@ -1,6 +1,6 @@
-import type Redis from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
 import type { Logger } from './logger';
+import type { RedisClient, RedisTarget } from './redis';
 
 /**
  * What a subgraph package says about itself. The registry (`@linepack/schema`) only knows names and
@@ -23,7 +23,7 @@ export interface SubgraphStartOptions {
   internalTokenPublicKey: string;
   logger: Logger;
   /** Where domain events are published and read (Redis Streams); without it they wait in the outbox. */
-  redisUrl?: string | undefined;
+  redisUrl?: RedisTarget | undefined;
   /** Run the outbox relay and event consumers in this process (default true when redisUrl is set). */
   eventRelay?: boolean;
   /** Emit MongoDB command-monitoring events on RunningService.mongo (tests count round trips). */
@@ -58,7 +58,7 @@ export interface RebuildContext {
   db: Db;
   /** The deployment's database prefix; event streams are named under it. */
   dbPrefix: string;
-  redis: Redis;
+  redis: RedisClient;
   /** Null: every tenant. */
   tenantId: string | null;
   logger: Logger;

@@ -11,8 +11,8 @@ import {
   metricsEnvSchema,
   parseConfig,
   portSchema,
-  redisUrlSchema,
 } from '@linepack/lib/config';
+import { redisEnvSchema, redisTargetOf, type RedisTarget } from '@linepack/lib/redis';
 
 /**
  * Set by the gateway's cluster primary on each worker it forks (gateway/src/cluster.ts) to the worker's slot, 1…N;
@@ -81,7 +81,7 @@ export const gatewayConfigSchema = z.object({
   SUPERGRAPH_PATH: z.string().default(supergraphPath),
   /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
   CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
-  REDIS_URL: redisUrlSchema.optional(),
+  ...redisEnvSchema,
   /**
    * Which proxies in front of the gateway may set X-Forwarded-For: false (none, the default), a hop
    * count, or a comma-separated list of addresses/CIDRs (Express "trust proxy").
@@ -166,7 +166,8 @@ export interface GatewayConfig {
   internalTokenPrivateKey: string;
   supergraphPath: string;
   credentialCacheTtlSeconds: number;
-  redisUrl: string | undefined;
+  /** REDIS_URL, or the cluster or Sentinel settings (lib/redis.ts redisEnvSchema). */
+  redisUrl: RedisTarget | undefined;
   rateLimitWindows: RateLimitWindows;
   trustProxy: boolean | number | string;
   logLevel: string;
@@ -213,7 +214,7 @@ export interface GatewayProcessConfig extends GatewayConfig {
  */
 export function resolveGatewayWorkers(
   setting: string | undefined,
-  context: { production: boolean; redisUrl: string | undefined; availableParallelism: number },
+  context: { production: boolean; redisUrl: RedisTarget | undefined; availableParallelism: number },
 ): { workers: number } | { error: string } {
   if (setting === undefined) return { workers: context.production && context.redisUrl ? Math.max(1, context.availableParallelism) : 1 };
   const workers = setting === 'auto' ? Math.max(1, context.availableParallelism) : Number(setting);
@@ -230,9 +231,10 @@ export function resolveGatewayWorkers(
 /** `availableParallelism` is the machine's (os.availableParallelism()) unless a test says otherwise. */
 export function gatewayConfigFromEnv(env: Record<string, string | undefined>, availableParallelism: number = os.availableParallelism()): GatewayProcessConfig {
   const parsed = parseConfig('gateway', gatewayConfigSchema, env) as GatewayEnvConfig & Record<string, unknown>;
+  const redisTarget = redisTargetOf('gateway', parsed);
   const resolved = resolveGatewayWorkers(parsed.GATEWAY_WORKERS, {
     production: parsed.NODE_ENV === 'production',
-    redisUrl: parsed.REDIS_URL,
+    redisUrl: redisTarget,
     availableParallelism,
   });
   // Reported as parseConfig reports a bad variable, so every configuration error reads alike.
@@ -249,7 +251,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     internalTokenPrivateKey: parsed.INTERNAL_TOKEN_PRIVATE_KEY,
     supergraphPath: parsed.SUPERGRAPH_PATH,
     credentialCacheTtlSeconds: parsed.CREDENTIAL_CACHE_TTL_SECONDS,
-    redisUrl: parsed.REDIS_URL,
+    redisUrl: redisTarget,
     trustProxy: parsed.TRUST_PROXY,
     rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },
     logLevel: parsed.LOG_LEVEL,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '@linepack/lib/logger';
+import { isCluster, type RedisClient } from '@linepack/lib/redis';
 import type { Tier } from './credentials';
 
 /** Requests per window by tier (README, Rate limits); enterprise is unlimited and never counted. */
@@ -63,16 +63,19 @@ export interface Admission {
  * check, both windows, and the tenant's write counter. The windows are counted exactly as rate-limiter-flexible's
  * RateLimiterRedis counts them (its keys, its SET NX EX + INCRBY + PTTL, the minute before the day and the day left
  * alone when the minute refuses), so replicas running either path share one count.
- * KEYS: credential-failure counter, tenant write counter, minute key, day key
+ * KEYS: tenant write counter, minute key, day key (one hash slot: tenantKeyTag), and on one server the
+ *   credential-failure counter; a cluster keeps that one in the credential's own slot, so it is read before the script.
  * ARGV: failures allowed, minute seconds, minute points, day seconds
  * Returns: {blocked (0|1), failure pttl | write epoch, minute consumed, minute pttl, day consumed, day pttl}
  */
 const ADMIT_SCRIPT = `
-local failed = redis.call('get', KEYS[1])
-if failed and tonumber(failed) > tonumber(ARGV[1]) then
-  return {1, redis.call('pttl', KEYS[1])}
+if KEYS[4] then
+  local failed = redis.call('get', KEYS[4])
+  if failed and tonumber(failed) > tonumber(ARGV[1]) then
+    return {1, redis.call('pttl', KEYS[4])}
+  end
 end
-local epoch = redis.call('get', KEYS[2]) or '0'
+local epoch = redis.call('get', KEYS[1]) or '0'
 local function count(key, seconds)
   redis.call('set', key, 0, 'EX', seconds, 'NX')
   local consumed = redis.call('incrby', key, 1)
@@ -83,16 +86,33 @@ local function count(key, seconds)
   end
   return consumed, ttl
 end
-local minute, minuteTtl = count(KEYS[3], ARGV[2])
+local minute, minuteTtl = count(KEYS[2], ARGV[2])
 if minute > tonumber(ARGV[3]) then return {0, epoch, minute, minuteTtl} end
-local day, dayTtl = count(KEYS[4], ARGV[4])
+local day, dayTtl = count(KEYS[3], ARGV[4])
 return {0, epoch, minute, minuteTtl, day, dayTtl}
 `;
 
 type AdmitReply = [blocked: number, epochOrTtl: string | number, minute?: number, minuteTtl?: number, day?: number, dayTtl?: number];
-type RedisWithAdmit = Redis & { linepackAdmit(...args: (string | number)[]): Promise<AdmitReply> };
+type RedisWithAdmit = RedisClient & { linepackAdmit(...args: (string | number)[]): Promise<AdmitReply> };
 
-const WRITE_EPOCH_PREFIX = 'linepack:writes';
+/**
+ * The Redis Cluster hash tag of a tenant's keys: its write counter and its credentials' windows share one hash slot,
+ * so the admission script may touch them together (keys of different slots are refused with CROSSSLOT). One server
+ * ignores the braces.
+ */
+function tenantKeyTag(tenantId: string): string {
+  return `{${tenantId}}`;
+}
+
+/** The tenant's write counter (recordWrite). Before cluster support it was linepack:writes:<tenant>. */
+function writeEpochKey(tenantId: string): string {
+  return `linepack:writes:${tenantKeyTag(tenantId)}`;
+}
+
+/** What a credential's request windows are counted under: `<prefix>:{<tenant>}:<rate-limit key>`, in its tenant's slot. */
+function windowCounterKey(tenantId: string, rateLimitKey: string): string {
+  return `${tenantKeyTag(tenantId)}:${rateLimitKey}`;
+}
 
 type WindowName = 'minute' | 'day';
 interface CountedWindow {
@@ -156,7 +176,7 @@ export class TieredRateLimiter {
   private readonly localWriteEpochs = new LRUCache<string, number>({ max: 10_000 });
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: RedisClient | null,
     windows: RateLimitWindows,
     private readonly logger: Logger,
     inProcessShares = 1,
@@ -328,7 +348,8 @@ export class TieredRateLimiter {
    * (ADMIT_SCRIPT); when Redis fails, the same decisions from this process's memory.
    */
   async admit(credential: { rateLimitKey: string; tier: Tier; tenantId: string }, fingerprint: string, checkFailures: boolean): Promise<Admission> {
-    const { rateLimitKey: key, tier, tenantId } = credential;
+    const { tier, tenantId } = credential;
+    const key = windowCounterKey(tenantId, credential.rateLimitKey);
     // Enterprise is never counted, and a credential that has just been verified has not been failing (one that fails
     // is checked on its way to the 401, server.ts refuse): no round trip at all — it was half the latency of a small
     // request at one connection. The write counter is read when a subgraph query needs it.
@@ -339,12 +360,11 @@ export class TieredRateLimiter {
     const redis = this.redis as RedisWithAdmit | null;
     if (redis && redis.status === 'ready') {
       try {
-        const keys = [
-          `${this.failedCredential.prefix}:${checkFailures ? fingerprint : ''}`,
-          `${WRITE_EPOCH_PREFIX}:${tenantId}`,
-          `${limiters.minute.prefix}:${key}`,
-          `${limiters.day.prefix}:${key}`,
-        ];
+        const keys = [writeEpochKey(tenantId), `${limiters.minute.prefix}:${key}`, `${limiters.day.prefix}:${key}`];
+        if (checkFailures && isCluster(redis)) {
+          const blocked = await this.credentialFailureBlock(fingerprint);
+          if (blocked !== null) return { credentialBlockedSeconds: blocked, decision: { allowed: false, headers: {} }, writeEpoch: undefined };
+        } else if (checkFailures) keys.push(`${this.failedCredential.prefix}:${fingerprint}`);
         const args = [this.failedCredential.points - 1, limiters.minute.seconds, limiters.minute.points, limiters.day.seconds];
         const reply = await redis.linepackAdmit(keys.length, ...keys, ...args);
         this.setDegraded(false);
@@ -371,7 +391,7 @@ export class TieredRateLimiter {
     if (!this.redis) return String(this.localWriteEpochs.get(tenantId) ?? 0);
     if (this.redis.status !== 'ready') return undefined;
     try {
-      return (await this.redis.get(`${WRITE_EPOCH_PREFIX}:${tenantId}`)) ?? '0';
+      return (await this.redis.get(writeEpochKey(tenantId))) ?? '0';
     } catch (err) {
       this.setDegraded(true, err);
       return undefined;
@@ -387,8 +407,8 @@ export class TieredRateLimiter {
     // A day is far longer than any request is in flight; the counter only needs to change, not to last.
     await this.redis
       .multi()
-      .incr(`${WRITE_EPOCH_PREFIX}:${tenantId}`)
-      .expire(`${WRITE_EPOCH_PREFIX}:${tenantId}`, 86_400)
+      .incr(writeEpochKey(tenantId))
+      .expire(writeEpochKey(tenantId), 86_400)
       .exec()
       .catch((err: unknown) => this.setDegraded(true, err));
   }
@@ -462,7 +482,8 @@ export class TieredRateLimiter {
     return { allowed: true, headers: this.headersFor(limiters, tighter.points, tighter.res, points.minute !== limiters.minute.points) };
   }
 
-  async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
+  /** Both windows of `key`, a windowCounterKey (the tenant's hash tag and the credential's rate-limit key). */
+  private async consume(key: string, tier: Tier): Promise<RateLimitDecision> {
     if (tier === 'enterprise') return { allowed: true, headers: {} };
     const limiters = this.limiters[tier];
     // The short window is checked first so a refused burst does not eat the daily budget.

@@ -1,8 +1,7 @@
 import os from 'node:os';
-import type Redis from 'ioredis';
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger';
-import { redisReady } from '../redis';
+import { commandPerKey, isCluster, redisReady, type RedisClient } from '../redis';
 import { producerStreams, streamRegistry, type StreamEvent } from './outbox';
 
 /**
@@ -47,7 +46,7 @@ export interface DeadLetter {
 export const DEAD_LETTERS_COLLECTION = 'dead_letters';
 
 export interface StreamConsumerOptions {
-  redis: Redis;
+  redis: RedisClient;
   /**
    * The producers' streams, as eventStream(prefix, producer) names them: the consumer reads each of them (events
    * published before per-tenant streams still drain) and every tenant stream its registry (streamRegistry) lists,
@@ -126,7 +125,12 @@ interface BatchResult {
   error?: unknown;
 }
 
-type PipelineResults = [Error | null, unknown][];
+/** The values of a batch of commands; the first failure, if any, is thrown. */
+function okResults(results: readonly [Error | null, unknown][]): unknown[] {
+  const failed = results.find(([err]) => err);
+  if (failed) throw failed[0];
+  return results.map(([, value]) => value);
+}
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
@@ -172,10 +176,10 @@ export class StreamConsumer {
     const { redis, streams, group } = this.options;
     const registries = streams.map(streamRegistry);
     // SCARD is O(1); SMEMBERS (which grows with the tenants) only when a registry grew.
-    const sizes = await this.exec(registries.reduce((p, registry) => p.scard(registry), redis.pipeline()));
+    const sizes = okResults(await commandPerKey(redis, registries, (p, registry) => p.scard(registry)));
     const grew = registries.some((registry, i) => this.registrySizes.get(registry) !== sizes[i]);
     if (force || grew || this.streamList.length === 0) {
-      const members = await this.exec(registries.reduce((p, registry) => p.smembers(registry), redis.pipeline()));
+      const members = okResults(await commandPerKey(redis, registries, (p, registry) => p.smembers(registry)));
       const tenantStreams = (members as string[][]).flatMap((m) => [...m].sort());
       this.streamList = [...new Set([...streams, ...tenantStreams])];
       registries.forEach((registry, i) => this.registrySizes.set(registry, sizes[i] as number));
@@ -183,18 +187,11 @@ export class StreamConsumer {
     const missing = this.streamList.filter((stream) => !this.grouped.has(stream));
     if (missing.length === 0) return;
     // From the start of the stream: a new group (or a tenant's first stream) first catches up on everything kept.
-    const created = (await missing.reduce((p, stream) => p.xgroup('CREATE', stream, group, '0', 'MKSTREAM'), redis.pipeline()).exec()) ?? [];
+    const created = await commandPerKey(redis, missing, (p, stream) => p.xgroup('CREATE', stream, group, '0', 'MKSTREAM'));
     for (const [i, [err]] of created.entries()) {
       if (err && !String(err.message).includes('BUSYGROUP')) throw err;
       this.grouped.add(missing[i]!);
     }
-  }
-
-  private async exec(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
-    const results = ((await pipeline.exec()) ?? []) as PipelineResults;
-    const failed = results.find(([err]) => err);
-    if (failed) throw failed[0];
-    return results.map(([, value]) => value);
   }
 
   /**
@@ -210,8 +207,8 @@ export class StreamConsumer {
       this.lastClaimSweep = Date.now();
       // Not the streams being handled here: their entries are ours, and may well be idle longer than claimIdleMs.
       const sweep = this.streamList.filter((stream) => !this.inFlight.has(stream));
-      const claimed = await this.exec(
-        sweep.reduce((p, stream) => p.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize), redis.pipeline()),
+      const claimed = okResults(
+        await commandPerKey(redis, sweep, (p, stream) => p.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize)),
       );
       for (const [i, result] of claimed.entries()) {
         const entries = ((result as [string, RawEntry[]])[1] ?? []).filter((e): e is RawEntry => Array.isArray(e) && Array.isArray(e[1]));
@@ -227,23 +224,19 @@ export class StreamConsumer {
     const start = idle.length > 0 ? this.rotation % idle.length : 0;
     const chosen = [...idle.slice(start), ...idle.slice(0, start)].slice(0, room);
     this.rotation = idle.length > 0 ? start + chosen.length : 0;
-    const parts = chunks(chosen, streamsPerRead);
     const found: [string, RawEntry[]][] = [];
-    for (let n = 0; n < parts.length; n++) {
-      const part = parts[n]!;
-      const block = n === parts.length - 1 && launched.length === 0 && found.length === 0 && this.inFlight.size === 0 ? ['BLOCK', blockMs] : [];
-      const read = (await redis.xreadgroup(
-        'GROUP',
-        group,
-        this.consumer,
-        'COUNT',
-        batchSize,
-        ...(block as ['BLOCK', number]),
-        'STREAMS',
-        ...part,
-        ...part.map(() => '>'),
-      )) as [string, RawEntry[]][] | null;
-      for (const [stream, entries] of read ?? []) if (entries.length > 0) found.push([stream, entries]);
+    if (isCluster(redis)) {
+      // Every tenant stream hashes to its own slot: one XREADGROUP per stream, all sent at once, none blocking (a
+      // blocked read would hold one node's answer while the others' events wait).
+      const reads = await Promise.all(chosen.map((stream) => this.readGroup([stream], batchSize)));
+      for (const read of reads) found.push(...read);
+      if (launched.length === 0 && found.length === 0 && this.inFlight.size === 0) await new Promise((resolve) => setTimeout(resolve, blockMs));
+    } else {
+      const parts = chunks(chosen, streamsPerRead);
+      for (let n = 0; n < parts.length; n++) {
+        const block = n === parts.length - 1 && launched.length === 0 && found.length === 0 && this.inFlight.size === 0 ? blockMs : undefined;
+        found.push(...(await this.readGroup(parts[n]!, batchSize, block)));
+      }
     }
     // Spare slots after this read: the streams found full take more of their backlog into the same batch.
     const backlogBatchSize = this.options.backlogBatchSize ?? batchSize;
@@ -251,22 +244,37 @@ export class StreamConsumer {
     if (backlogBatchSize > batchSize && this.inFlight.size + found.length < concurrency) {
       const full = found.filter(([, entries]) => entries.length >= batchSize);
       if (full.length > 0) {
-        const more = (await redis.xreadgroup(
-          'GROUP',
-          group,
-          this.consumer,
-          'COUNT',
-          backlogBatchSize - batchSize,
-          'STREAMS',
-          ...full.map(([stream]) => stream),
-          ...full.map(() => '>'),
-        )) as [string, RawEntry[]][] | null;
-        const byStream = new Map(more ?? []);
+        const streams = full.map(([stream]) => stream);
+        const more = isCluster(redis)
+          ? (await Promise.all(streams.map((stream) => this.readGroup([stream], backlogBatchSize - batchSize)))).flat()
+          : await this.readGroup(streams, backlogBatchSize - batchSize);
+        const byStream = new Map(more);
         for (const [stream, entries] of full) entries.push(...(byStream.get(stream) ?? []));
       }
     }
     for (const [stream, entries] of found) launched.push(this.launch(stream, entries));
     return launched;
+  }
+
+  /**
+   * New entries of `streams` for this consumer, up to `count` per stream (XREADGROUP: the streams must share a hash
+   * slot on a cluster); `blockMs` waits that long for one when there is none.
+   */
+  private async readGroup(streams: readonly string[], count: number, blockMs?: number): Promise<[string, RawEntry[]][]> {
+    const { redis, group } = this.options;
+    const block = blockMs === undefined ? [] : ['BLOCK', blockMs];
+    const read = (await redis.xreadgroup(
+      'GROUP',
+      group,
+      this.consumer,
+      'COUNT',
+      count,
+      ...(block as ['BLOCK', number]),
+      'STREAMS',
+      ...streams,
+      ...streams.map(() => '>'),
+    )) as [string, RawEntry[]][] | null;
+    return (read ?? []).filter(([, entries]) => entries.length > 0);
   }
 
   /** Handles one stream's batch when a slot is free; its stream stays out of reads until the batch is acknowledged. */
@@ -429,7 +437,7 @@ export class StreamConsumer {
  * pre-upgrade shared stream); without it every registered tenant stream is replayed.
  */
 export async function replayStreams(
-  redis: Redis,
+  redis: RedisClient,
   streams: readonly string[],
   handle: EventBatchHandler,
   options: { tenantId?: string; pageSize?: number; logger?: Logger } = {},

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { Collection, Document } from 'mongodb';
 import type { Logger } from '../logger';
+import { isCluster, type RedisClient } from '../redis';
 
 /**
  * Domain events leave a subgraph through an outbox stored *inside the document they
@@ -66,7 +67,7 @@ export function streamRegistry(base: string): string {
 }
 
 /** The streams a producer's events are on: the pre-upgrade shared stream first (its events are older), then every registered tenant stream. */
-export async function producerStreams(redis: Redis, base: string, tenantId?: string): Promise<string[]> {
+export async function producerStreams(redis: RedisClient, base: string, tenantId?: string): Promise<string[]> {
   if (tenantId !== undefined) return [base, tenantStream(base, tenantId)];
   return [base, ...(await redis.smembers(streamRegistry(base))).sort()];
 }
@@ -90,7 +91,7 @@ export async function ensureOutboxIndex<D extends OutboxDocument>(collection: Co
 
 export interface OutboxRelayOptions<D extends OutboxDocument> {
   collection: Collection<D>;
-  redis: Redis;
+  redis: RedisClient;
   /** The producer's base stream (eventStream(prefix, producer)); each tenant's events go to tenantStream(stream, tenantId). */
   stream: string;
   logger: Logger;
@@ -100,7 +101,16 @@ export interface OutboxRelayOptions<D extends OutboxDocument> {
   idleMs?: number;
   /** Approximate cap on each tenant stream's length, so Redis memory stays bounded. */
   maxLen?: number;
+  /**
+   * Replicas that must hold an event before it leaves the outbox (WAIT after the XADDs; default 0). Replication is
+   * asynchronous: a master that fails right after answering an XADD takes the entry with it unless a replica had it,
+   * and a removed outbox entry could not be published again.
+   */
+  replicasToAcknowledge?: number;
 }
+
+/** How long the relay waits for replicas (replicasToAcknowledge) before the round fails and is published again. */
+const REPLICA_WAIT_MS = 2_000;
 
 /** Reads that serve clients leave pending events out: they can be large and are not the client's business. */
 export const withoutOutbox = { projection: { outbox: 0 } } as const;
@@ -122,12 +132,24 @@ export class OutboxRelay<D extends OutboxDocument> {
       .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize, readConcern: { level: 'majority' } })
       .toArray()) as unknown as D[];
     if (pending.length === 0) return 0;
-    const pipeline = redis.pipeline();
-    // Registered before the XADD in the same pipeline (Redis runs one connection's commands in order), so no tenant
-    // stream can exist without consumers finding it. A failed SADD fails the round: the entries stay in the outbox and
-    // are published (and registered) again.
+    const { replicasToAcknowledge = 0 } = this.options;
+    // Registered before the XADD (Redis runs one connection's commands in order; a cluster keeps the registry on
+    // another node, so there it is awaited first), so no tenant stream can exist without consumers finding it. A failed
+    // SADD fails the round: the entries stay in the outbox and are published (and registered) again.
     const registry = streamRegistry(stream);
-    for (const tenantId of new Set(pending.map((doc) => doc.tenantId))) pipeline.sadd(registry, tenantStream(stream, tenantId));
+    const streams = [...new Set(pending.map((doc) => tenantStream(stream, doc.tenantId)))];
+    const cluster = isCluster(redis);
+    if (cluster) await redis.sadd(registry, ...streams);
+    // One pipeline per tenant stream on a cluster (each its own slot), so WAIT asks the node that took its XADDs.
+    const pipelines = new Map<string, ChainableCommander>();
+    const shared = cluster ? null : redis.pipeline();
+    if (shared) for (const member of streams) shared.sadd(registry, member);
+    const pipelineOf = (key: string) => {
+      if (shared) return shared;
+      const existing = pipelines.get(key) ?? redis.pipeline();
+      pipelines.set(key, existing);
+      return existing;
+    };
     let count = 0;
     for (const doc of pending) {
       for (const entry of doc.outbox!) {
@@ -138,13 +160,21 @@ export class OutboxRelay<D extends OutboxDocument> {
           occurredAt: entry.occurredAt.toISOString(),
           data: JSON.stringify(this.options.dataOf(doc, entry)),
         };
-        pipeline.xadd(tenantStream(stream, doc.tenantId), 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
+        const key = tenantStream(stream, doc.tenantId);
+        pipelineOf(key).xadd(key, 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
         count++;
       }
     }
-    const results = (await pipeline.exec()) ?? [];
-    const failed = results.find(([err]) => err);
+    const batches = shared ? [shared] : [...pipelines.values()];
+    if (replicasToAcknowledge > 0) for (const batch of batches) batch.wait(replicasToAcknowledge, REPLICA_WAIT_MS);
+    const replies = await Promise.all(batches.map(async (batch) => (await batch.exec()) ?? []));
+    const failed = replies.flat().find(([err]) => err);
     if (failed) throw failed[0];
+    if (replicasToAcknowledge > 0) {
+      const fewest = Math.min(...replies.map((reply) => Number(reply[reply.length - 1]?.[1])));
+      if (!(fewest >= replicasToAcknowledge))
+        throw new Error(`events reached ${fewest} of ${replicasToAcknowledge} replicas within ${REPLICA_WAIT_MS} ms; they stay in the outbox`);
+    }
     // Only the entries just published are removed; entries added meanwhile stay for the next round.
     await collection.bulkWrite(
       pending.map((doc) => ({

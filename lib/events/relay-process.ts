@@ -1,5 +1,5 @@
 import { watchOutbox, watchRedis } from '../metrics';
-import { createRedisClient } from '../redis';
+import { createRedisClient, replicasToAcknowledgeOf } from '../redis';
 import type { Collection } from 'mongodb';
 import type { SubgraphStartOptions } from '../subgraph-types';
 import { OutboxRelay, type OutboxDocument, type OutboxEntry } from './outbox';
@@ -19,7 +19,14 @@ export function startOutboxRelay<D extends OutboxDocument>(
     return { stop: async () => undefined };
   }
   const redis = createRedisClient(options.redisUrl, options.logger);
-  const relay = new OutboxRelay<D>({ collection, redis, stream, logger: options.logger, dataOf });
+  const relay = new OutboxRelay<D>({
+    collection,
+    redis,
+    stream,
+    logger: options.logger,
+    dataOf,
+    replicasToAcknowledge: replicasToAcknowledgeOf(options.redisUrl),
+  });
   relay.start();
   const unwatch = [
     watchRedis(redis, `outbox-relay:${stream}`),

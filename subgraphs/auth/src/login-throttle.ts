@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RedisClient } from '@linepack/lib/redis';
 
 export interface ThrottleWindow {
   failures: number;
@@ -63,7 +63,7 @@ export class LoginThrottle {
   private readonly emailCoolDown: RateLimiterAbstract;
 
   constructor(
-    redis: Redis | null,
+    redis: RedisClient | null,
     private readonly windows: LoginThrottleWindows = defaultLoginThrottle,
   ) {
     const build = (name: string, points: number, duration: number): RateLimiterAbstract => {

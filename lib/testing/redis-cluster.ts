@@ -1,0 +1,195 @@
+/**
+ * A real Redis Cluster on 127.0.0.1 for tests: `masters` masters with `replicasPerMaster` replicas each, every node a
+ * Debian `redis-server --cluster-enabled yes` on free ports, joined with `redis-cli --cluster create` (package
+ * redis-tools, which redis-server depends on). Throwaway: no persistence, its files in a temporary directory removed
+ * on stop.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Redis from 'ioredis';
+import { terminate, which } from '../infra/child-process';
+import { freePort } from '../infra/free-port';
+import { RedisServerUnavailableError } from '../infra/redis-server';
+import type { RedisClusterTarget } from '../redis';
+import { waitFor } from './until';
+
+const run = promisify(execFile);
+
+/** Fast enough that a failover happens within seconds of a master's death, slow enough not to flap under load. */
+const NODE_TIMEOUT_MS = 2_000;
+const READY_TIMEOUT_MS = 30_000;
+
+export interface RedisClusterNode {
+  port: number;
+  /** Whether the process is running (a killed node stays in the list, so its port can be named). */
+  running: boolean;
+  /** SIGKILL: a crash, no chance to hand its slots over. */
+  kill(): Promise<void>;
+}
+
+export interface RedisCluster {
+  /** What a client is configured with (REDIS_CLUSTER_NODES): every node as a seed. */
+  target: RedisClusterTarget;
+  nodes: RedisClusterNode[];
+  /** The node serving `key`'s hash slot now (its master), as the cluster itself says. */
+  masterOf(key: string): Promise<RedisClusterNode>;
+  /** The replicas of the master on `port`. */
+  replicasOf(port: number): Promise<RedisClusterNode[]>;
+  /** Waits until every running node reports cluster_state:ok and agrees which node serves every slot. */
+  waitUntilHealthy(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** One CLUSTER-family command against one node, on a short-lived connection. */
+async function ask<T>(port: number, command: string, ...args: string[]): Promise<T> {
+  const connection = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  connection.on('error', () => undefined);
+  try {
+    await connection.connect();
+    return (await connection.call(command, ...args)) as T;
+  } finally {
+    connection.disconnect();
+  }
+}
+
+/** CLUSTER NODES, one line per node: `<id> <ip:port@bus> <flags> <master id|-> … <slots…>`. */
+interface NodeLine {
+  id: string;
+  port: number;
+  flags: string[];
+  masterId: string | null;
+  slots: string[];
+}
+
+function parseNodes(text: string): NodeLine[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const [id, address, flags, master, , , , , ...slots] = line.split(' ');
+      return { id: id!, port: Number(/:(\d+)@/.exec(address!)?.[1]), flags: flags!.split(','), masterId: master === '-' ? null : master!, slots };
+    });
+}
+
+export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number } = {}): Promise<RedisCluster> {
+  const { masters = 3, replicasPerMaster = 1 } = options;
+  const redisServer = await which('redis-server');
+  const redisCli = await which('redis-cli');
+  if (!redisServer) throw new RedisServerUnavailableError();
+  if (!redisCli) throw new RedisServerUnavailableError('redis-cli not found: apt-get install redis-tools');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-redis-cluster-'));
+  const children = new Map<number, ChildProcess>();
+  const nodes: RedisClusterNode[] = [];
+
+  const startNode = async (): Promise<RedisClusterNode> => {
+    const [port, busPort] = [await freePort(), await freePort()];
+    // The cluster bus on a port of its own (not port + 10000, which may be taken or past 65535).
+    const args = [
+      ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
+      ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+      ...['--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', '', '--loglevel', 'warning', '--daemonize', 'no'],
+    ];
+    const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
+    const [command, argv] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', redisServer, ...args]] : [redisServer, args];
+    const child = spawn(command, argv, { stdio: 'ignore', detached: true });
+    child.unref();
+    children.set(port, child);
+    const node: RedisClusterNode = {
+      port,
+      running: true,
+      async kill() {
+        node.running = false;
+        child.kill('SIGKILL');
+        await terminate(child, 5_000);
+      },
+    };
+    child.once('exit', () => (node.running = false));
+    await waitFor(async () => (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server (cluster node) on port ${port}`, 25);
+    return node;
+  };
+
+  const stop = async () => {
+    await Promise.all([...children.values()].map((child) => terminate(child, 5_000)));
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    nodes.push(...(await Promise.all(Array.from({ length: masters * (1 + replicasPerMaster) }, startNode))));
+    await run(redisCli, [
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      String(replicasPerMaster),
+      '--cluster-yes',
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const nodeOn = (port: number) => nodes.find((n) => n.port === port)!;
+  const view = async (): Promise<NodeLine[]> => {
+    for (const node of nodes.filter((n) => n.running)) {
+      try {
+        return parseNodes(await ask<string>(node.port, 'CLUSTER', 'NODES'));
+      } catch {
+        // That node is going away; ask the next one.
+      }
+    }
+    throw new Error('no cluster node answers');
+  };
+
+  const cluster: RedisCluster = {
+    target: { clusterNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) },
+    nodes,
+    async masterOf(key) {
+      const running = nodes.find((n) => n.running)!;
+      const slot = await ask<number>(running.port, 'CLUSTER', 'KEYSLOT', key);
+      const owner = (await view()).find(
+        (line) =>
+          line.flags.includes('master') &&
+          !line.flags.includes('fail') &&
+          line.slots.some((range) => {
+            const [from, to = from] = range.split('-').map(Number);
+            return slot >= from! && slot <= to!;
+          }),
+      );
+      if (!owner) throw new Error(`no master serves slot ${slot}`);
+      return nodeOn(owner.port);
+    },
+    async replicasOf(port) {
+      const lines = await view();
+      const master = lines.find((line) => line.port === port);
+      return lines.filter((line) => master && line.masterId === master.id).map((line) => nodeOn(line.port));
+    },
+    async waitUntilHealthy(timeoutMs = READY_TIMEOUT_MS) {
+      await waitFor(
+        async () => {
+          for (const node of nodes.filter((n) => n.running)) {
+            if (!(await ask<string>(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+            const lines = parseNodes(await ask<string>(node.port, 'CLUSTER', 'NODES'));
+            // Every slot on a live master: a killed master keeps its slots until the others agree it failed.
+            const servingMasters = lines.filter((line) => line.flags.includes('master') && line.slots.length > 0);
+            if (servingMasters.some((line) => !nodes.find((n) => n.port === line.port)?.running || line.flags.some((f) => f === 'fail' || f === 'fail?')))
+              return false;
+          }
+          return true;
+        },
+        timeoutMs,
+        'the Redis Cluster to report cluster_state:ok on every running node',
+      );
+    },
+    stop,
+  };
+  try {
+    await cluster.waitUntilHealthy();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return cluster;
+}
