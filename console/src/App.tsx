@@ -11,6 +11,7 @@ import { ApiKeysPage } from './pages/ApiKeysPage';
 import { DashboardPage } from './pages/DashboardPage';
 import { IliImportPage } from './pages/IliImportPage';
 import { NotFoundPage } from './pages/NotFoundPage';
+import { OAuthAuthorizePage } from './pages/OAuthAuthorizePage';
 import { SignInPage } from './pages/SignInPage';
 
 // GraphiQL is most of the bundle: loaded only when the explorer is opened.
@@ -53,6 +54,8 @@ export function App() {
     if (status === 'signedIn') return <Redirect to={safeNext(new URLSearchParams(search).get('next')) ?? '/dashboard'} />;
     return <SignInPage />;
   }
+  // An application asking to act as the user (OAuth): signing in first returns here with the request intact.
+  if (path === '/oauth/authorize') return status === 'signedIn' ? <OAuthAuthorizePage /> : <Redirect to={`/sign-in?next=${encodeURIComponent(path + search)}`} />;
   if (path === '/explorer' || path === '/graphql') {
     return status === 'signedIn' ? (
       <Layout>
