@@ -92,8 +92,7 @@ export const redisEnvSchema = {
   REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).optional(),
 };
 
-const redisEnvObject = z.object(redisEnvSchema);
-export type RedisEnvConfig = z.output<typeof redisEnvObject>;
+export type RedisEnvConfig = z.output<z.ZodObject<typeof redisEnvSchema>>;
 
 /**
  * The target the parsed settings name, or undefined (no Redis: the services fall back as they always have). Settings
@@ -107,9 +106,7 @@ export function redisTargetOf(service: string, env: RedisEnvConfig): RedisTarget
   if (env.REDIS_SENTINEL_NAME && !env.REDIS_SENTINELS) problems.push('  REDIS_SENTINELS: is required with REDIS_SENTINEL_NAME');
   const clusterOrSentinelOnly = (['REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_TLS', 'REDIS_WAIT_REPLICAS'] as const).filter((name) => env[name] !== undefined);
   if (env.REDIS_URL && clusterOrSentinelOnly.length > 0)
-    problems.push(
-      `  ${clusterOrSentinelOnly.join(', ')}: for cluster or Sentinel mode only; REDIS_URL carries its own user, password and TLS (rediss://)`,
-    );
+    problems.push(`  ${clusterOrSentinelOnly.join(', ')}: for cluster or Sentinel mode only; REDIS_URL carries its own user, password and TLS (rediss://)`);
   if (problems.length > 0) throw new ConfigError(`${service}: invalid configuration\n${problems.join('\n')}`);
   const access: RedisAccess = {
     ...(env.REDIS_USERNAME ? { username: env.REDIS_USERNAME } : {}),

@@ -1,6 +1,15 @@
 import Redis from 'ioredis';
 import type { Logger } from './logger';
-import { createRedisClient, isCluster, isClusterTarget, keyspaceNodes, redisConnectionOptions, type RedisClient, type RedisNodeAddress, type RedisTarget } from './redis';
+import {
+  createRedisClient,
+  isCluster,
+  isClusterTarget,
+  keyspaceNodes,
+  redisConnectionOptions,
+  type RedisClient,
+  type RedisNodeAddress,
+  type RedisTarget,
+} from './redis';
 
 /**
  * Revocations that every gateway must apply before its next request: the auth service (and the CLI)

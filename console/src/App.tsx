@@ -55,7 +55,8 @@ export function App() {
     return <SignInPage />;
   }
   // An application asking to act as the user (OAuth): signing in first returns here with the request intact.
-  if (path === '/oauth/authorize') return status === 'signedIn' ? <OAuthAuthorizePage /> : <Redirect to={`/sign-in?next=${encodeURIComponent(path + search)}`} />;
+  if (path === '/oauth/authorize')
+    return status === 'signedIn' ? <OAuthAuthorizePage /> : <Redirect to={`/sign-in?next=${encodeURIComponent(path + search)}`} />;
   if (path === '/explorer' || path === '/graphql') {
     return status === 'signedIn' ? (
       <Layout>

@@ -3,15 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { schemaDir, subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import {
-  ConfigError,
-  ecPrivateKeySchema,
-  logLevelSchema,
-  maxAccessTokenAgeSchema,
-  metricsEnvSchema,
-  parseConfig,
-  portSchema,
-} from '@linepack/lib/config';
+import { ConfigError, ecPrivateKeySchema, logLevelSchema, maxAccessTokenAgeSchema, metricsEnvSchema, parseConfig, portSchema } from '@linepack/lib/config';
 import { redisEnvSchema, redisTargetOf, type RedisTarget } from '@linepack/lib/redis';
 
 /**

@@ -118,14 +118,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
 
   try {
     nodes.push(...(await Promise.all(Array.from({ length: masters * (1 + replicasPerMaster) }, startNode))));
-    await run(redisCli, [
-      '--cluster',
-      'create',
-      ...nodes.map((n) => `127.0.0.1:${n.port}`),
-      '--cluster-replicas',
-      String(replicasPerMaster),
-      '--cluster-yes',
-    ]);
+    await run(redisCli, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes']);
   } catch (err) {
     await stop();
     throw err;
