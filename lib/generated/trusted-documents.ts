@@ -125,13 +125,6 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/pages/IliImportPage.tsx"
     ]
   },
-  "2ad9e7b6aba983bcb198b2c2e05d3f8ac3e09cfe82eb65e267c81fc69b1e1246": {
-    "name": "Overview",
-    "document": "query Overview {\n  pipelineSummary {\n    totalAssets\n    totalPipelineLengthM\n    assetsByType {\n      type\n      count\n    }\n    assetsByStatus {\n      status\n      count\n    }\n    measurementCount\n    latestInspectionAt\n    anomaliesByResponseCategory {\n      responseCategory\n      count\n    }\n    segmentsByRiskBand {\n      band\n      count\n    }\n    complianceByState {\n      state\n      count\n    }\n    nextComplianceDueAt\n  }\n  assets(filter: {type: SEGMENT, inHca: true}, first: 20) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        classLocation\n        maopKpa\n        parent {\n          name\n        }\n        latestMeasurement {\n          type\n          observedAt\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "README.md"
-    ]
-  },
   "2e00abc19f6446141eacead1c81ea578f421b497d2e32ab8fd78c775d856613e": {
     "name": "ConsoleDigPipelines",
     "document": "query ConsoleDigPipelines {\n  assets(filter: {type: PIPELINE}, first: 500) {\n    totalCount\n    edges {\n      node {\n        id\n        name\n      }\n    }\n  }\n}",
@@ -200,6 +193,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query ConsoleMe {\n  me {\n    id\n    kind\n    email\n    tenantId\n    scopes\n    tenants {\n      tenantId\n      name\n      role\n    }\n  }\n}",
     "sources": [
       "console/src/session.ts"
+    ]
+  },
+  "4bf72eff76810e7febffa458775f256998c92a9192bb0e6cdc86c524b6bb888a": {
+    "name": "Overview",
+    "document": "query Overview {\n  pipelineSummary {\n    totalAssets\n    totalPipelineLengthM\n    assetsByType {\n      type\n      count\n    }\n    assetsByStatus {\n      status\n      count\n    }\n    measurementCount\n    latestInspectionAt\n    anomaliesByResponseCategory {\n      responseCategory\n      count\n    }\n    segmentsByRiskBand {\n      band\n      count\n    }\n    complianceByState {\n      state\n      count\n    }\n    nextComplianceDueAt\n  }\n  assets(\n    filter: {type: SEGMENT, inHca: true}\n    orderBy: {field: CLASS_LOCATION, direction: DESC}\n    first: 20\n  ) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        classLocation\n        maopKpa\n        parent {\n          name\n        }\n        latestMeasurement {\n          type\n          observedAt\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "README.md"
     ]
   },
   "4cf22a8a49fdff29f45dcbc70c668340b9c7c4297bb6dca0b98b278b4c40b4db": {

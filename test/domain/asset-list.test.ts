@@ -126,3 +126,137 @@ it("counts an asset's measurements only when totalCount is asked for, and then c
   expect(counted.body.data!['asset'].measurements.totalCount).toBe(4);
   expect(countedCommands.sort()).toEqual(['aggregate', 'find']);
 });
+
+describe('filtered by regulation and class location, and ordered', () => {
+  /** Its own tenant: a register with repeated names, repeated keys and keys not recorded, so ties and nulls are paged. */
+  let orderKey: string;
+  interface Row {
+    id: string;
+    name: string;
+    type: string;
+    status: string;
+    classLocation: number | null;
+    regulation: string | null;
+  }
+  const ROW = 'id name type status classLocation regulation';
+  const read = <T = Loose>(query: string, variables: Record<string, unknown> = {}) => graphql<T>(stack.gatewayUrl, query, { apiKey: orderKey, variables });
+
+  beforeAll(async () => {
+    ({ apiKey: orderKey } = await stack.tenantWithKey());
+    const system = await createAsset(stack.gatewayUrl, orderKey, { type: 'SYSTEM', name: 'Order system', regulation: 'CFR_195' });
+    const gasLine = await createAsset(stack.gatewayUrl, orderKey, {
+      type: 'PIPELINE',
+      name: 'Gas line',
+      parentId: system.id,
+      regulation: 'CFR_192',
+      status: 'ACTIVE',
+    });
+    const oilLine = await createAsset(stack.gatewayUrl, orderKey, { type: 'PIPELINE', name: 'oil line', parentId: system.id, regulation: 'CFR_195' });
+    const segments: [string, string, number | null, string | null, string][] = [
+      // name, parent, class, regulation, status
+      ['Seg 1', gasLine.id, 1, 'CFR_192', 'ACTIVE'],
+      ['seg 1', gasLine.id, 3, 'CFR_192', 'IDLE'],
+      ['Seg 2', gasLine.id, 3, null, 'ACTIVE'],
+      ['Seg 3', gasLine.id, null, 'CFR_192', 'PLANNED'],
+      ['Seg 4', gasLine.id, 4, 'CFR_192', 'ACTIVE'],
+      ['Seg 5', oilLine.id, 2, 'CFR_195', 'ABANDONED'],
+      ['Seg 6', oilLine.id, null, null, 'ACTIVE'],
+      ['Seg 7', oilLine.id, 3, 'CFR_195', 'ACTIVE'],
+    ];
+    for (const [name, parentId, classLocation, regulation, status] of segments) {
+      await createAsset(stack.gatewayUrl, orderKey, { type: 'SEGMENT', name, parentId, classLocation, regulation, status });
+    }
+    await createAsset(stack.gatewayUrl, orderKey, { type: 'VALVE', name: 'MLV 1', parentId: gasLine.id, status: 'ACTIVE' });
+    await createAsset(stack.gatewayUrl, orderKey, { type: 'RECTIFIER', name: 'Seg 1', parentId: oilLine.id, status: 'ACTIVE' });
+  });
+
+  /** Every row of the list in the given order, read `size` at a time. */
+  async function everyPage(orderBy: Record<string, unknown> | null, size: number, filter: Record<string, unknown> | null = null): Promise<Row[]> {
+    const rows: Row[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 50; pages++) {
+      const res: GraphQLResponse<{ assets: { edges: { node: Row }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }> = await read(
+        `query($o: AssetOrder, $f: AssetFilter, $first: Int, $after: String) {
+           assets(orderBy: $o, filter: $f, first: $first, after: $after) { edges { node { ${ROW} } } pageInfo { hasNextPage endCursor } }
+         }`,
+        { o: orderBy, f: filter, first: size, after },
+      );
+      expect(res.body.errors).toBeUndefined();
+      rows.push(...res.body.data!.assets.edges.map((e) => e.node));
+      if (!res.body.data!.assets.pageInfo.hasNextPage) return rows;
+      after = res.body.data!.assets.pageInfo.endCursor;
+    }
+    throw new Error('more than 50 pages');
+  }
+
+  /** What the order means, written out: the key (null lowest), then the lower-cased name, then the id. */
+  function expectedOrder(rows: Row[], key: keyof Row | null, direction: 'ASC' | 'DESC'): string[] {
+    const compare = (a: string | number | null, b: string | number | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+    const sorted = [...rows].sort((a, b) => (key ? compare(a[key], b[key]) : 0) || compare(a.name.toLowerCase(), b.name.toLowerCase()) || compare(a.id, b.id));
+    return (direction === 'ASC' ? sorted : sorted.reverse()).map((r) => r.id);
+  }
+
+  it('filters by the regulation and the class location recorded on each asset, and refuses a class that does not exist', async () => {
+    const gas = await everyPage(null, 50, { regulation: 'CFR_192' });
+    expect(gas.map((r) => r.name)).toEqual(['Gas line', 'Seg 1', 'seg 1', 'Seg 3', 'Seg 4']);
+    const class3 = await everyPage(null, 50, { classLocation: 3, type: 'SEGMENT' });
+    expect(class3.map((r) => r.name)).toEqual(['seg 1', 'Seg 2', 'Seg 7'].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
+    const both = await everyPage(null, 50, { classLocation: 3, regulation: 'CFR_195' });
+    expect(both.map((r) => r.name)).toEqual(['Seg 7']);
+    const counted = await read<{ assets: { totalCount: number } }>('{ assets(filter: { regulation: CFR_195 }) { totalCount } }');
+    expect(counted.body.data!.assets.totalCount).toBe(4);
+
+    for (const bad of [0, 5, -1]) {
+      const res = await read(`{ assets(filter: { classLocation: ${bad} }) { totalCount } }`);
+      expect(res.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+      expect(res.body.errors?.[0]?.message).toMatch(/filter\.classLocation: a class location is 1, 2, 3 or 4/);
+    }
+    const wrong = await read('{ assets(filter: { regulation: CFR_193 }) { totalCount } }');
+    expect(wrong.body.errors?.[0]?.message).toMatch(/CFR_193/);
+  });
+
+  const orders: [string, keyof Row | null][] = [
+    ['NAME', null],
+    ['TYPE', 'type'],
+    ['STATUS', 'status'],
+    ['CLASS_LOCATION', 'classLocation'],
+    ['REGULATION', 'regulation'],
+  ];
+  it.each(orders)('orders by %s both ways, and pages of any size join up to exactly that order', async (field, key) => {
+    const all = await everyPage(null, 500);
+    expect(all).toHaveLength(13);
+    for (const direction of ['ASC', 'DESC'] as const) {
+      const expected = expectedOrder(all, key, direction);
+      for (const size of [1, 2, 3, 500]) {
+        const paged = await everyPage({ field, direction }, size);
+        expect({ field, direction, size, ids: paged.map((r) => r.id) }).toEqual({ field, direction, size, ids: expected });
+      }
+    }
+    // ASC is the default direction.
+    expect((await everyPage({ field }, 4)).map((r) => r.id)).toEqual(expectedOrder(all, key, 'ASC'));
+  });
+
+  it('pages an order within a filter, and refuses a cursor of another order instead of skipping rows', async () => {
+    const filter = { type: 'SEGMENT' };
+    const segments = await everyPage(null, 500, filter);
+    const paged = await everyPage({ field: 'CLASS_LOCATION', direction: 'DESC' }, 2, filter);
+    expect(paged.map((r) => r.id)).toEqual(expectedOrder(segments, 'classLocation', 'DESC'));
+    expect(paged.map((r) => r.classLocation)).toEqual([4, 3, 3, 3, 2, 1, null, null]);
+
+    const first = await read<{ assets: { pageInfo: { endCursor: string } } }>('{ assets(first: 2, orderBy: { field: TYPE }) { pageInfo { endCursor } } }');
+    const cursor = first.body.data!.assets.pageInfo.endCursor;
+    for (const orderBy of ['{ field: STATUS }', '{ field: TYPE, direction: DESC }', 'null']) {
+      const res = await read(`query($after: String) { assets(first: 2, after: $after, orderBy: ${orderBy}) { totalCount } }`, { after: cursor });
+      expect(res.body.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+      expect(res.body.errors?.[0]?.message).toMatch(/after is a cursor of another orderBy/);
+    }
+    // A cursor of the default order (by name) still continues it.
+    const byName = await read<{ assets: { pageInfo: { endCursor: string } } }>('{ assets(first: 2) { pageInfo { endCursor } } }');
+    const next = await read<{ assets: { edges: { node: { name: string } }[] } }>(
+      'query($after: String) { assets(first: 1, after: $after, orderBy: { field: NAME, direction: ASC }) { edges { node { name } } } }',
+      { after: byName.body.data!.assets.pageInfo.endCursor },
+    );
+    expect(next.body.errors).toBeUndefined();
+    expect(next.body.data!.assets.edges).toHaveLength(1);
+  });
+});

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '@linepack/lib/events/outbox';
 import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
-import type { AssetDocument, AssetPage, AssetStatus, AssetType } from './documents';
+import { fieldError } from '@linepack/lib/errors';
+import type { AssetDocument, AssetPage, AssetStatus, AssetType, Regulation } from './documents';
 import type { AssetField } from './selection';
 
 export const ASSETS_COLLECTION = 'assets';
@@ -16,6 +17,12 @@ export async function ensureAssetIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, nameLower: 1, _id: 1 }, name: 'tenant_name' },
     { key: { tenantId: 1, parentId: 1 }, name: 'tenant_parent' },
     { key: { tenantId: 1, type: 1, status: 1 }, name: 'tenant_type_status' },
+    // One per order of the list (AssetOrderField): the order's key, then the name and id that break its ties. Each
+    // also serves the filter on that key with the default order by name.
+    { key: { tenantId: 1, type: 1, nameLower: 1, _id: 1 }, name: 'tenant_type_name' },
+    { key: { tenantId: 1, status: 1, nameLower: 1, _id: 1 }, name: 'tenant_status_name' },
+    { key: { tenantId: 1, classLocation: 1, nameLower: 1, _id: 1 }, name: 'tenant_class_name' },
+    { key: { tenantId: 1, regulation: 1, nameLower: 1, _id: 1 }, name: 'tenant_regulation_name' },
   ]);
 }
 
@@ -25,9 +32,49 @@ export interface AssetListFilter {
   parentId?: string | null;
   inHca?: boolean | null;
   nameContains?: string | null;
+  regulation?: Regulation | null;
+  classLocation?: number | null;
 }
 
-const assetCursor = z.tuple([z.string(), z.string()]);
+export type AssetOrderField = 'NAME' | 'TYPE' | 'STATUS' | 'CLASS_LOCATION' | 'REGULATION';
+export interface AssetOrder {
+  field: AssetOrderField;
+  direction: 'ASC' | 'DESC';
+}
+export const defaultAssetOrder: AssetOrder = { field: 'NAME', direction: 'ASC' };
+
+/** The stored field each order sorts by before the name and id that break its ties. */
+const orderKeyOf = { TYPE: 'type', STATUS: 'status', CLASS_LOCATION: 'classLocation', REGULATION: 'regulation' } as const;
+
+/** By name (ascending): the sort key of the last row, as this list has always written it. */
+const nameCursor = z.tuple([z.string(), z.string()]);
+/** Any other order: the order itself, then the sort key of the last row (its key may be null: not recorded). */
+const orderedCursor = z.tuple([z.string(), z.enum(['ASC', 'DESC']), z.union([z.string(), z.number(), z.null()]), z.string(), z.string()]);
+const assetCursor = z.union([nameCursor, orderedCursor]);
+
+type SortKey = string | number | null;
+/** The order keys an asset may have unrecorded (null). */
+const nullableKeys = new Set<string>(['classLocation', 'regulation']);
+
+/**
+ * The rows after `values` in a lexicographic order over `paths` (one direction for all): the disjunction, over each
+ * position, of "equal up to here, beyond at this one". Null (not recorded) sorts lowest, as MongoDB sorts it; a range
+ * operator never matches null, so beyond a null ascending is "not null", and beyond a value descending includes null.
+ */
+function keysetAfter(paths: readonly string[], values: readonly SortKey[], direction: 'ASC' | 'DESC'): Filter<AssetDocument> {
+  const branches: Record<string, unknown>[] = [];
+  for (let i = 0; i < paths.length; i++) {
+    const equal = Object.fromEntries(paths.slice(0, i).map((p, j) => [p, values[j]]));
+    const value = values[i]!;
+    const path = paths[i]!;
+    if (direction === 'ASC') branches.push({ ...equal, [path]: value === null ? { $ne: null } : { $gt: value } });
+    else if (value !== null) {
+      branches.push({ ...equal, [path]: { $lt: value } });
+      if (nullableKeys.has(path)) branches.push({ ...equal, [path]: null });
+    }
+  }
+  return { $or: branches } as Filter<AssetDocument>;
+}
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -63,24 +110,55 @@ export class AssetRepository {
   }
 
   /**
-   * Ordered by (lower-cased name, id): stable across pages even when names repeat. `fields` (with `_id` and
-   * `nameLower`, the cursor) is what the caller's selection reads: only those travel; null reads whole assets.
+   * Ordered by (lower-cased name, id), or by the order's key then (lower-cased name, id): stable across pages even
+   * when names repeat. `fields` (with `_id`, `nameLower` and the order's key, the cursor) is what the caller's
+   * selection reads: only those travel; null reads whole assets.
    */
-  async list(filter: AssetListFilter, size: number, after: string | null | undefined, fields: readonly AssetField[] | null = null): Promise<AssetPage> {
+  async list(
+    filter: AssetListFilter,
+    size: number,
+    after: string | null | undefined,
+    fields: readonly AssetField[] | null = null,
+    order: AssetOrder = defaultAssetOrder,
+  ): Promise<AssetPage> {
     const query: Filter<AssetDocument> = {};
     if (filter.type) query.type = filter.type;
     if (filter.status) query.status = filter.status;
     if (filter.parentId) query.parentId = filter.parentId;
     if (filter.inHca != null) query.inHca = filter.inHca;
+    if (filter.regulation) query.regulation = filter.regulation;
+    if (filter.classLocation != null) query.classLocation = filter.classLocation;
     if (filter.nameContains) query.nameLower = { $regex: escapeRegex(filter.nameContains.toLowerCase()) };
+
+    const key = order.field === 'NAME' ? null : orderKeyOf[order.field];
+    const paths: string[] = key ? [key, 'nameLower', '_id'] : ['nameLower', '_id'];
+    const byName = key === null && order.direction === 'ASC';
+    const cursorOf = (a: AssetDocument): string => {
+      const values = paths.map((p) => (a as unknown as Record<string, SortKey | undefined>)[p] ?? null);
+      return encodeCursor(byName ? values : [order.field, order.direction, key ? values[0] : null, ...values.slice(-2)]);
+    };
     const cursor = decodeCursor(after, assetCursor);
-    const pageQuery: Filter<AssetDocument> = cursor
-      ? { ...query, $or: [{ nameLower: { $gt: cursor[0] } }, { nameLower: cursor[0], _id: { $gt: cursor[1] } }] }
-      : query;
-    const projection = fields ? { projection: Object.fromEntries([...fields, '_id', 'nameLower'].map((field) => [field, 1])) } : withoutOutbox;
+    let pageQuery: Filter<AssetDocument> = query;
+    if (cursor) {
+      const values: SortKey[] | null =
+        cursor.length === 2
+          ? byName
+            ? [...cursor]
+            : null
+          : cursor[0] === order.field && cursor[1] === order.direction
+            ? key
+              ? cursor.slice(2)
+              : cursor.slice(3)
+            : null;
+      if (values === null) throw fieldError('BAD_USER_INPUT', 'after is a cursor of another orderBy: start again without after', { field: 'after' });
+      pageQuery = { ...query, ...keysetAfter(paths, values, order.direction) };
+    }
+    const projection = fields ? { projection: Object.fromEntries([...fields, ...paths].map((field) => [field, 1])) } : withoutOutbox;
+    const sign = order.direction === 'ASC' ? 1 : -1;
+    const sort = Object.fromEntries(paths.map((p) => [p, sign])) as Record<string, 1 | -1>;
     // A projected document: the resolvers read only the fields the selection asked for (selection.ts).
-    const rows = (await this.assets.find(pageQuery, { ...projection, sort: { nameLower: 1, _id: 1 }, limit: size + 1 }).toArray()) as AssetDocument[];
-    const { edges, pageInfo } = toConnection(rows, size, 0, (a) => encodeCursor([a.nameLower, a._id]));
+    const rows = (await this.assets.find(pageQuery, { ...projection, sort, limit: size + 1 }).toArray()) as AssetDocument[];
+    const { edges, pageInfo } = toConnection(rows, size, 0, cursorOf);
     let total: Promise<number> | undefined;
     return { edges, pageInfo, count: () => (total ??= this.assets.countDocuments(query)) };
   }

@@ -140,17 +140,42 @@ export type AssetEdge = {
 
 /** Only assets matching every given condition. */
 export type AssetFilter = {
+  /** Only assets of this class location, 1–4 (49 CFR 192.5). */
+  classLocation?: InputMaybe<Scalars['Int']['input']>;
   /** Only assets in (true) or outside (false) a high consequence area. */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** Case-insensitive substring of the name, matched literally (no patterns); at most 100 characters. */
   nameContains?: InputMaybe<Scalars['String']['input']>;
   /** Only the direct children of this asset. */
   parentId?: InputMaybe<Scalars['ID']['input']>;
+  /** Only assets recorded as operated under this regulation (the asset's own value: one without a regulation is not matched through its parent's). */
+  regulation?: InputMaybe<Regulation>;
   /** Only assets in this status. */
   status?: InputMaybe<AssetStatus>;
   /** Only assets of this type. */
   type?: InputMaybe<AssetType>;
 };
+
+/** How to order a list of assets. */
+export type AssetOrder = {
+  /** ASC (the default) or DESC, which reverses the whole order, ties included. */
+  direction?: InputMaybe<OrderDirection>;
+  /** What to order by; ties are broken by name, then id. */
+  field: AssetOrderField;
+};
+
+/** What a list of assets can be ordered by. */
+export type AssetOrderField =
+  /** The class location, 1 to 4; assets without one come first (ASC) or last (DESC). */
+  | 'CLASS_LOCATION'
+  /** The name, case-insensitive. */
+  | 'NAME'
+  /** The regulation; assets without one come first (ASC) or last (DESC). */
+  | 'REGULATION'
+  /** The status, in the order of its enum value names (ABANDONED, ACTIVE, IDLE, PLANNED). */
+  | 'STATUS'
+  /** The type, in the order of its enum value names (CP_TEST_POINT, FITTING, …), so each type's assets are together. */
+  | 'TYPE';
 
 /** Lifecycle: PLANNED → ACTIVE ⇄ IDLE; any → ABANDONED, which is final. */
 export type AssetStatus =
@@ -304,6 +329,13 @@ export type MutationUpdateAssetArgs = {
   version: Scalars['Int']['input'];
 };
 
+/** Which way an order runs. */
+export type OrderDirection =
+  /** Smallest first (A to Z, 1 to 4). */
+  | 'ASC'
+  /** Largest first (Z to A, 4 to 1). */
+  | 'DESC';
+
 /** Where a page of a cursor-paginated list ends, and whether another page follows. */
 export type PageInfo = {
   __typename?: 'PageInfo';
@@ -347,7 +379,7 @@ export type Query = {
   __typename?: 'Query';
   /** One asset of the caller's tenant; null when no such asset exists in that tenant. */
   asset: Maybe<Asset>;
-  /** Assets of the caller's tenant, ordered by name (case-insensitive) then id, cursor-paginated. */
+  /** Assets of the caller's tenant, ordered by name (case-insensitive) then id unless `orderBy` says otherwise, cursor-paginated. */
   assets: AssetConnection;
   /**
    * Summary of the caller's tenant: each subgraph contributes its part, and each part needs that
@@ -366,6 +398,7 @@ export type QueryAssetsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<AssetFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  orderBy?: InputMaybe<AssetOrder>;
 };
 
 /** The federal regulation an asset is operated under (owned by the assets team, which records it on each asset). */
@@ -537,6 +570,8 @@ export type ResolversTypes = ResolversObject<{
   AssetConnection: ResolverTypeWrapper<AssetPage>;
   AssetEdge: ResolverTypeWrapper<Omit<AssetEdge, 'node'> & { node: ResolversTypes['Asset'] }>;
   AssetFilter: AssetFilter;
+  AssetOrder: AssetOrder;
+  AssetOrderField: AssetOrderField;
   AssetStatus: AssetStatus;
   AssetType: AssetType;
   CountByAssetStatus: ResolverTypeWrapper<CountByAssetStatus>;
@@ -546,6 +581,7 @@ export type ResolversTypes = ResolversObject<{
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   GeoJSON: ResolverTypeWrapper<Scalars['GeoJSON']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  OrderDirection: OrderDirection;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   PipelineSummary: ResolverTypeWrapper<PipelineSummaryParent>;
   Product: Product;
@@ -565,6 +601,7 @@ export type ResolversParentTypes = ResolversObject<{
   AssetConnection: AssetPage;
   AssetEdge: Omit<AssetEdge, 'node'> & { node: ResolversParentTypes['Asset'] };
   AssetFilter: AssetFilter;
+  AssetOrder: AssetOrder;
   CountByAssetStatus: CountByAssetStatus;
   CountByAssetType: CountByAssetType;
   CreateAssetInput: CreateAssetInput;
