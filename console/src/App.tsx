@@ -3,16 +3,20 @@ import { Layout } from './components/Layout';
 import { Status } from './components/Notice';
 import { matchPath, safeNext, useRouter } from './router';
 import { useSession } from './session';
+import { AccountPage } from './pages/AccountPage';
 import { AssetPage } from './pages/AssetPage';
 import { AssetsPage } from './pages/AssetsPage';
 import { DigListPage } from './pages/DigListPage';
 import { DigSheetPage } from './pages/DigSheetPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
+import { AuditLogPage } from './pages/AuditLogPage';
 import { DashboardPage } from './pages/DashboardPage';
 import { IliImportPage } from './pages/IliImportPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { OAuthAuthorizePage } from './pages/OAuthAuthorizePage';
+import { ResetPasswordPage } from './pages/ResetPasswordPage';
 import { SignInPage } from './pages/SignInPage';
+import { UsersPage } from './pages/UsersPage';
 
 // GraphiQL is most of the bundle: loaded only when the explorer is opened.
 const ExplorerPage = lazy(() => import('./pages/ExplorerPage').then((m) => ({ default: m.ExplorerPage })));
@@ -49,6 +53,8 @@ export function App() {
     );
   }
 
+  // Setting a password with an administrator's one-time token: open to anyone holding one, signed in or not.
+  if (path === '/sign-in/reset-password') return <ResetPasswordPage />;
   if (path === '/' || path === '') return <Redirect to={status === 'signedIn' ? '/dashboard' : '/sign-in'} />;
   if (path === '/sign-in') {
     if (status === 'signedIn') return <Redirect to={safeNext(new URLSearchParams(search).get('next')) ?? '/dashboard'} />;
@@ -126,6 +132,27 @@ export function App() {
     );
   }
   if (path === '/settings' || path === '/settings/') return <Redirect to="/settings/api-keys" />;
+  if (path === '/settings/account') {
+    return (
+      <RequireAuth>
+        <AccountPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/settings/users') {
+    return (
+      <RequireAuth>
+        <UsersPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/settings/audit-log') {
+    return (
+      <RequireAuth>
+        <AuditLogPage />
+      </RequireAuth>
+    );
+  }
   if (path === '/settings/api-keys') {
     return (
       <RequireAuth>

@@ -14,6 +14,26 @@ export function formatDateTime(value: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? value : dateTimeFormat.format(d);
 }
 
+/** The reader's own IANA time zone (the browser's), e.g. "Europe/Berlin". */
+export const readerTimeZone = new Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+const zonedDateTimeFormat = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+});
+
+/** An instant with seconds and the zone it is shown in ("Mar 04, 2026, 14:05:09 GMT+1"): for logs, where the moment matters. */
+export function formatInstant(value: string | null | undefined): string {
+  if (!value) return '—';
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? value : zonedDateTimeFormat.format(d);
+}
+
 export function formatNumber(value: number | null | undefined, digits = 0): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '—';
   return value.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: 0 });

@@ -40,6 +40,16 @@ export function useQuery<T>(query: string | null, variables: Record<string, unkn
   return { ...state, reload };
 }
 
+/** Waits until typing pauses, so each keystroke does not become a request. */
+export function useSettled<T>(value: T, ms = 250): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
 /** Sets document.title for the page. */
 export function useTitle(title: string): void {
   useEffect(() => {

@@ -241,7 +241,7 @@ class Session {
    * is this page signed out. Otherwise the refresh cookie would sign the next visitor of this browser back in, so the
    * user stays signed in and is told (null: signed out; else why not).
    */
-  async signOut(): Promise<string | null> {
+  async signOut(notice = 'You have signed out.'): Promise<string | null> {
     const csrf = readCookie(CSRF_COOKIE) ?? this.csrf;
     let res: Response;
     try {
@@ -256,7 +256,7 @@ class Session {
     }
     if (!res.ok && res.status !== 401) return `Signing out did not work (the server answered ${res.status}). You are still signed in; try again.`;
     this.clear();
-    this.set({ status: 'signedOut', me: null, tenantId: null, notice: 'You have signed out.' });
+    this.set({ status: 'signedOut', me: null, tenantId: null, notice });
     return null;
   }
 

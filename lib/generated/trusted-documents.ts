@@ -20,6 +20,20 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/components/AlongTheLine.tsx"
     ]
   },
+  "02c239c8b865fec3404dd1329bf684862d6cca678e7170c526a1f59c1a305b23": {
+    "name": "ConsoleChangeUserRole",
+    "document": "mutation ConsoleChangeUserRole($userId: ID!, $role: Role!) {\n  changeUserRole(userId: $userId, role: $role) {\n    id\n    email\n    role\n    createdAt\n  }\n}",
+    "sources": [
+      "console/src/pages/UsersPage.tsx"
+    ]
+  },
+  "04d094ff3292d2c7fdd2e1319892b45947840897560cb754db8918a281d5305c": {
+    "name": "ConsoleAuditEvents",
+    "document": "query ConsoleAuditEvents($filter: AuditEventFilter, $first: Int, $after: String) {\n  auditEvents(filter: $filter, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        at\n        type\n        actor {\n          kind\n          id\n          label\n        }\n        target {\n          kind\n          id\n          label\n        }\n        clientAddress\n        requestId\n        summary\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/AuditLogPage.tsx"
+    ]
+  },
   "05bdba3913b88f823e9162bf10ae3b46ddc528b9cd3fe99c733f0afa51a32427": {
     "name": "LinepackMeasurements",
     "document": "query LinepackMeasurements($id: ID!, $type: MeasurementType, $from: DateTime, $to: DateTime, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    name\n    type\n    measurements(type: $type, from: $from, to: $to, first: $first, after: $after) {\n      edges {\n        cursor\n        node {\n          ...MeasurementFields\n        }\n      }\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      totalCount\n    }\n  }\n}\n\nfragment MeasurementFields on Measurement {\n  id\n  type\n  observedAt\n  stationM\n  value\n  unit\n  source\n  idempotencyKey\n  runId\n  featureType\n  surface\n  odometerM\n  clockDeg\n  depthPctWt\n  lengthMm\n  widthMm\n  recordedAt\n}",
@@ -34,18 +48,18 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/pages/DigListPage.tsx"
     ]
   },
+  "0e47dec63fb14b8720db8b730ec1d4e62efb9fb95a87fa76157197cab4354eff": {
+    "name": "ConsoleAssetList",
+    "document": "query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrder, $first: Int, $after: String) {\n  assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        type\n        status\n        regulation\n        classLocation\n        inHca\n        lengthM\n        parent {\n          id\n          name\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/AssetsPage.tsx"
+    ]
+  },
   "1278060673506f2c33a7b8d743163493e85639b0270868b6312fad023cc8cbff": {
     "name": "LinepackRiskRegister",
     "document": "query LinepackRiskRegister($filter: RiskRegisterFilter, $first: Int, $after: String) {\n  riskRegister(filter: $filter, first: $first, after: $after) {\n    edges {\n      cursor\n      node {\n        asset {\n          id\n          name\n          type\n        }\n        risk {\n          ...RiskFields\n        }\n      }\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    totalCount\n  }\n}\n\nfragment RiskFields on SegmentRisk {\n  likelihood\n  consequence\n  score\n  band\n  drivers\n  potentialImpactRadiusM\n  modelVersion\n  computedAt\n}",
     "sources": [
       "mcp-server/src/linepack_mcp/operations/analytics.graphql"
-    ]
-  },
-  "12be7f78e83653e521b7a89863780dff260d59f9f28c3c30145b60f8b368389a": {
-    "name": "ConsoleAssetList",
-    "document": "query ConsoleAssetList($filter: AssetFilter, $first: Int, $after: String) {\n  assets(filter: $filter, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        type\n        status\n        regulation\n        classLocation\n        inHca\n        lengthM\n        parent {\n          id\n          name\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "console/src/pages/AssetsPage.tsx"
     ]
   },
   "13106d1daa4d52b32c91fd43bad965f92bb68fa06af2be4978f2ed4eb09d7408": {
@@ -67,6 +81,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "mutation ScaleOutCreate($input: CreateAssetInput!) {\n  createAsset(input: $input) {\n    id\n    version\n  }\n}",
     "sources": [
       "scripts/scale-out.ts"
+    ]
+  },
+  "14e9fc3705c55b047297c4781a0affd0bccc2d5b4c17a1974e0e74ad39b557be": {
+    "name": "ConsoleRemoveUser",
+    "document": "mutation ConsoleRemoveUser($userId: ID!) {\n  removeUser(userId: $userId)\n}",
+    "sources": [
+      "console/src/pages/UsersPage.tsx"
     ]
   },
   "153b522e73588d15708f75b28e02623eb3903bb150c4cccc5027e0d2cd850e29": {
@@ -179,6 +200,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query ConsoleIliImportStatus($id: ID!) {\n  iliImport(id: $id) {\n    id\n    state\n    failure\n    errorCount\n    progress {\n      done\n      total\n      phase\n    }\n  }\n}",
     "sources": [
       "console/src/pages/IliImportPage.tsx"
+    ]
+  },
+  "406b1042889854c9292aab099fb325a6f4fa80ea6ce02f76805e565009dd4cdb": {
+    "name": "ConsoleTenantUsers",
+    "document": "query ConsoleTenantUsers($emailContains: String, $role: Role, $first: Int, $after: String) {\n  tenantUsers(\n    emailContains: $emailContains\n    role: $role\n    first: $first\n    after: $after\n  ) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        email\n        role\n        createdAt\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/UsersPage.tsx"
     ]
   },
   "41fe4af89c6dcb3aca8cf29bd948563dd5dce12d3dd504396e953acf497b60cc": {
@@ -371,6 +399,13 @@ export const trustedDocuments: TrustedDocuments = {
       "scripts/scale-out.ts"
     ]
   },
+  "9a27eb2547a804b612a536cfd6a1c367c2c1912019b4ead2cc317bc2d37552f5": {
+    "name": "ConsoleSignOutEverywhere",
+    "document": "mutation ConsoleSignOutEverywhere {\n  signOutEverywhere\n}",
+    "sources": [
+      "console/src/pages/AccountPage.tsx"
+    ]
+  },
   "a2fdfebfb820a8e9d48ede28e6681a8301f03eb2543a22e1402e689db2912e84": {
     "name": "LinepackAsset",
     "document": "query LinepackAsset($id: ID!) {\n  asset(id: $id) {\n    ...AssetFields\n  }\n}\n\nfragment AssetFields on Asset {\n  id\n  type\n  name\n  parent {\n    id\n    name\n    type\n  }\n  status\n  product\n  regulation\n  beginStationM\n  endStationM\n  lengthM\n  outsideDiameterMm\n  wallThicknessMm\n  smysMpa\n  maopKpa\n  classLocation\n  inHca\n  couldAffectHca\n  cathodicallyProtected\n  atmosphericExposure\n  offshore\n  gasOdorized\n  crossing\n  location\n  installedAt\n  version\n  createdAt\n  updatedAt\n}",
@@ -442,6 +477,13 @@ export const trustedDocuments: TrustedDocuments = {
       "mcp-server/src/linepack_mcp/operations/writes.graphql"
     ]
   },
+  "c626828511c485237a00ace847e577f789b03a41c0cdbc3e231a79666a6d776b": {
+    "name": "ConsoleIssuePasswordReset",
+    "document": "mutation ConsoleIssuePasswordReset($userId: ID!) {\n  issuePasswordReset(userId: $userId) {\n    token\n    expiresAt\n  }\n}",
+    "sources": [
+      "console/src/pages/UsersPage.tsx"
+    ]
+  },
   "c8a82bc3e09f9ec2ada15a47b30c38fe7838c6ffbb010165151846a7bfb0c9af": {
     "name": null,
     "document": "query ($id: ID!) {\n  iliImport(id: $id) {\n    id\n    state\n    failure\n    attempts\n    counts {\n      rows\n      features\n      tallyItems\n      rejectedRows\n    }\n    errorCount\n    errors(first: 1000) {\n      rowNumber\n      column\n      rule\n      value\n    }\n    progress {\n      done\n      total\n      phase\n    }\n    run {\n      id\n      status\n    }\n  }\n}",
@@ -491,6 +533,13 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/pages/AssetPage.tsx"
     ]
   },
+  "de53f239c27e23680b84eaf65084e5689d2cb3cc0a96642639aff394ddf0926f": {
+    "name": "ConsoleChangePassword",
+    "document": "mutation ConsoleChangePassword($current: String!, $next: String!) {\n  changePassword(currentPassword: $current, newPassword: $next)\n}",
+    "sources": [
+      "console/src/pages/AccountPage.tsx"
+    ]
+  },
   "e32ae605b4204e58c622c374edd75ed5ecb3b22c9054583f8a06ac7452e4de85": {
     "name": "LinepackDigSheet",
     "document": "query LinepackDigSheet($id: ID!) {\n  measurement(id: $id) {\n    id\n    type\n    observedAt\n    odometerM\n    clockDeg\n    depthPctWt\n    lengthMm\n    widthMm\n    featureType\n    surface\n    runId\n    asset {\n      id\n      name\n      type\n    }\n    iliLocation {\n      runId\n      jointNumber\n      distanceFromUpstreamWeldM\n      upstreamWeld {\n        jointNumber\n        logDistanceM\n        distanceM\n      }\n      downstreamWeld {\n        jointNumber\n        logDistanceM\n        distanceM\n      }\n      upstreamMarker {\n        name\n        kind\n        logDistanceM\n        distanceM\n      }\n      downstreamMarker {\n        name\n        kind\n        logDistanceM\n        distanceM\n      }\n      logDistanceM\n      clockDeg\n    }\n    assessment {\n      ...DigFields\n    }\n  }\n}\n\nfragment DigFields on AnomalyAssessment {\n  measurement {\n    id\n    featureType\n    odometerM\n    clockDeg\n    lengthMm\n    widthMm\n  }\n  asset {\n    id\n    name\n  }\n  runId\n  status\n  overdue\n  responseCategory\n  ruleRef\n  categoryReason\n  discoveredAt\n  repairDueAt\n  depthSource\n  depthPctWt\n  depthWithTolerancePctWt\n  erf\n  safePressureKpa\n  failurePressureKpa\n  remainingLifeYears\n  growthRateMmPerYear\n  assessable\n  notAssessableReason\n  fieldResult {\n    id\n    method\n    examinedAt\n    measuredDepthPctWt\n    measuredLengthMm\n    remainingWallMm\n  }\n  repair {\n    id\n    repairType\n    repairedAt\n  }\n  pressureReductions {\n    id\n    reducedPressureKpa\n    effectiveAt\n    liftedAt\n    inForce\n    inForceDays\n  }\n}",
@@ -503,6 +552,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "{\n  asset(id: \"<segment id>\") {\n    measurements(type: ILI_ANOMALY, from: \"2026-01-01T00:00:00Z\", first: 100) {\n      totalCount\n      edges {\n        node {\n          odometerM\n          depthPctWt\n          lengthMm\n        }\n      }\n      pageInfo {\n        endCursor\n        hasNextPage\n      }\n    }\n  }\n}",
     "sources": [
       "README.md"
+    ]
+  },
+  "e5ab6b32f9518f812bf6d7eafa531003d9261cd03c56d23e875ba6a12f42ba1a": {
+    "name": "ConsoleAddUser",
+    "document": "mutation ConsoleAddUser($input: AddUserInput!) {\n  addUser(input: $input) {\n    user {\n      id\n      email\n      role\n      createdAt\n    }\n    passwordReset {\n      token\n      expiresAt\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/UsersPage.tsx"
     ]
   },
   "e660f5b9be34b6f3ce85d8d1556cf5e90e9bd411ff256e586046107583676a69": {

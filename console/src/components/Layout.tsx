@@ -27,6 +27,8 @@ function SkipLink() {
 /** The signed-in layout: header with the tenant picker, navigation and sign-out. */
 export function Layout({ children }: { children: ReactNode }) {
   const { me, tenantId } = useSession();
+  // Users and the audit log are for tenant administrators only: nobody else is offered pages their scopes refuse.
+  const isAdmin = me?.scopes.includes('admin:*') ?? false;
   const [switching, setSwitching] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [signingOut, setSigningOut] = useState(false);
@@ -60,6 +62,16 @@ export function Layout({ children }: { children: ReactNode }) {
               <li>
                 <Link to="/settings/api-keys">API Keys</Link>
               </li>
+              {isAdmin ? (
+                <>
+                  <li>
+                    <Link to="/settings/users">Users</Link>
+                  </li>
+                  <li>
+                    <Link to="/settings/audit-log">Audit log</Link>
+                  </li>
+                </>
+              ) : null}
             </ul>
           </nav>
           <div className="header-tools">
@@ -90,6 +102,11 @@ export function Layout({ children }: { children: ReactNode }) {
               <span className="user-email" title="Signed in as">
                 {me.email}
               </span>
+            ) : null}
+            {me?.kind === 'USER' ? (
+              <Link to="/settings/account" className="account-link">
+                Account
+              </Link>
             ) : null}
             <button
               type="button"

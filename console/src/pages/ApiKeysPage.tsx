@@ -2,6 +2,8 @@ import { useEffect, useId, useState, type FormEvent } from 'react';
 import { Badge } from '../components/Badge';
 import { Dialog } from '../components/Dialog';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { SecretReveal } from '../components/SecretReveal';
+import { AdminOnly, SettingsNav, useIsAdmin } from '../components/SettingsNav';
 import { messageOf } from '../errors';
 import { formatDate, formatDateTime, humanize } from '../format';
 import { useQuery, useTitle } from '../hooks';
@@ -42,55 +44,20 @@ function keyStatus(key: ApiKey, now: number): 'Active' | 'Revoked' | 'Expired' {
   return 'Active';
 }
 
-/** The secret, shown once: copy it now, it is never shown again. */
-function SecretReveal({ secret, name, heading, onDone }: { secret: string; name: string; heading: boolean; onDone(): void }) {
-  const fieldId = useId();
-  const warningId = useId();
-  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('yes');
-    } catch {
-      const field = document.getElementById(fieldId) as HTMLInputElement | null;
-      field?.focus();
-      field?.select();
-      setCopied('failed');
-    }
-  };
+/** A key's secret, shown once. */
+function KeySecret({ created, heading, onDone }: { created: CreatedApiKey; heading: boolean; onDone(): void }) {
   return (
-    <div className="secret">
-      {heading ? <h3>Your new API key</h3> : null}
-      <p id={warningId} className="warning">
-        <strong>Copy this secret now: it will not be shown again.</strong> Linepack keeps only its hash, so a lost secret cannot be recovered — rotate the key
-        instead. Key: <span className="mono">{name}</span>.
-      </p>
-      <div className="field">
-        <label htmlFor={fieldId}>New API key secret</label>
-        <div className="secret-row">
-          <input
-            id={fieldId}
-            type="text"
-            readOnly
-            value={secret}
-            className="mono"
-            aria-describedby={warningId}
-            spellCheck={false}
-            autoComplete="off"
-            onFocus={(e) => e.target.select()}
-          />
-          <button type="button" className="button" onClick={() => void copy()}>
-            {copied === 'yes' ? 'Copied' : 'Copy'}
-          </button>
-        </div>
-        {copied === 'failed' ? <p className="hint">The browser did not allow copying: the secret is selected, press Ctrl+C (⌘C on a Mac).</p> : null}
-      </div>
-      <div className="dialog-actions">
-        <button type="button" className="button button-primary" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </div>
+    <SecretReveal
+      secret={created.secret}
+      label="New API key secret"
+      heading={heading ? 'Your new API key' : undefined}
+      warning={
+        <>
+          Linepack keeps only its hash, so a lost secret cannot be recovered — rotate the key instead. Key: <span className="mono">{created.apiKey.name}</span>.
+        </>
+      }
+      onDone={onDone}
+    />
   );
 }
 
@@ -141,7 +108,7 @@ function CreateKeyDialog({ maxTier, onClose, onCreated }: { maxTier: Tier | null
   return (
     <Dialog title="Create API Key" onClose={onClose}>
       {created ? (
-        <SecretReveal secret={created.secret} name={created.apiKey.name} heading onDone={onClose} />
+        <KeySecret created={created} heading onDone={onClose} />
       ) : (
         <form onSubmit={submit} noValidate className="form">
           <div className="field">
@@ -258,47 +225,73 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose(
   );
 }
 
-type Open = { kind: 'none' } | { kind: 'create' } | { kind: 'revoke'; key: ApiKey } | { kind: 'rotated'; created: CreatedApiKey; oldName: string };
+/**
+ * Rotation replaces the secret at once: whatever still uses the old one stops working, so the admin confirms knowing
+ * that, and gets the new secret (shown once) right after.
+ */
+function RotateDialog({ apiKey, onClose, onRotated }: { apiKey: ApiKey; onClose(): void; onRotated(created: CreatedApiKey): void }) {
+  const descriptionId = useId();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const rotate = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const data = await graphql<{ rotateApiKey: CreatedApiKey }>(ROTATE_MUTATION, { id: apiKey.id });
+      onRotated(data.rotateApiKey);
+    } catch (err) {
+      setError(`Could not rotate ${apiKey.name}. ${messageOf(err)}`);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={`Rotate ${apiKey.name}?`} role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
+      <div id={descriptionId}>
+        <p>
+          A new secret replaces the one of <span className="mono">{apiKey.name}</span> ({apiKey.prefix}…), with the same name, scopes and tier and the
+          tenant&apos;s default lifetime.
+        </p>
+        <p>
+          <strong>The old secret stops working at once</strong>, at every gateway: anything still using it is refused from its next request until you give it
+          the new secret, which is shown once, next.
+        </p>
+      </div>
+      <ErrorAlert>{error}</ErrorAlert>
+      <div className="dialog-actions">
+        <button type="button" className="button" onClick={onClose} data-cancel>
+          Cancel
+        </button>
+        <button type="button" className="button button-danger" onClick={() => void rotate()} disabled={busy}>
+          Rotate key
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+type Open =
+  | { kind: 'none' }
+  | { kind: 'create' }
+  | { kind: 'revoke'; key: ApiKey }
+  | { kind: 'rotate'; key: ApiKey }
+  | { kind: 'rotated'; created: CreatedApiKey; oldName: string };
 
 export function ApiKeysPage() {
   useTitle('API Keys');
   const { me } = useSession();
-  const isAdmin = me?.scopes.includes('admin:*') ?? false;
+  const isAdmin = useIsAdmin();
   const tenant = me?.tenants.find((t) => t.tenantId === me.tenantId);
   const { data, error, loading, reload } = useQuery<{ apiKeys: ApiKey[] }>(isAdmin ? API_KEYS_QUERY : null);
   const [open, setOpen] = useState<Open>({ kind: 'none' });
-  const [actionError, setActionError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const [rotating, setRotating] = useState<string | null>(null);
   const now = Date.now();
 
-  const rotate = async (key: ApiKey) => {
-    setActionError(null);
-    setNotice(null);
-    setRotating(key.id);
-    try {
-      const result = await graphql<{ rotateApiKey: CreatedApiKey }>(ROTATE_MUTATION, { id: key.id });
-      setOpen({ kind: 'rotated', created: result.rotateApiKey, oldName: key.name });
-      reload();
-    } catch (err) {
-      setActionError(`Could not rotate ${key.name}. ${messageOf(err)}`);
-    } finally {
-      setRotating(null);
-    }
-  };
-
-  if (!isAdmin) {
-    return (
-      <>
-        <h1>API Keys</h1>
-        <Status>Only a tenant administrator can manage API keys.</Status>
-      </>
-    );
-  }
+  if (!isAdmin) return <AdminOnly title="API Keys" what="manage API keys" />;
 
   const keys = data?.apiKeys ?? [];
   return (
     <>
+      <SettingsNav />
       <div className="page-head page-head-actions">
         <div>
           <h1>API Keys</h1>
@@ -312,7 +305,6 @@ export function ApiKeysPage() {
           className="button button-primary"
           onClick={() => {
             setNotice(null);
-            setActionError(null);
             setOpen({ kind: 'create' });
           }}
         >
@@ -320,32 +312,47 @@ export function ApiKeysPage() {
         </button>
       </div>
       {notice ? <Status tone="success">{notice}</Status> : null}
-      <ErrorAlert>{actionError}</ErrorAlert>
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
       {loading && !data ? <Loading what="API keys" /> : null}
       {data ? (
         <div className="table-wrap card card-flush">
-          <table className="table">
+          <table role="table" className="table table-stack">
             <caption>API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Tier</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
+            <thead role="rowgroup">
+              <tr role="row">
+                <th role="columnheader" scope="col">
+                  Name
+                </th>
+                <th role="columnheader" scope="col">
+                  Prefix
+                </th>
+                <th role="columnheader" scope="col">
+                  Scopes
+                </th>
+                <th role="columnheader" scope="col">
+                  Tier
+                </th>
+                <th role="columnheader" scope="col">
+                  Created
+                </th>
+                <th role="columnheader" scope="col">
+                  Last used
+                </th>
+                <th role="columnheader" scope="col">
+                  Expires
+                </th>
+                <th role="columnheader" scope="col">
+                  Status
+                </th>
+                <th role="columnheader" scope="col">
                   <span className="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
-            <tbody>
+            <tbody role="rowgroup">
               {keys.length === 0 ? (
-                <tr>
-                  <td colSpan={9} className="empty">
+                <tr role="row">
+                  <td role="cell" colSpan={9} className="empty">
                     This tenant has no API keys yet. Create one to call the API from a script or server.
                   </td>
                 </tr>
@@ -353,24 +360,34 @@ export function ApiKeysPage() {
                 keys.map((key) => {
                   const status = keyStatus(key, now);
                   return (
-                    <tr key={key.id} className={status === 'Active' ? undefined : 'row-inactive'}>
-                      <th scope="row" className="nowrap">
+                    <tr role="row" key={key.id} className={status === 'Active' ? undefined : 'row-inactive'}>
+                      <th role="rowheader" scope="row" className="nowrap">
                         {key.name}
                       </th>
-                      <td className="mono nowrap">{key.prefix}</td>
-                      <td className="scope-list">
+                      <td role="cell" data-label="Prefix" className="mono nowrap">
+                        {key.prefix}
+                      </td>
+                      <td role="cell" data-label="Scopes" className="scope-list">
                         {key.scopes.map((s) => (
                           <code key={s}>{s}</code>
                         ))}
                       </td>
-                      <td>{humanize(key.tier)}</td>
-                      <td className="nowrap">{formatDate(key.createdAt)}</td>
-                      <td className="nowrap">{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
-                      <td className="nowrap">{key.expiresAt ? formatDate(key.expiresAt) : 'Never'}</td>
-                      <td>
+                      <td role="cell" data-label="Tier">
+                        {humanize(key.tier)}
+                      </td>
+                      <td role="cell" data-label="Created" className="nowrap">
+                        {formatDate(key.createdAt)}
+                      </td>
+                      <td role="cell" data-label="Last used" className="nowrap">
+                        {key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}
+                      </td>
+                      <td role="cell" data-label="Expires" className="nowrap">
+                        {key.expiresAt ? formatDate(key.expiresAt) : 'Never'}
+                      </td>
+                      <td role="cell">
                         <Badge value={status} label={status} />
                       </td>
-                      <td className="actions">
+                      <td role="cell" className="actions">
                         {status === 'Revoked' ? null : (
                           <>
                             {status === 'Active' ? (
@@ -378,8 +395,10 @@ export function ApiKeysPage() {
                                 type="button"
                                 className="button button-small"
                                 aria-label={`Rotate ${key.name}`}
-                                disabled={rotating === key.id}
-                                onClick={() => void rotate(key)}
+                                onClick={() => {
+                                  setNotice(null);
+                                  setOpen({ kind: 'rotate', key });
+                                }}
                               >
                                 Rotate
                               </button>
@@ -390,7 +409,6 @@ export function ApiKeysPage() {
                               aria-label={`Revoke ${key.name}`}
                               onClick={() => {
                                 setNotice(null);
-                                setActionError(null);
                                 setOpen({ kind: 'revoke', key });
                               }}
                             >
@@ -429,12 +447,22 @@ export function ApiKeysPage() {
           }}
         />
       ) : null}
+      {open.kind === 'rotate' ? (
+        <RotateDialog
+          apiKey={open.key}
+          onClose={() => setOpen({ kind: 'none' })}
+          onRotated={(created) => {
+            setOpen({ kind: 'rotated', created, oldName: open.key.name });
+            reload();
+          }}
+        />
+      ) : null}
       {open.kind === 'rotated' ? (
         <Dialog title="Your new API key" onClose={() => setOpen({ kind: 'none' })}>
           <p>
             <span className="mono">{open.oldName}</span> was rotated: its old secret stopped working, and this new one has the same name, scopes and tier.
           </p>
-          <SecretReveal secret={open.created.secret} name={open.created.apiKey.name} heading={false} onDone={() => setOpen({ kind: 'none' })} />
+          <KeySecret created={open.created} heading={false} onDone={() => setOpen({ kind: 'none' })} />
         </Dialog>
       ) : null}
     </>

@@ -480,8 +480,47 @@ function ChildrenSection({ id, name }: { id: string; name: string }) {
   );
 }
 
-/** Pipe fields (diameter, wall, SMYS, MAOP, class) mean something for pipe, not for a rectifier or a test point. */
-const PIPE_TYPES = new Set(['SYSTEM', 'PIPELINE', 'SEGMENT']);
+/**
+ * What an asset's details say depends on what it is: pipe fields (diameter, wall, SMYS, MAOP, class, length) for a
+ * pipeline or segment; for a system what it carries and under which rule; for a component (a rectifier, a valve, a test
+ * point) where it sits and what it belongs to, its readings following below — never a rectifier's "outside diameter".
+ */
+function AssetFacts({ asset }: { asset: NonNullable<AssetData['asset']> }) {
+  const line = asset.type === 'PIPELINE' || asset.type === 'SEGMENT';
+  const component = !line && asset.type !== 'SYSTEM';
+  const stations =
+    asset.beginStationM === null && asset.endStationM === null
+      ? null
+      : asset.beginStationM === asset.endStationM
+        ? withUnit(asset.beginStationM, 'm', 0)
+        : `${withUnit(asset.beginStationM, 'm', 0)} – ${withUnit(asset.endStationM, 'm', 0)}`;
+  return (
+    <dl className="facts">
+      {component && asset.parent ? (
+        <Fact label="Part of">
+          <Link to={`/assets/${encodeURIComponent(asset.parent.id)}`}>{asset.parent.name}</Link>
+        </Fact>
+      ) : null}
+      {/* A component carries no product of its own: shown only when one was recorded on it. */}
+      {!component || asset.product ? <Fact label="Product">{humanize(asset.product)}</Fact> : null}
+      {!component || asset.regulation ? <Fact label="Regulation">{regulationLabel(asset.regulation)}</Fact> : null}
+      {line || stations ? <Fact label={component && asset.beginStationM === asset.endStationM ? 'Station' : 'Stations'}>{stations ?? '—'}</Fact> : null}
+      {line ? (
+        <>
+          <Fact label="Length">{withUnit(asset.lengthM, 'm', 0)}</Fact>
+          <Fact label="Outside diameter">{withUnit(asset.outsideDiameterMm, 'mm')}</Fact>
+          <Fact label="Wall thickness">{withUnit(asset.wallThicknessMm, 'mm')}</Fact>
+          <Fact label="SMYS">{withUnit(asset.smysMpa, 'MPa', 0)}</Fact>
+          <Fact label="MAOP">{withUnit(asset.maopKpa, 'kPa', 0)}</Fact>
+          <Fact label="Class location">{asset.classLocation ?? '—'}</Fact>
+        </>
+      ) : null}
+      {asset.type !== 'SYSTEM' ? <Fact label="In HCA">{asset.inHca ? 'Yes' : 'No'}</Fact> : null}
+      <Fact label="Installed">{formatDate(asset.installedAt)}</Fact>
+      <Fact label="Updated">{formatDateTime(asset.updatedAt)}</Fact>
+    </dl>
+  );
+}
 
 export function AssetPage({ id }: { id: string }) {
   const { me } = useSession();
@@ -508,7 +547,6 @@ export function AssetPage({ id }: { id: string }) {
       </>
     );
   }
-  const pipe = PIPE_TYPES.has(asset.type);
   const line = asset.type === 'PIPELINE' || asset.type === 'SEGMENT';
   return (
     <>
@@ -540,28 +578,7 @@ export function AssetPage({ id }: { id: string }) {
         ) : null}
       </div>
       <section aria-label="Asset details" className="card">
-        <dl className="facts">
-          <Fact label="Product">{humanize(asset.product)}</Fact>
-          <Fact label="Regulation">{regulationLabel(asset.regulation)}</Fact>
-          <Fact label="Stations">
-            {asset.beginStationM !== null || asset.endStationM !== null
-              ? `${withUnit(asset.beginStationM, 'm', 0)} – ${withUnit(asset.endStationM, 'm', 0)}`
-              : '—'}
-          </Fact>
-          {pipe ? (
-            <>
-              <Fact label="Length">{withUnit(asset.lengthM, 'm', 0)}</Fact>
-              <Fact label="Outside diameter">{withUnit(asset.outsideDiameterMm, 'mm')}</Fact>
-              <Fact label="Wall thickness">{withUnit(asset.wallThicknessMm, 'mm')}</Fact>
-              <Fact label="SMYS">{withUnit(asset.smysMpa, 'MPa', 0)}</Fact>
-              <Fact label="MAOP">{withUnit(asset.maopKpa, 'kPa', 0)}</Fact>
-              <Fact label="Class location">{asset.classLocation ?? '—'}</Fact>
-            </>
-          ) : null}
-          <Fact label="In HCA">{asset.inHca ? 'Yes' : 'No'}</Fact>
-          <Fact label="Installed">{formatDate(asset.installedAt)}</Fact>
-          <Fact label="Updated">{formatDateTime(asset.updatedAt)}</Fact>
-        </dl>
+        <AssetFacts asset={asset} />
       </section>
       <ChildrenSection id={asset.id} name={asset.name} />
       {line && hasScope(me, 'measurements:read') ? <AlongTheLine assetId={asset.id} withCategory={hasScope(me, 'analytics:read')} /> : null}

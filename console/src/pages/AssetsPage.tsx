@@ -3,15 +3,15 @@ import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { Pager } from '../components/Pager';
 import { formatNumber, humanize, regulationLabel } from '../format';
-import { useConnection, useTitle, type Connection } from '../hooks';
+import { useConnection, useSettled, useTitle, type Connection } from '../hooks';
 import { Link, useRouter } from '../router';
 import { hasScope, useSession } from '../session';
 
 export const ASSET_TYPES = ['SYSTEM', 'PIPELINE', 'SEGMENT', 'VALVE', 'FITTING', 'LAUNCHER_RECEIVER', 'CP_TEST_POINT', 'RECTIFIER', 'STATION'] as const;
 const ASSET_STATUSES = ['PLANNED', 'ACTIVE', 'IDLE', 'ABANDONED'] as const;
 
-export const ASSET_LIST_QUERY = `query ConsoleAssetList($filter: AssetFilter, $first: Int, $after: String) {
-  assets(filter: $filter, first: $first, after: $after) {
+export const ASSET_LIST_QUERY = `query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrder, $first: Int, $after: String) {
+  assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
     edges { node { id name type status regulation classLocation inHca lengthM parent { id name } } }
@@ -32,20 +32,44 @@ export interface AssetRow {
 
 export const pickAssets = (d: { assets: Connection<AssetRow> }) => d.assets;
 
-/** Waits until typing pauses, so each keystroke does not become a request. */
-function useSettled<T>(value: T, ms = 250): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
-}
+const REGULATIONS = ['CFR_192', 'CFR_195'] as const;
+const CLASS_LOCATIONS = ['1', '2', '3', '4'] as const;
 
-/** The filters live in the address (?q=&type=&status=&hca=), so a search can be bookmarked, shared and gone back to. */
+/** The orders the API offers (AssetOrder), as a reader names them; `FIELD:DIRECTION` in the select and the address. */
+const SORTS: [string, string][] = [
+  ['NAME:ASC', 'Name, A to Z'],
+  ['NAME:DESC', 'Name, Z to A'],
+  ['TYPE:ASC', 'Type'],
+  ['STATUS:ASC', 'Status'],
+  ['CLASS_LOCATION:DESC', 'Class location, 4 to 1'],
+  ['CLASS_LOCATION:ASC', 'Class location, 1 to 4'],
+  ['REGULATION:ASC', 'Regulation'],
+];
+const DEFAULT_SORT = 'NAME:ASC';
+
+/**
+ * The filters and the order live in the address (?q=&type=&status=&hca=&regulation=&class=&sort=), so a search can be
+ * bookmarked, shared and gone back to. A value the page does not offer is dropped rather than sent to the API.
+ */
 function readFilters(search: string) {
   const params = new URLSearchParams(search);
-  return { q: params.get('q') ?? '', type: params.get('type') ?? '', status: params.get('status') ?? '', hca: params.get('hca') ?? '' };
+  const oneOf = (name: string, allowed: readonly string[]) => {
+    const value = params.get(name) ?? '';
+    return allowed.includes(value) ? value : '';
+  };
+  return {
+    q: params.get('q') ?? '',
+    type: oneOf('type', ASSET_TYPES),
+    status: oneOf('status', ASSET_STATUSES),
+    hca: oneOf('hca', ['yes', 'no']),
+    regulation: oneOf('regulation', REGULATIONS),
+    classLocation: oneOf('class', CLASS_LOCATIONS),
+    sort:
+      oneOf(
+        'sort',
+        SORTS.map(([value]) => value),
+      ) || DEFAULT_SORT,
+  };
 }
 
 export function AssetTable({ rows, caption, showParent = true }: { rows: AssetRow[]; caption: string; showParent?: boolean }) {
@@ -109,6 +133,9 @@ export function AssetsPage() {
   const [type, setType] = useState(initial.type);
   const [status, setStatus] = useState(initial.status);
   const [hca, setHca] = useState(initial.hca);
+  const [regulation, setRegulation] = useState(initial.regulation);
+  const [classLocation, setClassLocation] = useState(initial.classLocation);
+  const [sort, setSort] = useState(initial.sort);
   const settledQ = useSettled(q.trim());
   const searchId = useId();
 
@@ -118,24 +145,30 @@ export function AssetsPage() {
     if (type) params.set('type', type);
     if (status) params.set('status', status);
     if (hca) params.set('hca', hca);
+    if (regulation) params.set('regulation', regulation);
+    if (classLocation) params.set('class', classLocation);
+    if (sort !== DEFAULT_SORT) params.set('sort', sort);
     const next = params.toString();
     // The address only: a router navigation would move focus to the page and out of the search box mid-typing.
     if (next !== window.location.search.replace(/^\?/, '')) window.history.replaceState(null, '', `/assets${next ? `?${next}` : ''}`);
-  }, [settledQ, type, status, hca]);
+  }, [settledQ, type, status, hca, regulation, classLocation, sort]);
 
   const filter: Record<string, unknown> = {};
   if (settledQ) filter['nameContains'] = settledQ.slice(0, 100);
   if (type) filter['type'] = type;
   if (status) filter['status'] = status;
   if (hca) filter['inHca'] = hca === 'yes';
+  if (regulation) filter['regulation'] = regulation;
+  if (classLocation) filter['classLocation'] = Number(classLocation);
+  const [field, direction] = sort.split(':');
   const allowed = hasScope(me, 'assets:read');
-  const list = useConnection(allowed ? ASSET_LIST_QUERY : null, { filter }, pickAssets);
+  const list = useConnection(allowed ? ASSET_LIST_QUERY : null, { filter, orderBy: { field, direction } }, pickAssets);
 
   return (
     <>
       <div className="page-head">
         <h1>Assets</h1>
-        <p className="subtitle">Every asset of the tenant, by name. Type part of a name to find it.</p>
+        <p className="subtitle">Every asset of the tenant. Type part of a name to find it; filter and sort below.</p>
       </div>
       {!allowed ? <Status tone="muted">The asset list needs the assets:read scope.</Status> : null}
       <section aria-label="Find assets" className="card">
@@ -172,6 +205,38 @@ export function AssetsPage() {
               <option value="">In or outside</option>
               <option value="yes">In an HCA</option>
               <option value="no">Outside HCAs</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="asset-regulation">Regulation</label>
+            <select id="asset-regulation" value={regulation} onChange={(e) => setRegulation(e.target.value)}>
+              <option value="">Any regulation</option>
+              {REGULATIONS.map((r) => (
+                <option key={r} value={r}>
+                  {regulationLabel(r)}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="asset-class">Class location</label>
+            <select id="asset-class" value={classLocation} onChange={(e) => setClassLocation(e.target.value)}>
+              <option value="">Any class</option>
+              {CLASS_LOCATIONS.map((c) => (
+                <option key={c} value={c}>
+                  Class {c}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="asset-sort">Sort by</label>
+            <select id="asset-sort" value={sort} onChange={(e) => setSort(e.target.value)}>
+              {SORTS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
             </select>
           </div>
         </form>

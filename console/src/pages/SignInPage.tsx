@@ -68,6 +68,9 @@ export function SignInPage() {
           </button>
         </form>
         <p className="hint">
+          <Link to="/sign-in/reset-password">Forgot your password?</Link> An administrator of your tenant gives you a one-time token to set a new one.
+        </p>
+        <p className="hint">
           Have an API key instead? Use it in the <Link to="/explorer">Explorer</Link> without signing in.
         </p>
       </div>

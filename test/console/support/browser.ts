@@ -310,3 +310,15 @@ export async function horizontalOverflow(page: Page): Promise<{ scrollWidth: num
 
 export const DESKTOP = { width: 1440, height: 900 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
+
+/**
+ * What every page a console test visits must pass: a screenshot to look at (.linepack/screenshots/<file>.png), no
+ * broken layout, no sideways page scroll (a phone's page is no wider than its screen), and no axe-core violation.
+ */
+export async function checkPage(page: Page, file: string): Promise<void> {
+  await shot(page, file);
+  await checkLayout(page, file);
+  const { scrollWidth, innerWidth } = await horizontalOverflow(page);
+  if (scrollWidth > innerWidth) throw new Error(`the ${file} page is ${scrollWidth} px wide in a ${innerWidth} px window: it scrolls sideways`);
+  await expectNoAxeViolations(page, file);
+}
