@@ -75,7 +75,7 @@ function readFilters(search: string) {
 export function AssetTable({ rows, caption, showParent = true }: { rows: AssetRow[]; caption: string; showParent?: boolean }) {
   return (
     <div className="table-wrap" tabIndex={0}>
-      <table className="table table-compact">
+      <table className="table table-compact asset-table">
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -172,7 +172,7 @@ export function AssetsPage() {
       </div>
       {!allowed ? <Status tone="muted">The asset list needs the assets:read scope.</Status> : null}
       <section aria-label="Find assets" className="card">
-        <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <form className="filters filters-pairs" role="search" onSubmit={(e) => e.preventDefault()}>
           <div className="field filter-grow">
             <label htmlFor={searchId}>Name contains</label>
             <input id={searchId} type="search" value={q} maxLength={100} autoComplete="off" onChange={(e) => setQ(e.target.value)} />
