@@ -3,6 +3,7 @@ import { messageOf } from '../errors';
 import { Link, useRouter } from '../router';
 import { session, useSession } from '../session';
 import { ErrorAlert } from './Notice';
+import { useIsAdmin } from './SettingsNav';
 
 function Brand() {
   return (
@@ -24,15 +25,35 @@ function SkipLink() {
   );
 }
 
+/**
+ * Signing out of this session: on to the sign-in page once the server has ended it; otherwise still signed in, and
+ * `error` says why (the header's Sign out and the account page's).
+ */
+export function useSignOut(): { signingOut: boolean; error: string | null; signOut(): void } {
+  const { navigate } = useRouter();
+  const [signingOut, setSigningOut] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const signOut = () => {
+    setSigningOut(true);
+    setError(null);
+    void session.signOut().then((failure) => {
+      if (failure === null) return navigate('/sign-in', { replace: true });
+      setSigningOut(false);
+      setError(failure);
+    });
+  };
+  return { signingOut, error, signOut };
+}
+
 /** The signed-in layout: header with the tenant picker, navigation and sign-out. */
 export function Layout({ children }: { children: ReactNode }) {
   const { me, tenantId } = useSession();
   // Users and the audit log are for tenant administrators only: nobody else is offered pages their scopes refuse.
-  const isAdmin = me?.scopes.includes('admin:*') ?? false;
+  const isAdmin = useIsAdmin();
   const [switching, setSwitching] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [signingOut, setSigningOut] = useState(false);
-  const { navigate } = useRouter();
+  const [switchError, setSwitchError] = useState<string | null>(null);
+  const { signingOut, error: signOutError, signOut } = useSignOut();
+  const error = switchError ?? signOutError;
 
   return (
     <>
@@ -83,10 +104,10 @@ export function Layout({ children }: { children: ReactNode }) {
                 onChange={(event) => {
                   const next = event.target.value;
                   setSwitching(true);
-                  setError(null);
+                  setSwitchError(null);
                   session
                     .selectTenant(next)
-                    .catch((err: unknown) => setError(`Could not switch tenant. ${messageOf(err)}`))
+                    .catch((err: unknown) => setSwitchError(`Could not switch tenant. ${messageOf(err)}`))
                     .finally(() => setSwitching(false));
                 }}
               >
@@ -108,19 +129,7 @@ export function Layout({ children }: { children: ReactNode }) {
                 Account
               </Link>
             ) : null}
-            <button
-              type="button"
-              className="button button-quiet sign-out"
-              disabled={signingOut}
-              onClick={() => {
-                setSigningOut(true);
-                void session.signOut().then((failure) => {
-                  if (failure === null) return navigate('/sign-in', { replace: true });
-                  setSigningOut(false);
-                  setError(failure);
-                });
-              }}
-            >
+            <button type="button" className="button button-quiet sign-out" disabled={signingOut} onClick={signOut}>
               Sign out
             </button>
           </div>

@@ -1,6 +1,7 @@
-import { useId, useState, type FormEvent } from 'react';
-import { Dialog } from '../components/Dialog';
+import { useState, type FormEvent } from 'react';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorAlert, Status } from '../components/Notice';
+import { useSignOut } from '../components/Layout';
 import { SettingsNav } from '../components/SettingsNav';
 import { messageOf } from '../errors';
 import { useTitle } from '../hooks';
@@ -12,7 +13,7 @@ const CHANGE_PASSWORD_MUTATION =
 const SIGN_OUT_EVERYWHERE_MUTATION = 'mutation ConsoleSignOutEverywhere { signOutEverywhere }';
 
 /** The password rule as the server applies it (NIST SP 800-63B), said before anyone types. */
-export const PASSWORD_RULE =
+const PASSWORD_RULE =
   '12 to 256 characters of any kind (spaces too), no composition rules. Not a common or breached password, and not containing "linepack" or your email.';
 
 /** Code points, as the server counts them (it also normalises to NFKC, which a browser can do too). */
@@ -26,6 +27,44 @@ export function newPasswordProblem(password: string, confirmation: string): stri
   if (length > 256) return 'The new password can be at most 256 characters long.';
   if (password !== confirmation) return 'The two new passwords are not the same: type it again in both fields.';
   return null;
+}
+
+/** The new password twice, with the rule said before anyone types: where it is changed and where it is set with a token. */
+export function NewPasswordFields({
+  idPrefix,
+  password,
+  again,
+  onPassword,
+  onAgain,
+}: {
+  idPrefix: string;
+  password: string;
+  again: string;
+  onPassword(value: string): void;
+  onAgain(value: string): void;
+}) {
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-new`}>New password</label>
+        <input
+          id={`${idPrefix}-new`}
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => onPassword(e.target.value)}
+          aria-describedby={`${idPrefix}-new-hint`}
+        />
+        <p id={`${idPrefix}-new-hint`} className="hint">
+          {PASSWORD_RULE}
+        </p>
+      </div>
+      <div className="field">
+        <label htmlFor={`${idPrefix}-again`}>New password again</label>
+        <input id={`${idPrefix}-again`} type="password" autoComplete="new-password" value={again} onChange={(e) => onAgain(e.target.value)} />
+      </div>
+    </>
+  );
 }
 
 function ChangePassword() {
@@ -63,24 +102,7 @@ function ChangePassword() {
           <label htmlFor="account-current">Current password</label>
           <input id="account-current" type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} />
         </div>
-        <div className="field">
-          <label htmlFor="account-new">New password</label>
-          <input
-            id="account-new"
-            type="password"
-            autoComplete="new-password"
-            value={next}
-            onChange={(e) => setNext(e.target.value)}
-            aria-describedby="account-new-hint"
-          />
-          <p id="account-new-hint" className="hint">
-            {PASSWORD_RULE}
-          </p>
-        </div>
-        <div className="field">
-          <label htmlFor="account-again">New password again</label>
-          <input id="account-again" type="password" autoComplete="new-password" value={again} onChange={(e) => setAgain(e.target.value)} />
-        </div>
+        <NewPasswordFields idPrefix="account" password={next} again={again} onPassword={setNext} onAgain={setAgain} />
         <p className="hint">Your other sessions (other browsers and devices) end at once; this one stays signed in.</p>
         <ErrorAlert>{error}</ErrorAlert>
         {done ? <Status tone="success">Your password is changed. Your other sessions have ended.</Status> : null}
@@ -95,54 +117,29 @@ function ChangePassword() {
 }
 
 function SignOutEverywhereDialog({ onClose }: { onClose(): void }) {
-  const descriptionId = useId();
   const { navigate } = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const signOut = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await graphql<{ signOutEverywhere: boolean }>(SIGN_OUT_EVERYWHERE_MUTATION);
-    } catch (err) {
-      setError(messageOf(err));
-      setBusy(false);
-      return;
-    }
+    await graphql<{ signOutEverywhere: boolean }>(SIGN_OUT_EVERYWHERE_MUTATION);
     // The server has ended this session too; the page forgets it (its refresh cookie is refused and cleared).
     const failure = await session.signOut('You have signed out everywhere: every session of yours has ended, on every device.');
-    if (failure === null) navigate('/sign-in', { replace: true });
-    else {
-      setError(failure);
-      setBusy(false);
-    }
+    if (failure !== null) throw new Error(failure);
+    navigate('/sign-in', { replace: true });
   };
   return (
-    <Dialog title="Sign out everywhere?" role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
-      <p id={descriptionId}>
+    <ConfirmDialog title="Sign out everywhere?" confirmLabel="Sign out everywhere" onClose={onClose} onConfirm={signOut}>
+      <p>
         Every session of yours ends at once, on every browser and device, this one included: use this when a device is lost or you signed in somewhere you
         should not have. API keys keep working (revoke them under API keys).
       </p>
-      <ErrorAlert>{error}</ErrorAlert>
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={onClose} data-cancel>
-          Cancel
-        </button>
-        <button type="button" className="button button-danger" onClick={() => void signOut()} disabled={busy}>
-          Sign out everywhere
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 
 export function AccountPage() {
   useTitle('Your account');
   const { me } = useSession();
-  const { navigate } = useRouter();
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [signingOut, setSigningOut] = useState(false);
+  const { signingOut, error, signOut } = useSignOut();
   const tenant = me?.tenants.find((t) => t.tenantId === me.tenantId);
 
   if (me?.kind !== 'USER') {
@@ -192,20 +189,7 @@ export function AccountPage() {
         </p>
         <ErrorAlert>{error}</ErrorAlert>
         <div className="button-row">
-          <button
-            type="button"
-            className="button"
-            disabled={signingOut}
-            onClick={() => {
-              setSigningOut(true);
-              setError(null);
-              void session.signOut().then((failure) => {
-                if (failure === null) return navigate('/sign-in', { replace: true });
-                setSigningOut(false);
-                setError(failure);
-              });
-            }}
-          >
+          <button type="button" className="button" disabled={signingOut} onClick={signOut}>
             Sign out
           </button>
           <button type="button" className="button button-danger" onClick={() => setConfirming(true)}>

@@ -1,5 +1,6 @@
-import { useEffect, useId, useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Badge } from '../components/Badge';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { SecretReveal } from '../components/SecretReveal';
@@ -193,35 +194,17 @@ function CreateKeyDialog({ maxTier, onClose, onCreated }: { maxTier: Tier | null
 }
 
 function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose(): void; onRevoked(key: ApiKey): void }) {
-  const descriptionId = useId();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const revoke = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const data = await graphql<{ revokeApiKey: ApiKey }>(REVOKE_MUTATION, { id: apiKey.id });
-      onRevoked(data.revokeApiKey);
-    } catch (err) {
-      setError(messageOf(err));
-      setBusy(false);
-    }
-  };
   return (
-    <Dialog title={`Revoke ${apiKey.name}?`} role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
-      <p id={descriptionId}>
+    <ConfirmDialog
+      title={`Revoke ${apiKey.name}?`}
+      confirmLabel="Revoke key"
+      onClose={onClose}
+      onConfirm={async () => onRevoked((await graphql<{ revokeApiKey: ApiKey }>(REVOKE_MUTATION, { id: apiKey.id })).revokeApiKey)}
+    >
+      <p>
         Anything that uses the key <span className="mono">{apiKey.name}</span> ({apiKey.prefix}…) stops working at once. This cannot be undone.
       </p>
-      <ErrorAlert>{error}</ErrorAlert>
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={onClose} data-cancel>
-          Cancel
-        </button>
-        <button type="button" className="button button-danger" onClick={() => void revoke()} disabled={busy}>
-          Revoke key
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 
@@ -230,42 +213,22 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose(
  * that, and gets the new secret (shown once) right after.
  */
 function RotateDialog({ apiKey, onClose, onRotated }: { apiKey: ApiKey; onClose(): void; onRotated(created: CreatedApiKey): void }) {
-  const descriptionId = useId();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const rotate = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const data = await graphql<{ rotateApiKey: CreatedApiKey }>(ROTATE_MUTATION, { id: apiKey.id });
-      onRotated(data.rotateApiKey);
-    } catch (err) {
-      setError(`Could not rotate ${apiKey.name}. ${messageOf(err)}`);
-      setBusy(false);
-    }
-  };
   return (
-    <Dialog title={`Rotate ${apiKey.name}?`} role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
-      <div id={descriptionId}>
-        <p>
-          A new secret replaces the one of <span className="mono">{apiKey.name}</span> ({apiKey.prefix}…), with the same name, scopes and tier and the
-          tenant&apos;s default lifetime.
-        </p>
-        <p>
-          <strong>The old secret stops working at once</strong>, at every gateway: anything still using it is refused from its next request until you give it
-          the new secret, which is shown once, next.
-        </p>
-      </div>
-      <ErrorAlert>{error}</ErrorAlert>
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={onClose} data-cancel>
-          Cancel
-        </button>
-        <button type="button" className="button button-danger" onClick={() => void rotate()} disabled={busy}>
-          Rotate key
-        </button>
-      </div>
-    </Dialog>
+    <ConfirmDialog
+      title={`Rotate ${apiKey.name}?`}
+      confirmLabel="Rotate key"
+      onClose={onClose}
+      onConfirm={async () => onRotated((await graphql<{ rotateApiKey: CreatedApiKey }>(ROTATE_MUTATION, { id: apiKey.id })).rotateApiKey)}
+    >
+      <p>
+        A new secret replaces the one of <span className="mono">{apiKey.name}</span> ({apiKey.prefix}…), with the same name, scopes and tier and the
+        tenant&apos;s default lifetime.
+      </p>
+      <p>
+        <strong>The old secret stops working at once</strong>, at every gateway: anything still using it is refused from its next request until you give it the
+        new secret, which is shown once, next.
+      </p>
+    </ConfirmDialog>
   );
 }
 

@@ -149,6 +149,14 @@ export function AuditLogPage() {
   if (!isAdmin) return <AdminOnly title="Audit log" what="read the audit log" />;
 
   const narrowed = Object.values(filters).some(Boolean);
+  // The person or key, and the thing, chosen in the table: each said, and each cleared on its own.
+  const narrowedTo: { label: string; clear: string; reset: Partial<Filters> }[] = [];
+  const actor = filters.actorLabel || filters.actorId;
+  const target = filters.targetLabel || filters.targetId;
+  if (filters.actorId) narrowedTo.push({ label: `By ${actor}`, clear: `show events by anyone, not only ${actor}`, reset: { actorId: '', actorLabel: '' } });
+  if (filters.targetId) {
+    narrowedTo.push({ label: `About ${target}`, clear: `show events about anything, not only ${target}`, reset: { targetId: '', targetLabel: '' } });
+  }
   return (
     <>
       <SettingsNav />
@@ -186,34 +194,16 @@ export function AuditLogPage() {
             <input id="audit-through" type="date" value={filters.through} onChange={(e) => set({ through: e.target.value })} />
           </div>
         </form>
-        {filters.actorId || filters.targetId ? (
+        {narrowedTo.length > 0 ? (
           <ul className="chips" aria-label="Narrowed to">
-            {filters.actorId ? (
-              <li>
-                By {filters.actorLabel || filters.actorId}{' '}
-                <button
-                  type="button"
-                  className="button button-small"
-                  aria-label={`Clear: show events by anyone, not only ${filters.actorLabel || filters.actorId}`}
-                  onClick={() => set({ actorId: '', actorLabel: '' })}
-                >
+            {narrowedTo.map((n) => (
+              <li key={n.label}>
+                {n.label}{' '}
+                <button type="button" className="button button-small" aria-label={`Clear: ${n.clear}`} onClick={() => set(n.reset)}>
                   Clear
                 </button>
               </li>
-            ) : null}
-            {filters.targetId ? (
-              <li>
-                About {filters.targetLabel || filters.targetId}{' '}
-                <button
-                  type="button"
-                  className="button button-small"
-                  aria-label={`Clear: show events about anything, not only ${filters.targetLabel || filters.targetId}`}
-                  onClick={() => set({ targetId: '', targetLabel: '' })}
-                >
-                  Clear
-                </button>
-              </li>
-            ) : null}
+            ))}
           </ul>
         ) : null}
         {!filters.actorId && !filters.targetId ? (

@@ -4,7 +4,7 @@ import { ErrorAlert, Status } from '../components/Notice';
 import { describeProblem, networkError, messageOf, type Problem } from '../errors';
 import { useTitle } from '../hooks';
 import { Link } from '../router';
-import { newPasswordProblem, PASSWORD_RULE } from './AccountPage';
+import { NewPasswordFields, newPasswordProblem } from './AccountPage';
 
 /** The token from a link an administrator handed over (#token=…): a fragment never reaches a server or its logs. */
 function tokenFromFragment(): string {
@@ -122,24 +122,7 @@ export function ResetPasswordPage() {
                   </p>
                 ) : null}
               </div>
-              <div className="field">
-                <label htmlFor="reset-new">New password</label>
-                <input
-                  id="reset-new"
-                  type="password"
-                  autoComplete="new-password"
-                  value={password}
-                  onChange={(e) => setPassword(e.target.value)}
-                  aria-describedby="reset-new-hint"
-                />
-                <p id="reset-new-hint" className="hint">
-                  {PASSWORD_RULE}
-                </p>
-              </div>
-              <div className="field">
-                <label htmlFor="reset-again">New password again</label>
-                <input id="reset-again" type="password" autoComplete="new-password" value={again} onChange={(e) => setAgain(e.target.value)} />
-              </div>
+              <NewPasswordFields idPrefix="reset" password={password} again={again} onPassword={setPassword} onAgain={setAgain} />
               <ErrorAlert>{error}</ErrorAlert>
               <button type="submit" className="button button-primary button-block" disabled={busy}>
                 Set password

@@ -1,4 +1,5 @@
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
+import { ConfirmDialog } from '../components/ConfirmDialog';
 import { Dialog } from '../components/Dialog';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { Pager } from '../components/Pager';
@@ -226,55 +227,27 @@ function ChangeRoleDialog({ user, onClose, onChanged }: { user: TenantUser; onCl
 }
 
 function RemoveUserDialog({ user, tenantName, onClose, onRemoved }: { user: TenantUser; tenantName: string; onClose(): void; onRemoved(): void }) {
-  const descriptionId = useId();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await graphql<{ removeUser: boolean }>(REMOVE_MUTATION, { userId: user.id });
-      onRemoved();
-    } catch (err) {
-      setError(messageOf(err));
-      setBusy(false);
-    }
-  };
   return (
-    <Dialog title={`Remove ${user.email}?`} role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
-      <p id={descriptionId}>
+    <ConfirmDialog
+      title={`Remove ${user.email}?`}
+      confirmLabel="Remove user"
+      onClose={onClose}
+      onConfirm={async () => {
+        await graphql<{ removeUser: boolean }>(REMOVE_MUTATION, { userId: user.id });
+        onRemoved();
+      }}
+    >
+      <p>
         {user.email} loses access to {tenantName} at once: their sessions end, and the API keys they created here are revoked. If they belong to no other
         tenant, their account is deleted. This cannot be undone (you can add them again).
       </p>
-      <ErrorAlert>{error}</ErrorAlert>
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={onClose} data-cancel>
-          Cancel
-        </button>
-        <button type="button" className="button button-danger" onClick={() => void remove()} disabled={busy}>
-          Remove user
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 
+/** First the confirmation, then the token it issued (shown once). */
 function ResetPasswordDialog({ user, onClose }: { user: TenantUser; onClose(): void }) {
-  const descriptionId = useId();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const [reset, setReset] = useState<PasswordReset | null>(null);
-  const issue = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const data = await graphql<{ issuePasswordReset: PasswordReset }>(RESET_MUTATION, { userId: user.id });
-      setReset(data.issuePasswordReset);
-    } catch (err) {
-      setError(messageOf(err));
-      setBusy(false);
-    }
-  };
   if (reset) {
     return (
       <Dialog title={`Password reset for ${user.email}`} onClose={onClose}>
@@ -283,21 +256,18 @@ function ResetPasswordDialog({ user, onClose }: { user: TenantUser; onClose(): v
     );
   }
   return (
-    <Dialog title={`Reset the password of ${user.email}?`} role="alertdialog" onClose={onClose} describedBy={descriptionId} initialFocus="[data-cancel]">
-      <p id={descriptionId}>
+    <ConfirmDialog
+      title={`Reset the password of ${user.email}?`}
+      confirmLabel="Issue reset token"
+      tone="primary"
+      onClose={onClose}
+      onConfirm={async () => setReset((await graphql<{ issuePasswordReset: PasswordReset }>(RESET_MUTATION, { userId: user.id })).issuePasswordReset)}
+    >
+      <p>
         You get a one-time token for them to set a new password with (Linepack sends no email). Their password keeps working until they use it; then every
         session of theirs ends. A token issued to them earlier stops working now.
       </p>
-      <ErrorAlert>{error}</ErrorAlert>
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={onClose} data-cancel>
-          Cancel
-        </button>
-        <button type="button" className="button button-primary" onClick={() => void issue()} disabled={busy}>
-          Issue reset token
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 
