@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from conftest import run_cli
 from linepack_mcp import client as linepack_client
-from linepack_mcp import server as linepack_server
+from linepack_mcp import state as linepack_state
 from linepack_mcp.cli import transport_security
 from linepack_mcp.server import GatewayTokenVerifier, build_http_app
 from linepack_mcp.sessions import (
@@ -298,7 +298,7 @@ async def hosted(gateway: Gateway,
     """The HTTP app as `serve --transport streamable-http` builds it, run as uvicorn runs it: its lifespan (the SDK's
     session manager, the idle sweeper) around the requests."""
     real_pool = linepack_client.new_http_pool
-    monkeypatch.setattr(linepack_server, "new_http_pool",
+    monkeypatch.setattr(linepack_state, "new_http_pool",
                         lambda settings: real_pool(settings, transport=httpx.MockTransport(gateway)))
     gate = build_http_app(load_settings(HOSTED, per_request_credentials=True), host="127.0.0.1",
                           transport_security=transport_security("127.0.0.1", 8765, [], []))

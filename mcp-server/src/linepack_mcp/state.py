@@ -1,0 +1,53 @@
+"""Per-process state shared by every tool: the gateway connection pool, the schema cache, the caller's client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from .auth import GatewayTokenVerifier, _request_credential
+from .client import LinepackClient, new_http_pool
+from .schema import SchemaCache
+from .settings import Settings
+
+
+class AppState:
+    """Per-process state: the HTTP connection pool (made in the server's event loop) and the schema cache."""
+
+    def __init__(self, settings: Settings, *, per_request_credentials: bool = False) -> None:
+        self.settings = settings
+        self.per_request_credentials = per_request_credentials
+        self.schema = SchemaCache()
+        self._pool: Any = None
+        self._client: LinepackClient | None = None
+        #: Over HTTP: the credential check at the MCP endpoint, shared by the session limits and the SDK's auth.
+        self.verifier = GatewayTokenVerifier(settings, self.pool) if per_request_credentials else None
+        #: Over HTTP: the session counts and limits /healthz reports (set once the session limits are in place).
+        self.session_health: Callable[[], dict[str, Any]] | None = None
+
+    def pool(self) -> Any:
+        if self._pool is None:
+            self._pool = new_http_pool(self.settings)
+        return self._pool
+
+    @property
+    def client(self) -> LinepackClient:
+        """A client acting with the current caller's credential: the configured key over stdio, the
+        request's own bearer over HTTP."""
+        if not self.per_request_credentials:
+            if self._client is None:
+                self._client = LinepackClient(self.settings, http=self.pool())
+            return self._client
+        credential = _request_credential.get()
+        if credential is None:
+            raise ToolError("This MCP request carries no Linepack credential: send 'Authorization: Bearer <your "
+                            "Linepack API key or access token>' with every request.")
+        return LinepackClient(self.settings, credential=credential, http=self.pool())
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
+            self._client = None

@@ -1,0 +1,205 @@
+"""The tools that change data, offered only with LINEPACK_MCP_WRITES=on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..client import LinepackGraphQLError
+from ..models import (
+    AnomalyFeatureType,
+    AnomalySurface,
+    Asset,
+    AssetStatus,
+    AssetType,
+    Crossing,
+    MeasurementSource,
+    MeasurementType,
+    MeasurementUnit,
+    Product,
+    RecordResult,
+    Regulation,
+)
+from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _utc
+
+MAX_BATCH = 1000
+RECORD_LISTED = 20  # a batch up to this size answers every id and key; a larger one, counts and duplicates
+
+
+def _compliance_attributes(could_affect_hca: bool | None, cathodically_protected: bool | None,
+                           atmospheric_exposure: bool | None, offshore: bool | None, gas_odorized: bool | None,
+                           crossing: str | None) -> dict[str, Any]:
+    """The asset attributes the compliance rules read, in the API's names (create and update share them)."""
+    return {"couldAffectHca": could_affect_hca, "cathodicallyProtected": cathodically_protected,
+            "atmosphericExposure": atmospheric_exposure, "offshore": offshore, "gasOdorized": gas_odorized,
+            "crossing": crossing}
+
+
+class MeasurementIn(BaseModel):
+    """One measurement to record; the fields of the API's MeasurementInput."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    assetId: str = Field(description="The asset observed.")
+    type: MeasurementType = Field(description="What was measured or inspected.")
+    observedAt: datetime = Field(description="When it was observed, ISO 8601 (UTC if no offset).")
+    source: MeasurementSource = Field(description="Where it comes from: ILI, FIELD, SCADA or LAB.")
+    idempotencyKey: str | None = Field(
+        default=None,
+        description="Unique per tenant; sending the same key again stores nothing new. Omit it and "
+        "a key is derived from the item's content, so retrying the same call never duplicates.",
+    )
+    stationM: float | None = Field(default=None, description="Station (chainage), metres along the pipeline.")
+    value: float | None = Field(default=None, description="The reading, in `unit`.")
+    unit: MeasurementUnit | None = Field(default=None, description="The unit of `value`.")
+    runId: str | None = Field(default=None, description="ILI: the run it belongs to.")
+    featureType: AnomalyFeatureType | None = Field(default=None, description="ILI anomalies: METAL_LOSS, DENT, ...")
+    surface: AnomalySurface | None = Field(default=None, description="ILI anomalies: EXTERNAL, INTERNAL or MID_WALL.")
+    odometerM: float | None = Field(default=None, description="ILI anomalies: the tool's odometer, metres.")
+    clockDeg: float | None = Field(default=None, ge=0, le=360, description="Degrees clockwise from top of pipe.")
+    depthPctWt: float | None = Field(default=None, ge=0, le=100, description="Depth, % of wall thickness.")
+    lengthMm: float | None = Field(default=None, ge=0, description="Axial length, mm.")
+    widthMm: float | None = Field(default=None, ge=0, description="Circumferential width, mm.")
+
+    def to_input(self) -> dict[str, Any]:
+        d = self.model_dump(exclude_none=True)
+        d["observedAt"] = _utc(self.observedAt)
+        if not d.get("idempotencyKey"):
+            content = json.dumps({k: v for k, v in d.items() if k != "idempotencyKey"}, sort_keys=True)
+            d["idempotencyKey"] = "mcp-" + hashlib.sha256(content.encode()).hexdigest()[:32]
+        return d
+
+
+def register(kit: Toolkit) -> None:
+    ops, tool, run_write, answer = kit.ops, kit.tool, kit.run_write, kit.answer
+
+    @tool(title="Create an asset (writes data)", annotations=CREATE)
+    async def create_asset(
+        type: Annotated[AssetType, Field(description="What the asset is: SYSTEM, PIPELINE, SEGMENT, VALVE, ...")],
+        name: Annotated[str, Field(min_length=1, description="The asset's name, unique enough for people to find it.")],
+        parent_id: Annotated[str | None, Field(description="The asset it belongs to (a segment's pipeline...).")] = None,
+        status: Annotated[AssetStatus | None, Field(description="Defaults to PLANNED.")] = None,
+        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
+        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
+        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
+        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
+        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
+        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
+                                                             "consequence area (§195.452(a)).")] = None,
+        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
+                                                                   "survey obligations.")] = None,
+        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
+                                                                 "atmospheric corrosion inspection.")] = None,
+        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
+                                                     "instead of every 3 years.")] = None,
+        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
+                                                         "has shorter leakage-survey intervals.")] = None,
+        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
+                                                         "patrol interval.")] = None,
+        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
+        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+    ) -> Annotated[CallToolResult, Asset]:
+        """Register a new asset in the tenant. This WRITES data: confirm with the user first."""
+        data = await run_write(
+            ops["LinepackCreateAsset"],
+            {"input": _drop_none({
+                "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
+                "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
+                "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm,
+                "smysMpa": smys_mpa, "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca,
+                **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
+                                         gas_odorized, crossing),
+                "location": location, "installedAt": _utc(installed_at),
+            })},
+        )
+        return answer(Asset.model_validate(data["createAsset"]))
+
+    @tool(title="Update an asset (writes data)", annotations=UPDATE)
+    async def update_asset(
+        asset_id: Annotated[str, Field(description="The asset to change.")],
+        version: Annotated[int, Field(description="The asset's current version, from get_asset; a stale "
+                                                  "version fails with CONFLICT instead of overwriting.")],
+        name: Annotated[str | None, Field(min_length=1, description="A new name.")] = None,
+        parent_id: Annotated[str | None, Field(description="The asset it now belongs to.")] = None,
+        status: Annotated[AssetStatus | None, Field(description="PLANNED -> ACTIVE <-> IDLE; any -> ABANDONED, which is final.")] = None,
+        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
+        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
+        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
+        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
+        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
+        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
+        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
+        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
+        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
+        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
+        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
+                                                             "consequence area (§195.452(a)).")] = None,
+        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
+                                                                   "survey obligations.")] = None,
+        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
+                                                                 "atmospheric corrosion inspection.")] = None,
+        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
+                                                     "instead of every 3 years.")] = None,
+        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
+                                                         "has shorter leakage-survey intervals.")] = None,
+        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
+                                                         "patrol interval.")] = None,
+        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
+        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+    ) -> Annotated[CallToolResult, Asset]:
+        """Change an asset's attributes; omitted fields keep their value. This WRITES data and can
+        overwrite values or abandon an asset for good: confirm with the user first."""
+        changes = _drop_none({
+            "name": name, "parentId": parent_id, "status": status, "product": product, "regulation": regulation,
+            "beginStationM": begin_station_m, "endStationM": end_station_m,
+            "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm, "smysMpa": smys_mpa,
+            "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca, "location": location,
+            **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
+                                     gas_odorized, crossing),
+            "installedAt": _utc(installed_at),
+        })
+        if not changes:
+            raise ToolError("Nothing to change: give at least one field to update.")
+        try:
+            data = await run_write(
+                ops["LinepackUpdateAsset"],
+                {"id": asset_id, "version": version, "input": changes},
+            )
+        except LinepackGraphQLError as exc:
+            if exc.code == "CONFLICT":
+                raise ToolError(f"{exc.message}. The asset changed since version {version} was read: call "
+                                f"get_asset for the current values and version, then retry.") from None
+            raise
+        return answer(Asset.model_validate(data["updateAsset"]))
+
+    @tool(title="Record measurements (writes data)", annotations=RECORD)
+    async def record_measurements(
+        measurements: Annotated[list[MeasurementIn], Field(min_length=1, max_length=MAX_BATCH,
+                                                           description="Up to 1000 measurements.")],
+    ) -> Annotated[CallToolResult, RecordResult]:
+        """Store measurements or inspection records. Idempotent per item key: items already stored
+        under their idempotencyKey are counted as duplicates, not stored twice. If any item is
+        invalid the whole batch is rejected. This WRITES data: confirm with the user first."""
+        items = [m.to_input() for m in measurements]
+        data = await run_write(ops["LinepackRecord"], {"input": items})
+        r = data["recordMeasurements"]
+        keys = [i["idempotencyKey"] for i in items]
+        listed = len(items) <= RECORD_LISTED
+        return answer(RecordResult(
+            insertedCount=r["insertedCount"], duplicateCount=r["duplicateCount"],
+            ids=r["ids"] if listed else None, idempotencyKeys=keys if listed else None,
+            note=None if listed else (f"{len(items)} items: ids and keys are not listed (a batch of at most "
+                                      f"{RECORD_LISTED} lists them). Retrying the same call stores nothing new; "
+                                      f"list_measurements shows what is stored."),
+        ))
