@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { accessTokenClaims, USER_TOKEN_ALGORITHM, USER_TOKEN_AUDIENCE, USER_TOKEN_ISSUER, type AccessTokenClaims } from './identity';
+import { ADMIN_SCOPE, knownScopes, scopesByRole, type Scope } from './scopes';
 
 /**
  * The rules a user's access token must pass, in one place: the gateway applies them to every request and the auth
@@ -83,4 +84,16 @@ export async function checkAccessToken(
   const selection = selectMembership(claims, requestedTenant);
   if (!selection.ok) return { ok: false, reason: 'tenant_not_allowed', message: selection.reason };
   return { ok: true, claims, membership: selection.membership };
+}
+
+/**
+ * What a user's token grants in its tenant: the role's scopes, narrowed to those the user consented to when the token
+ * carries a `scope` claim (a token issued to an OAuth client, which may do only what the user allowed it, even when
+ * the role holds more). Both the gateway and introspection answer with this.
+ */
+export function tokenScopes(claims: AccessTokenClaims, membership: Membership): Scope[] {
+  const held = scopesByRole[membership.role];
+  if (claims.scope === undefined) return [...held];
+  // admin:* holds every other scope, so an admin's consent to a narrower one is that one alone.
+  return knownScopes(claims.scope.split(' ')).filter((s) => held.includes(s) || held.includes(ADMIN_SCOPE));
 }

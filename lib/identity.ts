@@ -45,6 +45,8 @@ export const accessTokenClaims = z.object({
   iat: z.number().int(),
   /** The sign-in (refresh family) the token belongs to: logging out revokes it at once. */
   sid: z.string().optional(),
+  /** An OAuth client's token (auth's oauth/grants.ts): the scopes the user consented to, space-separated. */
+  scope: z.string().optional(),
   tenants: z.array(z.object({ id: z.string().uuid(), role: z.enum(roles), tier: z.enum(['free', 'pro', 'enterprise']) })),
 });
 export type AccessTokenClaims = z.output<typeof accessTokenClaims>;

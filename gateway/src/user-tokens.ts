@@ -1,9 +1,8 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import type { Membership } from '@linepack/lib/access-tokens';
+import { tokenScopes, type Membership } from '@linepack/lib/access-tokens';
 import type { AccessTokenClaims } from '@linepack/lib/identity';
 import type { Logger } from '@linepack/lib/logger';
-import { scopesByRole } from '@linepack/lib/scopes';
 import { CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
 
 /** An unknown kid triggers a JWKS refetch at most this often, so forged kids cannot hammer the auth service. */
@@ -86,7 +85,7 @@ export function userCredential(claims: AccessTokenClaims, membership: Membership
     subject: claims.sub,
     kind: 'user',
     tenantId: membership.id,
-    scopes: [...scopesByRole[membership.role]],
+    scopes: tokenScopes(claims, membership),
     tier: membership.tier,
     rateLimitKey: `user:${claims.sub}`,
     ...(claims.sid ? { sessionId: claims.sid } : {}),

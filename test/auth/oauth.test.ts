@@ -301,6 +301,35 @@ it('exchanges an MCP-audience token for a gateway token of the same user, tenant
   expect((await json(again))['error']).toBe('invalid_grant');
 });
 
+it('holds a token to the scopes consented, not the whole role: the gateway refuses what the user did not allow', async () => {
+  // An engineer (every read and write scope) lets an application read assets only.
+  const clientId = await register();
+  const direct = await signInWithOAuth(clientId, { resource: stack.gatewayOrigin, scope: 'assets:read' });
+  expect(direct.scope).toBe('assets:read');
+  const asked = (query: string, token: string) => graphql(stack.gatewayUrl, query, { apiKey: token });
+  expect((await asked('{ assets(first: 1) { totalCount } }', direct.access_token)).status).toBe(200);
+  const write = await asked('mutation { createAsset(input: { type: PIPELINE, name: "not allowed" }) { id } }', direct.access_token);
+  expect(write.status).toBe(403);
+  expect(write.body.errors?.[0]?.extensions?.['missingScopes']).toEqual(['assets:write']);
+  const measurements = await asked('{ pipelineSummary { measurementCount } }', direct.access_token);
+  expect(measurements.status).toBe(403);
+  // The same through the MCP server's exchange: the exchanged token keeps the consented scopes.
+  const viaMcp = await signInWithOAuth(clientId, { scope: 'assets:read' });
+  const exchanged = await tokenRequest(
+    {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: viaMcp.access_token,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    },
+    { authorization: `Basic ${Buffer.from(`${encodeURIComponent(mcpResource)}:${exchangeSecret}`).toString('base64')}` },
+  );
+  const gatewayToken = ((await json(exchanged)) as { access_token: string }).access_token;
+  expect((await asked('mutation { createAsset(input: { type: PIPELINE, name: "not allowed" }) { id } }', gatewayToken)).status).toBe(403);
+  // Introspection says the same as the gateway.
+  const introspected = await json(await fetch(`${stack.gatewayOrigin}/auth/introspect`, { headers: { authorization: `Bearer ${gatewayToken}` } }));
+  expect(introspected['scopes']).toEqual(['assets:read']);
+});
+
 it('refuses consent given with an OAuth-issued token: a client cannot approve its own request', async () => {
   const clientId = await register();
   const { challenge } = verifierAndChallenge();

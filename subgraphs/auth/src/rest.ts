@@ -1,6 +1,6 @@
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { clearBrowserSession, CSRF_COOKIE, csrfMatches, REFRESH_COOKIE, requestCookie, sendBrowserSession } from './browser-session';
-import { scopesByRole } from '@linepack/lib/scopes';
+import { tokenScopes } from '@linepack/lib/access-tokens';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { problem } from '@linepack/lib/errors';
@@ -352,7 +352,7 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
       const { claims, membership } = verdict;
       res.json({
         active: true,
-        scopes: [...scopesByRole[membership.role]],
+        scopes: tokenScopes(claims, membership),
         tenant_id: membership.id,
         expires_at: new Date(claims.exp * 1000).toISOString(),
         sub: claims.sub,
