@@ -300,17 +300,18 @@ async def hosted(gateway: Gateway,
     real_pool = linepack_client.new_http_pool
     monkeypatch.setattr(linepack_state, "new_http_pool",
                         lambda settings: real_pool(settings, transport=httpx.MockTransport(gateway)))
-    gate = build_http_app(load_settings(HOSTED, per_request_credentials=True), host="127.0.0.1",
-                          transport_security=transport_security("127.0.0.1", 8765, [], []))
+    app = build_http_app(load_settings(HOSTED, per_request_credentials=True), host="127.0.0.1",
+                         transport_security=transport_security("127.0.0.1", 8765, [], []))
+    gate = app.app  # behind the 401 challenge: the session limits
     to_app, app_receives = anyio.create_memory_object_stream[dict[str, Any]](2)
     app_sends, from_app = anyio.create_memory_object_stream[dict[str, Any]](2)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(gate, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, app_receives.receive,
+        tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, app_receives.receive,
                       app_sends.send)
         await to_app.send({"type": "lifespan.startup"})
         assert (await from_app.receive())["type"] == "lifespan.startup.complete"
         try:
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=own_task(gate)),
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=own_task(app)),
                                          base_url="http://127.0.0.1:8765") as http:
                 yield http, gate
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -12,10 +13,14 @@ from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
 
 from .client import Credential, LinepackClient, LinepackError, LinepackRateLimited, LinepackUnauthenticated
+from .oauth import OAuthResourceServer, looks_like_jwt
 from .operations import operations
-from .sessions import Unverified, _OncePerPeriod, credential_digest
+from .sessions import Unverified, _bearer, _OncePerPeriod, credential_digest
 from .settings import ConfigError, Settings, validate_tenant_id
 
 log = logging.getLogger("linepack_mcp.server")
@@ -28,8 +33,9 @@ _verified_in_request: ContextVar[tuple[str, AccessToken | Unverified | None] | N
     "linepack_verified", default=None)
 
 
-def credential_from_headers(headers: Any) -> Credential | None:
-    """`Authorization: Bearer <Linepack key or access token>` and an optional `X-Tenant-ID` of an HTTP request."""
+def credential_from_headers(headers: Any, oauth: OAuthResourceServer | None = None) -> Credential | None:
+    """`Authorization: Bearer <API key or user token>` and an optional `X-Tenant-ID` of an HTTP request. A user's token
+    (hosted sign-in) is never sent to the gateway: its credential carries the exchange that replaces it."""
     if headers is None:
         return None
     scheme, _, token = (headers.get("authorization") or "").partition(" ")
@@ -39,7 +45,9 @@ def credential_from_headers(headers: Any) -> Credential | None:
     try:
         tenant = validate_tenant_id((headers.get("x-tenant-id") or "").strip() or None)
     except ConfigError:
-        tenant = None  # the gateway answers a malformed tenant with 403 anyway; never guess one
+        tenant = None  # answered 400 at the HTTP layer (SessionGate) before any message gets here; never guess one
+    if oauth is not None and looks_like_jwt(token):
+        return Credential(token, tenant, gateway_token=functools.partial(oauth.gateway_token, token))
     return Credential(token, tenant)
 
 
@@ -50,8 +58,12 @@ class RequestCredentials:
     other's key, and a client that changes its key is served with the new one at once.
     """
 
+    def __init__(self, oauth: OAuthResourceServer | None = None) -> None:
+        self.oauth = oauth
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        token = _request_credential.set(credential_from_headers(getattr(ctx.request, "headers", None)))
+        credential = credential_from_headers(getattr(ctx.request, "headers", None), self.oauth)
+        token = _request_credential.set(credential)
         try:
             return await call_next(ctx)
         finally:
@@ -59,17 +71,21 @@ class RequestCredentials:
 
 
 class GatewayTokenVerifier:
-    """Answers 401 at the MCP endpoint for a credential the gateway rejects, before any session starts.
+    """Answers 401 at the MCP endpoint for a credential that is not good here, before any session starts.
 
-    The gateway stays the only judge: every tool call sends the caller's credential again, so a key
-    revoked after this check is refused there. A positive answer is remembered for `ttl_s` (one
-    `{ me }` request of the caller's budget per period). An inconclusive check (gateway unreachable,
-    5xx, 429) is no 401: it opens no session (the session limits answer 503, see `check`), and in a
+    An API key is judged by the gateway: every tool call sends it again, so a key revoked after this check is
+    refused there. A positive answer is remembered for `ttl_s` (one `{ me }` request of the caller's budget per
+    period). A token (anything shaped like a JWT) is never shown to the gateway: with hosted sign-in on (`oauth`) it
+    must be a user token Linepack issued for this server, and it is exchanged for the gateway's token (a sign-in that
+    has ended fails the exchange: 401); without it, no token is accepted. An inconclusive check (gateway or auth keys
+    unreachable, 5xx, 429) is no 401: it opens no session (the session limits answer 503, see `check`), and in a
     session already open the tools then say what is wrong.
     """
 
-    def __init__(self, settings: Settings, pool: Callable[[], Any], ttl_s: float = 30.0, size: int = 1024) -> None:
+    def __init__(self, settings: Settings, pool: Callable[[], Any], ttl_s: float = 30.0, size: int = 1024,
+                 oauth: OAuthResourceServer | None = None) -> None:
         self.settings = settings
+        self.oauth = oauth
         self._pool = pool
         self.ttl_s = ttl_s
         self.size = size
@@ -99,6 +115,8 @@ class GatewayTokenVerifier:
         return access
 
     async def _verify(self, token: str, digest: str) -> AccessToken | Unverified | None:
+        if looks_like_jwt(token):
+            return await self._verify_user_token(token)
         now = time.monotonic()
         hit = self._known.get(digest)
         if hit and hit[0] > now:
@@ -129,3 +147,72 @@ class GatewayTokenVerifier:
         while len(self._known) > self.size:
             self._known.popitem(last=False)
         return access
+
+    async def _verify_user_token(self, token: str) -> AccessToken | Unverified | None:
+        if self.oauth is None:
+            return None  # no sign-in configured here: a token would have to be passed through, which is not done
+        access = await self.oauth.verify(token)
+        if not isinstance(access, AccessToken):
+            return access
+        try:
+            await self.oauth.gateway_token(token)  # cached: one exchange per token
+        except LinepackUnauthenticated:
+            return None
+        except LinepackError as exc:
+            return Unverified(exc.message)
+        return access
+
+
+class BearerChallenge:
+    """ASGI middleware in front of the MCP endpoint: a request without a credential that is good here is answered 401
+    (and a signed-in user's token granting no scope 403) before a session is counted or the SDK sees it.
+
+    With hosted sign-in the challenge names the protected-resource metadata and the scopes to ask for, which is how a
+    client that knows only this server's URL finds Linepack's authorization server (MCP authorization, RFC 9728 §5.1).
+    The answer to the check is remembered for the rest of the request (`_verified_in_request`), so the session limits
+    and the SDK's own authentication behind this do not check again.
+    """
+
+    def __init__(self, app: Any, verifier: GatewayTokenVerifier, oauth: OAuthResourceServer | None,
+                 path: str = "/mcp") -> None:
+        self.app = app
+        self.verifier = verifier
+        self.oauth = oauth
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self.path or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        token = _bearer(Headers(scope=scope))
+        if token is None:
+            await self._refuse(401, None, "Sign in with Linepack, or send a Linepack API key as "
+                               "'Authorization: Bearer <key>'.", scope, receive, send)
+            return
+        access = await self.verifier.check(token)
+        if access is None:
+            if looks_like_jwt(token):
+                why = ("The token was not issued by Linepack for this MCP server, or it has expired: sign in again."
+                       if self.oauth else
+                       "This server accepts Linepack API keys only; tokens are never passed on to the gateway.")
+            else:
+                why = "Linepack rejected this credential (mistyped, revoked or expired)."
+            await self._refuse(401, "invalid_token", why, scope, receive, send)
+            return
+        if isinstance(access, AccessToken) and looks_like_jwt(token) and not access.scopes:
+            await self._refuse(403, "insufficient_scope", "The sign-in granted no scope this server can use.",
+                               scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, status: int, error: str | None, description: str, scope: Scope, receive: Receive,
+                      send: Send) -> None:
+        # RFC 6750 §3.1: a request that carried no credential gets no error code (nor a description of one).
+        if self.oauth is not None:
+            challenge = await self.oauth.challenge(error, description if error else None)
+        elif error:
+            challenge = f'Bearer error="{error}", error_description="{description}"'
+        else:
+            challenge = 'Bearer realm="linepack-mcp"'
+        body = {"error": error or "invalid_request", "error_description": description}
+        await JSONResponse(body, status_code=status, headers={"WWW-Authenticate": challenge})(scope, receive, send)

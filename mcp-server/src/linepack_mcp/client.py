@@ -15,6 +15,7 @@ import logging
 import random
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,10 +170,24 @@ def clean_errors(errors: Any) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Credential:
-    """Whose request it is: the bearer credential (API key or access token) and the tenant to act in."""
+    """Whose request it is: the bearer credential and the tenant to act in.
+
+    An API key is sent to the gateway as it is. A user's OAuth token (hosted sign-in) is bound to this MCP server and
+    never leaves it: `gateway_token` gives the token the gateway accepts for that user instead (RFC 8693 exchange).
+    """
 
     token: str = field(repr=False)
     tenant_id: str | None = None
+    gateway_token: Callable[[], Awaitable[str]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def signed_in(self) -> bool:
+        """A user signed in with Linepack (OAuth), rather than an API key."""
+        return self.gateway_token is not None
+
+    async def bearer(self) -> str:
+        """What goes in the gateway request's Authorization header."""
+        return await self.gateway_token() if self.gateway_token is not None else self.token
 
 
 def new_http_pool(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
@@ -209,7 +224,8 @@ class LinepackClient:
                 raise ValueError("no credential: LINEPACK_API_KEY is not set and none was given")
             credential = Credential(settings.api_key, settings.tenant_id)
         self.credential = credential
-        self._headers = {"Authorization": f"Bearer {credential.token}"}
+        # The Authorization header is added per request (Credential.bearer): a signed-in user's is exchanged first.
+        self._headers: dict[str, str] = {}
         if credential.tenant_id:
             self._headers["X-Tenant-ID"] = credential.tenant_id
         self._owns_http = http is None
@@ -230,9 +246,10 @@ class LinepackClient:
     async def _send(self, method: str, url: str, *, read_only: bool, **kw: Any) -> tuple[httpx.Response, int]:
         """Send with retries: reads retry 429/502/503/504 honouring Retry-After; writes never retry."""
         attempt = 0
+        headers = {**self._headers, "Authorization": f"Bearer {await self.credential.bearer()}"}
         while True:
             try:
-                response = await self._http.request(method, url, headers=self._headers, **kw)
+                response = await self._http.request(method, url, headers=headers, **kw)
             except httpx.ConnectError as exc:
                 raise self._unreachable(exc, _connect_failure(exc)) from None
             except httpx.TimeoutException as exc:
@@ -278,18 +295,27 @@ class LinepackClient:
         code = ext.get("code") or (body.get("code") if isinstance(body, dict) else None)
 
         if status == 401:
+            remedy = ("Your Linepack sign-in has ended (signed out, or your membership changed): reconnect this MCP "
+                      "server to sign in again." if self.credential.signed_in else
+                      "Check LINEPACK_API_KEY: it may be mistyped, revoked or expired; 'linepack-mcp check' tests it.")
             raise LinepackUnauthenticated(
-                f"Linepack rejected the credential (401 {code or 'UNAUTHENTICATED'}: {server_msg}). "
-                f"Check LINEPACK_API_KEY: it may be mistyped, revoked or expired; 'linepack-mcp check' "
-                f"tests it.",
+                f"Linepack rejected the credential (401 {code or 'UNAUTHENTICATED'}: {server_msg}). {remedy}",
                 status=status, code=code or "UNAUTHENTICATED", request_id=request_id, errors=errors,
             )
         if status == 403:
             missing = [str(s) for s in (ext.get("missingScopes") or [])]
-            if missing:
+            plural = "s" if len(missing) > 1 else ""
+            if missing and self.credential.signed_in:
+                text = (
+                    f"Linepack refused this operation (403 {code or 'FORBIDDEN'}): your sign-in does not grant the "
+                    f"scope{plural} {', '.join(missing)}: you did not allow it, or your role in this tenant does not "
+                    f"hold it. Leave out the fields that need it, or reconnect and allow {' and '.join(missing)} "
+                    f"(a tenant admin can change your role). Server said: {server_msg}"
+                )
+            elif missing:
                 text = (
                     f"Linepack refused this operation (403 {code or 'FORBIDDEN'}): the API key lacks the "
-                    f"scope{'s' if len(missing) > 1 else ''} {', '.join(missing)}. Use a key that carries "
+                    f"scope{plural} {', '.join(missing)}. Use a key that carries "
                     f"{' and '.join(missing)} (a tenant admin can create one), or leave out the fields "
                     f"that need it. Server said: {server_msg}"
                 )

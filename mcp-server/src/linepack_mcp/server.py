@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -18,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__, prompts
-from .auth import GatewayTokenVerifier, RequestCredentials, credential_from_headers
+from .auth import BearerChallenge, GatewayTokenVerifier, RequestCredentials, credential_from_headers
 from .client import LinepackError
 from .operations import operations
 from .sessions import SdkSessions, SessionGate, SessionLimits, SessionTable
@@ -59,9 +60,10 @@ This server is read-only (LINEPACK_MCP_WRITES=off): no tool changes data."""
     return text
 
 
-def build_http_app(settings: Settings, *, host: str, transport_security: Any) -> SessionGate:
-    """The shared server over streamable HTTP: every client acts with its own credential, and sessions are held
-    to the limits per credential and per tenant, the idle timeout and the server-wide cap (sessions.py)."""
+def build_http_app(settings: Settings, *, host: str, transport_security: Any) -> BearerChallenge:
+    """The shared server over streamable HTTP: every client acts with its own credential (an API key, or a user signed
+    in with Linepack: auth.py, oauth.py), and sessions are held to the limits per credential and per tenant, the idle
+    timeout and the server-wide cap (sessions.py)."""
     state = AppState(settings, per_request_credentials=True)
     server = build_server(settings, per_request_credentials=True, state=state)
     app = server.streamable_http_app(
@@ -76,7 +78,7 @@ def build_http_app(settings: Settings, *, host: str, transport_security: Any) ->
     gate = SessionGate(app, SessionTable(SessionLimits.from_settings(settings)), SdkSessions(server.session_manager),
                        state.verifier.check)
     state.session_health = gate.health
-    return gate
+    return BearerChallenge(gate, state.verifier, state.oauth)
 
 
 def build_server(settings: Settings, *, per_request_credentials: bool = False,
@@ -104,11 +106,13 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
     auth: dict[str, Any] = {}
     if per_request_credentials:
         auth = {
-            # Linepack issues the credentials (API keys, and access tokens at /auth/login); this server only
-            # passes each caller's own on to the gateway, which decides what it may see.
-            "auth": AuthSettings(issuer_url=settings.origin, resource_server_url=None),  # type: ignore[arg-type]
+            # Linepack issues the credentials: API keys, passed on to the gateway as they are, and (hosted sign-in)
+            # user tokens bound to this server, exchanged for the gateway's. The protected-resource metadata is served
+            # below (both well-known locations), so the SDK is given no resource_server_url of its own.
+            "auth": AuthSettings(issuer_url=settings.oauth_issuer or settings.origin,  # type: ignore[arg-type]
+                                 resource_server_url=None),
             "token_verifier": state.verifier,
-            "middleware": [RequestCredentials()],
+            "middleware": [RequestCredentials(state.oauth)],
         }
 
     mcp: MCPServer[AppState] = MCPServer(
@@ -133,6 +137,18 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
             if state.session_health is not None:
                 body["sessions"] = state.session_health()
             return JSONResponse(body)
+
+    if state.oauth is not None:
+        oauth = state.oauth
+
+        async def protected_resource(_: Request) -> Response:
+            # Public and read by browser-based clients (the MCP Inspector) from another origin: CORS open to all.
+            return JSONResponse(await oauth.metadata(), headers={"Access-Control-Allow-Origin": "*",
+                                                                 "Cache-Control": "public, max-age=300"})
+
+        # RFC 9728 §3.1 puts it at the resource's path; the MCP spec also has clients try the root.
+        for path in dict.fromkeys((urlsplit(oauth.metadata_url).path, "/.well-known/oauth-protected-resource")):
+            mcp.custom_route(path, methods=["GET"])(protected_resource)
 
     register_all(Toolkit(mcp, settings, state, operations()))
     prompts.register(mcp)

@@ -66,11 +66,25 @@ class Settings:
     max_sessions: int = 1000
     #: A session without a request for this long is closed (an open listening GET stream does not count as use).
     session_idle_timeout_s: float = 900.0
+    # Hosted sign-in with Linepack (OAuth 2.1; streamable HTTP only): this server as a resource server. See oauth.py.
+    #: LINEPACK_MCP_PUBLIC_URL: the MCP endpoint's URL as clients reach it, in canonical form: the resource indicator
+    #: (RFC 8707) tokens for this server are bound to, and what its protected-resource metadata names. None: OAuth off.
+    public_url: str | None = None
+    #: LINEPACK_MCP_OAUTH_ISSUER: the authorization server's issuer (the gateway's public origin).
+    oauth_issuer: str | None = None
+    #: LINEPACK_MCP_OAUTH_EXCHANGE_SECRET: what this server authenticates with at the token endpoint to exchange a
+    #: user's token for a gateway token (RFC 8693); the auth service's OAUTH_PROTECTED_RESOURCES holds the same.
+    oauth_exchange_secret: str | None = field(default=None, repr=False)
 
     @property
     def origin(self) -> str:
         parts = urlsplit(self.api_url)
         return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+    @property
+    def oauth(self) -> bool:
+        """Whether users sign in with Linepack (OAuth) to use this server."""
+        return self.public_url is not None
 
     @property
     def introspect_url(self) -> str:
@@ -186,6 +200,70 @@ def validate_session_limits(per_credential: int, per_tenant: int, total: int) ->
         )
 
 
+def canonical_resource(value: str) -> str:
+    """A resource URL as the authorization server compares it (RFC 8707 §2, RFC 3986 §6.2.2): scheme and host in lower
+    case, no default port, and a bare origin without its trailing slash."""
+    parts = urlsplit(value)
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(scheme)
+    netloc = host if parts.port in (None, default) else f"{host}:{parts.port}"
+    path = "" if parts.path in ("", "/") and not parts.query else parts.path
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
+
+
+def validate_public_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    var = "LINEPACK_MCP_PUBLIC_URL"
+    if _PLACEHOLDER.search(value) or _ANGLE_PLACEHOLDER.match(value):
+        raise ConfigError(_placeholder_hint(var, value))
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.fragment or parts.username:
+        raise ConfigError(f"{var} must be the http(s) URL MCP clients connect to, e.g. https://mcp.example.com/mcp, "
+                          f"without a fragment or credentials (got {value!r})")
+    if parts.scheme.lower() == "http" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
+        raise ConfigError(f"{var} must be https:// (tokens travel to it); http:// is for localhost only "
+                          f"(got {value!r})")
+    if not parts.path.rstrip("/").endswith("/mcp"):
+        raise ConfigError(f"{var} must name the MCP endpoint, which this server serves at /mcp "
+                          f"(e.g. https://mcp.example.com/mcp; got {value!r})")
+    return canonical_resource(value)
+
+
+def _oauth_settings(env: Mapping[str, str], api_url: str) -> dict[str, Any]:
+    """Sign-in with Linepack (streamable HTTP only): off unless LINEPACK_MCP_PUBLIC_URL is set; then the exchange
+    secret is required, and the issuer defaults to the gateway's origin."""
+    public_url = validate_public_url(_get(env, "LINEPACK_MCP_PUBLIC_URL"))
+    secret = _get(env, "LINEPACK_MCP_OAUTH_EXCHANGE_SECRET")
+    issuer = _get(env, "LINEPACK_MCP_OAUTH_ISSUER")
+    if public_url is None:
+        if secret or issuer:
+            raise ConfigError("LINEPACK_MCP_OAUTH_EXCHANGE_SECRET and LINEPACK_MCP_OAUTH_ISSUER need "
+                              "LINEPACK_MCP_PUBLIC_URL, the URL clients reach this server at")
+        return {}
+    if secret is None:
+        raise ConfigError("LINEPACK_MCP_OAUTH_EXCHANGE_SECRET is not set: with LINEPACK_MCP_PUBLIC_URL this server "
+                          "exchanges each user's token for a gateway token and needs the secret the auth service "
+                          "lists for it in OAUTH_PROTECTED_RESOURCES")
+    if _PLACEHOLDER.search(secret) or _ANGLE_PLACEHOLDER.match(secret):
+        raise ConfigError(_placeholder_hint("LINEPACK_MCP_OAUTH_EXCHANGE_SECRET", secret))
+    if len(secret) < 16:
+        raise ConfigError("LINEPACK_MCP_OAUTH_EXCHANGE_SECRET must be at least 16 characters (the auth service "
+                          "refuses shorter ones)")
+    if issuer is None:
+        issuer = Settings(api_url=api_url).origin
+    else:
+        validate_api_url(issuer, "LINEPACK_MCP_OAUTH_ISSUER")
+        parts = urlsplit(issuer)
+        if parts.path not in ("", "/") or parts.query:
+            raise ConfigError(f"LINEPACK_MCP_OAUTH_ISSUER must be the gateway's public origin, e.g. "
+                              f"https://linepack.example.com, with no path (got {issuer!r})")
+        issuer = canonical_resource(issuer)
+    return {"public_url": public_url, "oauth_issuer": issuer, "oauth_exchange_secret": secret}
+
+
 def validate_writes(value: str | None) -> bool:
     if value is None:
         return False
@@ -210,7 +288,7 @@ def load_settings(environ: Mapping[str, str] | None = None, *, per_request_crede
         api_key = validate_api_key(_get(env, "LINEPACK_API_KEY"))
         tenant_id = validate_tenant_id(_get(env, "LINEPACK_TENANT_ID"))
     log_level = validate_log_level(_get(env, "LINEPACK_LOG_LEVEL"))
-    sessions = _session_settings(env) if per_request_credentials else {}
+    sessions = {**_session_settings(env), **_oauth_settings(env, api_url)} if per_request_credentials else {}
     return Settings(
         api_url=api_url,
         api_key=api_key,

@@ -9,6 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from .auth import GatewayTokenVerifier, _request_credential
 from .client import LinepackClient, new_http_pool
+from .oauth import OAuthResourceServer
 from .schema import SchemaCache
 from .settings import Settings
 
@@ -22,8 +23,10 @@ class AppState:
         self.schema = SchemaCache()
         self._pool: Any = None
         self._client: LinepackClient | None = None
+        #: Over HTTP with hosted sign-in (LINEPACK_MCP_PUBLIC_URL): users' tokens checked and exchanged (oauth.py).
+        self.oauth = OAuthResourceServer(settings, self.pool) if per_request_credentials and settings.oauth else None
         #: Over HTTP: the credential check at the MCP endpoint, shared by the session limits and the SDK's auth.
-        self.verifier = GatewayTokenVerifier(settings, self.pool) if per_request_credentials else None
+        self.verifier = GatewayTokenVerifier(settings, self.pool, oauth=self.oauth) if per_request_credentials else None
         #: Over HTTP: the session counts and limits /healthz reports (set once the session limits are in place).
         self.session_health: Callable[[], dict[str, Any]] | None = None
 
