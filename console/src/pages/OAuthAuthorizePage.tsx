@@ -104,14 +104,25 @@ export function OAuthAuthorizePage() {
   }
   const { request } = view;
   const tenants = me?.tenants ?? [];
+  const name = request.client.client_name;
+  const returnHost = new URL(request.redirect_uri).host;
   return (
     <PublicLayout>
-      <div className="sign-in">
-        <h1>Allow {request.client.client_name} to use Linepack as you?</h1>
+      <div className="sign-in consent">
+        <h1>Allow {name} to use Linepack as you?</h1>
         <p>
-          Signed in as <strong>{me?.email}</strong>. {request.client.client_name}
-          {request.client.source === 'metadata_document' ? ` (${request.client.client_id})` : ''} will act as you, within what you choose here.
+          Signed in as <strong>{me?.email}</strong>. {name} will act as you, within what you choose here, at <code>{request.resource}</code>.
         </p>
+        {request.client.source === 'registered' ? (
+          // RFC 7591 registration lets an application call itself anything: say so, as RFC 6819 §4.4.1.4 advises.
+          <p className="warning">
+            Linepack has not verified this name: the application gave it itself. Allow only if you have just started signing in from it.
+          </p>
+        ) : (
+          <p className="hint">
+            The application is identified by <code>{request.client.client_id}</code>.
+          </p>
+        )}
         <form
           className="form"
           onSubmit={(event) => {
@@ -129,20 +140,23 @@ export function OAuthAuthorizePage() {
                 </option>
               ))}
             </select>
+            <p className="hint">It acts in this tenant only.</p>
           </div>
-          <h2>It asks to</h2>
-          {request.scopes === null ? (
-            <p>do everything your role allows in that tenant.</p>
-          ) : (
-            <ul aria-label="Scopes asked">
-              {request.scopes.map((s) => (
-                <li key={s.name}>
-                  <code>{s.name}</code>: {s.description}
-                </li>
-              ))}
-            </ul>
-          )}
-          <p className="hint">Only the scopes your role holds in that tenant are given. It will be sent back to {new URL(request.redirect_uri).host}.</p>
+          <div className="consent-scopes">
+            <h2 id="oauth-scopes">It asks to</h2>
+            {request.scopes === null ? (
+              <p>do everything your role allows in that tenant.</p>
+            ) : (
+              <ul aria-labelledby="oauth-scopes">
+                {request.scopes.map((s) => (
+                  <li key={s.name}>
+                    {s.description} <code>{s.name}</code>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <p className="hint">Of these, it gets only what your role holds in the tenant you choose.</p>
+          </div>
           <ErrorAlert>{error}</ErrorAlert>
           <button type="submit" className="button button-primary button-block" disabled={busy || !chosenTenant}>
             Allow
@@ -150,6 +164,7 @@ export function OAuthAuthorizePage() {
           <button type="button" className="button button-block" disabled={busy} onClick={() => void decide(false)}>
             Deny
           </button>
+          <p className="hint">Either way you go back to {returnHost}.</p>
         </form>
       </div>
     </PublicLayout>
