@@ -4,6 +4,7 @@ Linepack credential. Two SDK clients with keys of two tenants each see only thei
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -111,3 +112,39 @@ def test_listening_beyond_localhost_needs_allowed_hosts(stack: Stack):
     assert proc.returncode == 2 and "--allowed-host" in proc.stderr
 
 
+
+
+async def test_a_user_access_token_is_never_passed_through_to_the_gateway(http_server: str, stack: Stack):
+    """Without sign-in configured the server takes API keys only: a user's gateway token (from /auth/login) is
+    refused here, not forwarded (MCP authorization: servers "MUST NOT accept or transit any other tokens")."""
+    login = httpx.post(f"{stack.dev['authUrl']}/auth/login", json=stack.dev["user"], timeout=30)
+    token = login.json()["access_token"]
+    assert httpx.post(stack.gateway_url, json={"query": "{ me { id } }"},
+                      headers={"Authorization": f"Bearer {token}"}, timeout=30).status_code == 200
+    async with httpx.AsyncClient(timeout=30) as http:
+        refused = await http.post(f"{http_server}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                  headers={"Accept": "application/json, text/event-stream",
+                                           "Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    assert "never passed on" in refused.json()["error_description"]
+
+
+async def test_health_and_readiness_follow_the_gateway(http_server: str, stack: Stack, tmp_path):
+    async with httpx.AsyncClient(timeout=30) as http:
+        ready = await http.get(f"{http_server}/readyz")
+        assert ready.status_code == 200 and ready.json()["status"] in ("ready", "degraded")
+        assert ready.json()["gateway"]["status"] == ready.json()["status"]
+        health = (await http.get(f"{http_server}/healthz")).json()
+        assert health["readiness"]["gateway"] == ready.json()["gateway"]["status"] and health["signIn"] == "off"
+    # A server whose gateway is down: alive (restarting it would not help), not ready (503), and says why.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with start_http_server(stack, tmp_path / "down.log", LINEPACK_API_URL=f"http://127.0.0.1:{port}/graphql") as (base, _):
+        async with httpx.AsyncClient(timeout=30) as http:
+            down = await http.get(f"{base}/readyz")
+            assert down.status_code == 503 and down.json()["status"] == "unavailable"
+            assert "unreachable" in down.json()["gateway"]["reason"]
+            alive = await http.get(f"{base}/healthz")
+            assert alive.status_code == 200 and alive.json()["readiness"]["status"] == "unavailable"

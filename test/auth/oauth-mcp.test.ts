@@ -285,6 +285,9 @@ it('answers an unauthenticated client 401 naming its protected-resource metadata
   expect(challenge).not.toContain('error=');
   expect(challenge).toMatch(/scope="[^"]*assets:read[^"]*"/);
   expect(challenge).not.toMatch(/scope="[^"]*(write|admin)/);
+  // Readiness covers sign-in: the authorization server's metadata names the configured issuer, and its keys are readable.
+  const ready = (await (await fetch(`${mcp.origin}/readyz`)).json()) as { signIn: { status: string; issuer: string } };
+  expect(ready.signIn).toMatchObject({ status: 'ready', issuer: stack.gatewayOrigin });
   for (const url of [metadataUrl, `${mcp.origin}/.well-known/oauth-protected-resource`]) {
     const metadata = (await (await fetch(url)).json()) as Record<string, unknown>;
     expect(metadata).toMatchObject({ resource: mcp.url, authorization_servers: [stack.gatewayOrigin], bearer_methods_supported: ['header'] });

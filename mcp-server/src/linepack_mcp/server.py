@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from . import __version__, prompts
 from .auth import BearerChallenge, GatewayTokenVerifier, RequestCredentials, credential_from_headers
 from .client import LinepackError
+from .health import Readiness
 from .operations import operations
 from .sessions import SdkSessions, SessionGate, SessionLimits, SessionTable
 from .settings import Settings
@@ -130,13 +131,26 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
     mcp.middleware.append(StrictRequests(mcp, writes=settings.writes, write_tools=WRITE_TOOLS))
 
     if per_request_credentials:
+        readiness = Readiness(settings, state.pool, state.oauth)
+
         @mcp.custom_route("/healthz", methods=["GET"])
         async def healthz(_: Request) -> Response:
+            # Liveness: 200 while this process serves HTTP, whatever the gateway does (restarting this server would
+            # not bring the gateway back); what readiness last saw is shown for a person reading it.
             body: dict[str, Any] = {"status": "ok", "server": "linepack-mcp", "version": __version__,
-                                    "writes": "on" if settings.writes else "off"}
+                                    "writes": "on" if settings.writes else "off",
+                                    "signIn": "on" if state.oauth is not None else "off"}
+            seen = readiness.last
+            if seen is not None:
+                body["readiness"] = {"status": seen["status"], "gateway": seen["gateway"]["status"]}
             if state.session_health is not None:
                 body["sessions"] = state.session_health()
             return JSONResponse(body)
+
+        @mcp.custom_route("/readyz", methods=["GET"])
+        async def readyz(_: Request) -> Response:
+            report = await readiness.report()
+            return JSONResponse(report, status_code=503 if report["status"] == "unavailable" else 200)
 
     if state.oauth is not None:
         oauth = state.oauth
