@@ -274,16 +274,17 @@ def anyio_backend() -> str:
 @asynccontextmanager
 async def mcp_client(
     env: dict[str, str], errlog_path: Path | None = None, command: str | None = None, args: list[str] | None = None,
-    cwd: Path | None = None,
+    cwd: Path | None = None, **client_options: Any,
 ) -> AsyncIterator[Client]:
-    """An MCP client from the SDK that launches linepack-mcp over stdio."""
+    """An MCP client from the SDK that launches linepack-mcp over stdio (`client_options`: the SDK Client's, e.g. an
+    elicitation_callback)."""
     params = StdioServerParameters(command=command or linepack_mcp_exe(), args=args or [], env=env, cwd=cwd)
     if errlog_path is None:
-        async with Client(params) as client:
+        async with Client(params, **client_options) as client:
             yield client
         return
     with open(errlog_path, "w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
+        async with Client(stdio_client(params, errlog=errlog), **client_options) as client:
             yield client
 
 

@@ -61,6 +61,11 @@ def looks_like_jwt(token: str) -> bool:
     return isinstance(header, dict) and "alg" in header
 
 
+def subject_of(token: str) -> str:
+    """The `sub` of a user token already verified (BearerChallenge): whose request it is, across refreshed tokens."""
+    return str(jwt.decode(token, options={"verify_signature": False}).get("sub"))
+
+
 def resource_metadata_url(public_url: str) -> str:
     """RFC 9728 §3.1: /.well-known/oauth-protected-resource inserted between the host and the resource's path."""
     parts = urlsplit(public_url)

@@ -9,7 +9,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from .auth import GatewayTokenVerifier, _request_credential
 from .client import LinepackClient, new_http_pool
-from .oauth import OAuthResourceServer
+from .idempotency import Creations
+from .oauth import OAuthResourceServer, subject_of
+from .sessions import credential_digest
 from .schema import SchemaCache
 from .settings import Settings
 
@@ -29,6 +31,18 @@ class AppState:
         self.verifier = GatewayTokenVerifier(settings, self.pool, oauth=self.oauth) if per_request_credentials else None
         #: Over HTTP: the session counts and limits /healthz reports (set once the session limits are in place).
         self.session_health: Callable[[], dict[str, Any]] | None = None
+        #: What create_asset made, by idempotency key (idempotency.py).
+        self.creations = Creations()
+
+    def caller(self) -> str:
+        """Who the current request acts for, as a key that holds no credential: over stdio the one configured; over
+        HTTP the user a token was issued to, or the digest of an API key; with the tenant asked for."""
+        if not self.per_request_credentials:
+            return "stdio"
+        credential = self.client.credential
+        who = (f"user:{subject_of(credential.token)}" if credential.signed_in
+               else f"key:{credential_digest(credential.token)}")
+        return f"{who}@{credential.tenant_id or ''}"
 
     def pool(self) -> Any:
         if self._pool is None:

@@ -7,11 +7,14 @@ import json
 from datetime import datetime
 from typing import Annotated, Any
 
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..client import LinepackGraphQLError
+from ..client import LinepackError, LinepackGraphQLError
 from ..models import (
     AnomalyFeatureType,
     AnomalySurface,
@@ -26,7 +29,9 @@ from ..models import (
     RecordResult,
     Regulation,
 )
-from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _utc
+from ..idempotency import KeyReused, content_key
+from ..operations import operations
+from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _found_asset, _utc
 
 MAX_BATCH = 1000
 RECORD_LISTED = 20  # a batch up to this size answers every id and key; a larger one, counts and duplicates
@@ -76,6 +81,43 @@ class MeasurementIn(BaseModel):
         return d
 
 
+class ConfirmChange(BaseModel):
+    """What the user answers when asked to allow a change (a form of one checkbox)."""
+
+    confirm: bool = Field(title="Apply this change", description="Allow the change described above.")
+
+
+def describe_update(asset: dict[str, Any], changed: dict[str, Any]) -> str:
+    """The question the user sees: which asset, which values change from what to what, and what cannot be undone."""
+    lines = [f"Update asset {asset.get('name')!r} ({asset.get('type')}, id {asset.get('id')}, version "
+             f"{asset.get('version')})?"]
+    for argument, value in sorted(changed.items()):
+        head, *rest = argument.split("_")
+        field = head + "".join(part.title() for part in rest)  # the API's name: maop_kpa -> maopKpa
+        before = (asset.get("parent") or {}).get("id") if field == "parentId" else asset.get(field)
+        lines.append(f"- {field}: {before if before is not None else '(not set)'} -> {value}")
+    if changed.get("status") == "ABANDONED":
+        lines.append("ABANDONED is final: the asset can never be made active again.")
+    return "\n".join(lines)
+
+
+async def confirm_update(asset_id: str, ctx: Context) -> Elicit[ConfirmChange] | ConfirmChange:
+    """Asks the user, through the client, before update_asset overwrites anything (MCP elicitation; the SDK sends it
+    mid-call or, from protocol 2026-07-28, as an input-required round). A client that cannot ask is not asked: the
+    tool's destructiveHint and the instructions leave the confirmation to the model."""
+    capabilities = ctx.client_capabilities
+    arguments = dict((ctx.request_context.params or {}).get("arguments") or {})
+    changed = {k: v for k, v in arguments.items() if k not in ("asset_id", "version") and v is not None}
+    if capabilities is None or capabilities.elicitation is None or not changed:
+        return ConfirmChange(confirm=True)
+    state = ctx.request_context.lifespan_context
+    try:
+        data = await state.client.query_data(operations()["LinepackAsset"], {"id": asset_id})
+    except LinepackError as exc:
+        raise ToolError(exc.message) from exc
+    return Elicit(describe_update(_found_asset(data, asset_id), changed), ConfirmChange)
+
+
 def register(kit: Toolkit) -> None:
     ops, tool, run_write, answer = kit.ops, kit.tool, kit.run_write, kit.answer
 
@@ -109,21 +151,45 @@ def register(kit: Toolkit) -> None:
                                                          "patrol interval.")] = None,
         location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
         installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+        idempotency_key: Annotated[str | None, Field(
+            min_length=1, max_length=200,
+            description="Makes the call safe to repeat: the same key answers the asset its first call created, "
+                        "and creates nothing new (for 24 hours). Omit it and a key is derived from the call's "
+                        "content, so repeating the very same call never creates a second asset; give a new key to "
+                        "create a second asset with identical values on purpose.")] = None,
     ) -> Annotated[CallToolResult, Asset]:
-        """Register a new asset in the tenant. This WRITES data: confirm with the user first."""
-        data = await run_write(
-            ops["LinepackCreateAsset"],
-            {"input": _drop_none({
-                "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
-                "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
-                "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm,
-                "smysMpa": smys_mpa, "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca,
-                **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
-                                         gas_odorized, crossing),
-                "location": location, "installedAt": _utc(installed_at),
-            })},
-        )
-        return answer(Asset.model_validate(data["createAsset"]))
+        """Register a new asset in the tenant. This WRITES data: confirm with the user first. Repeating a call (same
+        idempotency_key, or the same values without one) answers the asset already created (alreadyCreated: true)."""
+        values = _drop_none({
+            "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
+            "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
+            "outsideDiameterMm": outside_diameter_mm, "wallThicknessMm": wall_thickness_mm,
+            "smysMpa": smys_mpa, "maopKpa": maop_kpa, "classLocation": class_location, "inHca": in_hca,
+            **_compliance_attributes(could_affect_hca, cathodically_protected, atmospheric_exposure, offshore,
+                                     gas_odorized, crossing),
+            "location": location, "installedAt": _utc(installed_at),
+        })
+        key = idempotency_key or content_key(values)
+        created: dict[str, Any] = {}
+
+        async def create() -> str:
+            data = await run_write(ops["LinepackCreateAsset"], {"input": values})
+            created.update(data["createAsset"])
+            return str(created["id"])
+
+        try:
+            asset_id, made = await kit.state.creations.once(kit.state.caller(), key, values, create)
+        except KeyReused as reused:
+            raise ToolError(f"idempotency_key {key!r} already created asset {reused.asset_id} from different values. "
+                            f"Nothing was created: give a new key to create another asset, or leave the key out."
+                            ) from None
+        if made:
+            return answer(Asset.model_validate({**created, "idempotencyKey": key}))
+        asset = await kit.fetch_asset(asset_id)
+        return answer(Asset.model_validate({
+            **asset, "idempotencyKey": key, "alreadyCreated": True,
+            "note": "An earlier call with this idempotency key created this asset; nothing new was created.",
+        }))
 
     @tool(title="Update an asset (writes data)", annotations=UPDATE)
     async def update_asset(
@@ -157,9 +223,14 @@ def register(kit: Toolkit) -> None:
                                                          "patrol interval.")] = None,
         location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
         installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+        confirmation: Annotated[ElicitationResult[ConfirmChange], Resolve(confirm_update)] = None,  # type: ignore[assignment]
     ) -> Annotated[CallToolResult, Asset]:
         """Change an asset's attributes; omitted fields keep their value. This WRITES data and can
-        overwrite values or abandon an asset for good: confirm with the user first."""
+        overwrite values or abandon an asset for good: confirm with the user first (a client that supports
+        elicitation shows the user the change and asks; nothing is changed unless they allow it)."""
+        if not isinstance(confirmation, AcceptedElicitation) or not confirmation.data.confirm:
+            raise ToolError(f"Nothing was changed: the user did not allow this update of asset {asset_id}. Ask them "
+                            f"what to change instead, or leave the asset as it is.")
         changes = _drop_none({
             "name": name, "parentId": parent_id, "status": status, "product": product, "regulation": regulation,
             "beginStationM": begin_station_m, "endStationM": end_station_m,
