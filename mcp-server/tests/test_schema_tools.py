@@ -46,7 +46,10 @@ def test_every_operation_is_valid_against_the_published_api_schema():
 def test_every_operation_names_the_tools_that_send_it_and_is_sent():
     ops = operations()
     registered = tool_names(writes=True)
-    other_users = {"resource linepack://assets/{asset_id}", "streamable-http credential check"}
+    server = build_server(Settings(api_url="http://localhost:4000/graphql", api_key="lpk_unit", writes=True))
+    resources = [str(r.uri) for r in asyncio.run(server.list_resources())]
+    resources += [t.uri_template for t in asyncio.run(server.list_resource_templates())]
+    other_users = {f"resource {uri}" for uri in resources} | {"streamable-http credential check"}
     for name, op in ops.operations.items():
         assert op.tools, f"{op.file}: {name} has no '# tools:' line above it"
         for tool in op.tools:

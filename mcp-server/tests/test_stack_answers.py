@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from pathlib import Path
@@ -210,3 +212,32 @@ async def test_dig_list_counts_are_the_dig_list_totals_under_the_same_filter(sta
         immediate, _ = await answer(client, "dig_list", {"pipeline_id": seg["id"], "response_categories": ["IMMEDIATE"],
                                                          "first": 1})
         assert immediate["summary"]["byResponseCategory"] == {"IMMEDIATE": big_segment["immediate"]}
+
+
+async def test_a_list_too_long_to_show_is_offered_whole_as_a_csv_resource(stack: Stack, big_segment):
+    """Large results are not pushed through the model: the answer stays within the budget and links a CSV resource
+    holding every item, which the client reads (to save, attach or show) outside the model's context."""
+    seg = big_segment["segment"]
+    async with mcp_client(stack.env()) as client:
+        result = await client.call_tool("list_anomaly_assessments", {"asset_id": seg["id"], "first": 20})
+        assert not result.is_error and estimate_tokens(result.content[0].text) <= BUDGET
+        links = [c for c in result.content if c.type == "resource_link"]
+        uri = f"linepack://assets/{seg['id']}/anomaly-assessments.csv"
+        assert [str(link.uri) for link in links] == [uri] and links[0].mime_type == "text/csv"
+        assert result.structured_content["export"]["uri"] == uri and result.structured_content["export"]["rows"] == 1000
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert "linepack://assets/{asset_id}/anomaly-assessments.csv" in templates
+        read = await client.read_resource(uri)
+        text = read.contents[0].text
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert len(rows) == 1000 and len({r["measurementId"] for r in rows}) == 1000
+        assert sum(1 for r in rows if r["responseCategory"] == "IMMEDIATE") == big_segment["immediate"]
+        assert rows[0]["responseCategory"] == "IMMEDIATE"  # most urgent first, as the tool pages
+        # A list the answer holds whole offers nothing more.
+        few = await client.call_tool("list_anomaly_assessments", {"asset_id": seg["id"], "first": 100,
+                                                                  "response_category": "IMMEDIATE"})
+        assert "export" not in few.structured_content and all(c.type == "text" for c in few.content)
+        measured = await client.call_tool("list_measurements", {"asset_id": seg["id"], "first": 5})
+        m_uri = measured.structured_content["export"]["uri"]
+        m_rows = list(csv.DictReader(io.StringIO((await client.read_resource(m_uri)).contents[0].text)))
+        assert len(m_rows) == 1000 and {r["type"] for r in m_rows} == {"ILI_ANOMALY"}

@@ -72,6 +72,13 @@ class PageInfo(_Model):
     endCursor: str | None = None
 
 
+class CsvExport(_Model):
+    uri: str = Field(description="The resource holding every item as CSV (resources/read).")
+    mimeType: str
+    rows: int = Field(description="How many rows it holds.")
+    use: str
+
+
 class _Page(_Model):
     """What every list tool's answer shares besides its items."""
 
@@ -81,6 +88,9 @@ class _Page(_Model):
     shortened: str | None = Field(
         default=None, description="Set when fewer items than asked for fit the answer's token budget; the next page "
         "continues right after the last item shown.")
+    export: CsvExport | None = Field(
+        default=None, description="When the list is longer than this answer shows (list tools that offer it): every "
+        "item as a CSV resource, to read or hand to the user instead of paging.")
 
 
 class AssetRef(_Model):

@@ -24,9 +24,11 @@ from ..models import (
     StoredAssessment,
 )
 from .kit import (
+    MAX_EXPORT_ROWS,
     MAX_PAGE,
     READ,
     FieldsArg,
+    Export,
     Toolkit,
     ViewArg,
     _asset_ref,
@@ -35,6 +37,7 @@ from .kit import (
     _drop_none,
     _found_asset,
     _select,
+    csv_text,
 )
 
 ASSESSMENT_COMPACT = ("measurementId", "responseCategory", "ruleRef", "repairDueAt", "featureType", "odometerM",
@@ -167,7 +170,18 @@ def register(kit: Toolkit) -> None:
                         compact=ASSESSMENT_COMPACT, key="measurementId")
         return page_answer(AnomalyAssessmentPage, head, conn, items, "list_anomaly_assessments", dict(
             asset_id=asset_id, response_category=response_category, assessable=assessable, view=view, fields=fields,
-            first=first))
+            first=first), export=Export(f"linepack://assets/{asset_id}/anomaly-assessments.csv",
+                                        "anomaly-assessments.csv",
+                                        f"Every assessed ILI anomaly of asset {asset_id}, all categories"))
+
+    @kit.resource("linepack://assets/{asset_id}/anomaly-assessments.csv", name="anomaly-assessments.csv",
+                  title="Anomaly assessments of an asset (CSV)", mime_type="text/csv",
+                  description=f"Every ILI anomaly of a pipe asset as analytics assessed it, most urgent first, one row "
+                              f"each (at most {MAX_EXPORT_ROWS}): what list_anomaly_assessments pages through.")
+    async def anomaly_assessments_csv(asset_id: str) -> str:
+        rows = await kit.export_rows(ops["LinepackAssessments"], {"id": asset_id},
+                                     lambda data: _found_asset(data, asset_id)["anomalyAssessments"], _assessment_item)
+        return csv_text(rows)
 
     @tool(title="Risk of a segment", annotations=READ)
     async def get_segment_risk(

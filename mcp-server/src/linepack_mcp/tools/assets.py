@@ -24,9 +24,11 @@ from ..models import (
 )
 from ..schema import leaf_selection
 from .kit import (
+    MAX_EXPORT_ROWS,
     MAX_PAGE,
     READ,
     FieldsArg,
+    Export,
     Toolkit,
     ViewArg,
     _asset_ref,
@@ -35,6 +37,7 @@ from .kit import (
     _found_asset,
     _select,
     _utc,
+    csv_text,
 )
 
 log = logging.getLogger("linepack_mcp.server")
@@ -192,7 +195,18 @@ def register(kit: Toolkit) -> None:
         return page_answer(MeasurementPage, {"asset": _asset_ref(asset).model_dump(exclude_none=True)}, conn, items,
                            "list_measurements", dict(asset_id=asset_id, type=type, observed_from=_utc(observed_from),
                                                      observed_to=_utc(observed_to), view=view, fields=fields,
-                                                     first=first))
+                                                     first=first),
+                           export=Export(f"linepack://assets/{asset_id}/measurements.csv", "measurements.csv",
+                                         f"Every measurement of asset {asset_id}, all types"))
+
+    @kit.resource("linepack://assets/{asset_id}/measurements.csv", name="measurements.csv",
+                  title="Measurements of an asset (CSV)", mime_type="text/csv",
+                  description=f"Every measurement and inspection record of an asset, newest first, one row each (at "
+                              f"most {MAX_EXPORT_ROWS}): what list_measurements pages through.")
+    async def measurements_csv(asset_id: str) -> str:
+        rows = await kit.export_rows(ops["LinepackMeasurements"], {"id": asset_id},
+                                     lambda data: _found_asset(data, asset_id)["measurements"], lambda node: node)
+        return csv_text(rows)
 
 
     @resource("linepack://assets/{asset_id}", name="asset", title="A Linepack asset",

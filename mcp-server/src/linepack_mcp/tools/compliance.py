@@ -21,9 +21,11 @@ from ..models import (
     Regulation,
 )
 from .kit import (
+    MAX_EXPORT_ROWS,
     MAX_PAGE,
     READ,
     FieldsArg,
+    Export,
     Toolkit,
     ViewArg,
     _asset_ref,
@@ -32,6 +34,7 @@ from .kit import (
     _found_asset,
     _select,
     _utc,
+    csv_text,
 )
 
 COMPLIANCE_COMPACT = ("asset", "obligation", "state", "dueAt", "lastCompletedAt")
@@ -115,4 +118,15 @@ def register(kit: Toolkit) -> None:
                         key="asset")
         return page_answer(ComplianceStatusPage, {}, conn, items, "list_compliance_status", dict(
             state=state, obligation=obligation, regulation=regulation, asset_id=asset_id, as_of=_utc(as_of),
-            due_soon_days=due_soon_days, view=view, fields=fields, first=first))
+            due_soon_days=due_soon_days, view=view, fields=fields, first=first),
+            export=Export("linepack://compliance-status.csv", "compliance-status.csv",
+                          "Every (asset, obligation) row of the tenant as of now, all states"))
+
+    @kit.resource("linepack://compliance-status.csv", name="compliance-status.csv",
+                  title="Compliance status of the tenant (CSV)", mime_type="text/csv",
+                  description=f"Every (asset, obligation) row of the tenant as of now, soonest due first, one row each "
+                              f"(at most {MAX_EXPORT_ROWS}): what list_compliance_status pages through.")
+    async def compliance_status_csv() -> str:
+        rows = await kit.export_rows(ops["LinepackComplianceStatus"], {"days": 30},
+                                     lambda data: data["complianceStatus"], lambda node: node)
+        return csv_text(rows)

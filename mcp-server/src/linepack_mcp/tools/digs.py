@@ -12,9 +12,11 @@ from pydantic import Field
 
 from ..models import DigItem, DigListPage, DigSheet, ResponseCategory
 from .kit import (
+    MAX_EXPORT_ROWS,
     MAX_PAGE,
     READ,
     FieldsArg,
+    Export,
     Toolkit,
     ViewArg,
     _asset_ref,
@@ -23,6 +25,7 @@ from .kit import (
     _drop_none,
     _select,
     _utc,
+    csv_text,
 )
 
 DIG_FIELDS = tuple(DigItem.model_fields)
@@ -116,7 +119,17 @@ def register(kit: Toolkit) -> None:
                         compact=DIG_COMPACT, key="measurementId")
         return page_answer(DigListPage, head, conn, items, "dig_list", dict(
             response_categories=response_categories, due_before=_utc(due_before), pipeline_id=pipeline_id,
-            in_hca=in_hca, include_repaired=include_repaired or None, view=view, fields=fields, first=first))
+            in_hca=in_hca, include_repaired=include_repaired or None, view=view, fields=fields, first=first),
+            export=Export("linepack://dig-list.csv", "dig-list.csv",
+                          "The tenant's whole open dig list (every category with a due date)"))
+
+    @kit.resource("linepack://dig-list.csv", name="dig-list.csv", title="The dig list (CSV)", mime_type="text/csv",
+                  description=f"The tenant's open anomalies that need a response, every category with a due date, "
+                              f"soonest due first, one row each (at most {MAX_EXPORT_ROWS}): what dig_list pages "
+                              f"through unfiltered.")
+    async def dig_list_csv() -> str:
+        rows = await kit.export_rows(ops["LinepackDigList"], {}, lambda data: data["digList"], _assessment_item)
+        return csv_text(rows)
 
     @tool(title="Dig sheet of an anomaly", annotations=READ)
     async def get_dig_sheet(

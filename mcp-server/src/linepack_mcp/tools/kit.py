@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
+import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from ..budget import DEFAULT_RESULT_TOKENS, estimate_tokens, fitting_count, shorten_to_budget, tidy, to_text
@@ -22,6 +26,12 @@ if TYPE_CHECKING:
     from ..state import AppState
 
 MAX_PAGE = 100
+# A CSV resource holds at most this many rows, read from the API this many at a time (its largest page): 10 requests
+# at most, a small share of any tier's rate limit.
+MAX_EXPORT_ROWS = 5000
+EXPORT_PAGE = 500
+# Tokens kept free in a page that may offer its export (the `export` member and the resource link).
+EXPORT_ROOM = 400
 WRITE_TOOLS = ("create_asset", "update_asset", "record_measurements")
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -154,6 +164,53 @@ def _resource_errors(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
 # The credential of the MCP request being handled, when serving over HTTP (set by RequestCredentials).
 
 
+@dataclass(frozen=True)
+class Export:
+    """A list's every item as a CSV resource, offered by a list tool whose answer cannot hold them all: the client
+    reads it (to save, attach or show) without it passing through the model's context."""
+
+    uri: str
+    name: str
+    description: str
+
+    def offer(self, result: CallToolResult, data: dict[str, Any], total: int) -> None:
+        rows = f"{total} rows" if total <= MAX_EXPORT_ROWS else f"the first {MAX_EXPORT_ROWS} of {total} rows"
+        items = data.pop("items", [])
+        data["export"] = {"uri": self.uri, "mimeType": "text/csv", "rows": min(total, MAX_EXPORT_ROWS),
+                          "use": f"{self.description} ({rows}), as CSV: read this resource (or let the user open it) "
+                                 f"instead of paging through them here."}
+        data["items"] = items  # the items stay last, after everything that says what they are
+        result.structured_content = data
+        result.content = [TextContent(type="text", text=to_text(data)),
+                          ResourceLink(type="resource_link", uri=self.uri, name=self.name, mime_type="text/csv",
+                                       description=f"{self.description}, as CSV ({rows})")]
+
+
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    """Rows as CSV: nested objects flattened (asset.id), lists joined with '; ', numbers rounded as in answers."""
+    flat: list[dict[str, Any]] = []
+    for row in tidy(rows, key="items"):
+        out: dict[str, Any] = {}
+
+        def put(prefix: str, value: Any) -> None:
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    put(f"{prefix}.{k}" if prefix else k, v)
+            elif isinstance(value, list):
+                out[prefix] = "; ".join(json.dumps(v) if isinstance(v, (dict, list)) else str(v) for v in value)
+            else:
+                out[prefix] = value
+
+        put("", row)
+        flat.append(out)
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)
+    return buffer.getvalue()
+
+
 class Toolkit:
     """What a tool family's `register` is given: the server to add its tools to, the caller's gateway client (through
     `state`), the operations, and the helpers that size every answer to the budget."""
@@ -191,13 +248,29 @@ class Toolkit:
         data = await self.run_read(self.ops[operation], {"id": asset_id})
         return _found_asset(data, asset_id)
 
+    async def export_rows(self, query: str, variables: dict[str, Any],
+                          connection: Callable[[dict[str, Any]], dict[str, Any]],
+                          item: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every item of a paginated list (at most MAX_EXPORT_ROWS), read EXPORT_PAGE at a time."""
+        rows: list[dict[str, Any]] = []
+        after: str | None = None
+        while len(rows) < MAX_EXPORT_ROWS:
+            conn = connection(await self.run_read(query, {**variables, "first": EXPORT_PAGE, "after": after}))
+            rows.extend(item(edge["node"]) for edge in conn["edges"])
+            if not conn["pageInfo"].get("hasNextPage"):
+                break
+            after = conn["pageInfo"]["endCursor"]
+        return rows[:MAX_EXPORT_ROWS]
+
     def answer(self, model: BaseModel, **kw: Any) -> CallToolResult:
         return _result(model, max_tokens=self.settings.result_tokens, **kw)
 
     def page_answer(self, page_model: type[BaseModel], head: dict[str, Any], conn: dict[str, Any],
-                    items: list[dict[str, Any]], tool: str, same: dict[str, Any]) -> CallToolResult:
+                    items: list[dict[str, Any]], tool: str, same: dict[str, Any],
+                    export: Export | None = None) -> CallToolResult:
         """A page as many items as fit the budget: when fewer than asked for fit, the cursor is the last shown item's
-        own (every edge has one), so the next call continues exactly there."""
+        own (every edge has one), so the next call continues exactly there. With `export`, a list longer than what
+        the answer shows also offers all of it as a CSV resource."""
         budget = self.settings.result_tokens
         edges, info = conn["edges"], conn["pageInfo"]
         tidied = tidy(items, key="items")  # once, not at every step of the search below
@@ -214,7 +287,13 @@ class Toolkit:
                                      f"(fields=[...]) or a filter to see more at once.")
             return {**tidy(body), "items": tidied[:k]}
 
-        fitting = fitting_count(build, len(items), budget)
+        # Room for the export's few lines, so offering it never takes the answer over the budget.
+        room = budget - (EXPORT_ROOM if export is not None else 0)
+        fitting = fitting_count(build, len(items), room)
         data = build(max(fitting, min(1, len(items))))
         page_model.model_validate(data)  # what the output schema promises, checked before it is sent
-        return _fitted(data, budget)
+        result = _fitted(data, room)
+        total = int(conn["totalCount"])
+        if export is not None and total > len(data.get("items", ())):
+            export.offer(result, dict(result.structured_content or data), total)
+        return result
