@@ -26,7 +26,6 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
-import jwt
 from mcp.server.auth.provider import AccessToken
 
 from .client import LinepackError, LinepackUnauthenticated, LinepackUnreachable
@@ -63,6 +62,7 @@ def looks_like_jwt(token: str) -> bool:
 
 def subject_of(token: str) -> str:
     """The `sub` of a user token already verified (BearerChallenge): whose request it is, across refreshed tokens."""
+    import jwt  # PyJWT and cryptography: only a hosted server with sign-in needs them
     return str(jwt.decode(token, options={"verify_signature": False}).get("sub"))
 
 
@@ -158,6 +158,8 @@ class OAuthResourceServer:
     # -- tokens ----------------------------------------------------------------------------------------------------
 
     async def _key(self, kid: str) -> Any:
+        import jwt
+
         now = time.monotonic()
         known = self._keys.get(kid)
         if known is not None and now - self._keys_read < JWKS_MAX_AGE_S:
@@ -176,6 +178,8 @@ class OAuthResourceServer:
     async def verify(self, token: str) -> AccessToken | Unverified | None:
         """The token's user, tenant and scopes when it is a valid access token issued by Linepack for this server;
         None when it is not (answered 401); Unverified when the auth service's keys cannot be read now."""
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

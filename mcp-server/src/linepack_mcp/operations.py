@@ -10,16 +10,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from graphql import (
-    DocumentNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    OperationDefinitionNode,
-    SelectionSetNode,
-    parse,
-    print_ast,
-)
+if TYPE_CHECKING:  # graphql-core is imported when an operation is first needed, not when the server starts
+    from graphql import DocumentNode, FragmentDefinitionNode, OperationDefinitionNode, SelectionSetNode
 
 _TOOLS_LINE = re.compile(r"^#\s*tools:\s*(.+)$")
 
@@ -37,6 +31,8 @@ class OperationLibrary:
     """Operations by name, each sent with exactly the fragments it uses (GraphQL refuses unused ones)."""
 
     def __init__(self, files: dict[str, str]) -> None:
+        from graphql import FragmentDefinitionNode, OperationDefinitionNode, parse
+
         self.operations: dict[str, Operation] = {}
         self._fragments: dict[str, FragmentDefinitionNode] = {}
         for file, text in sorted(files.items()):
@@ -61,6 +57,8 @@ class OperationLibrary:
         into[name] = value
 
     def _fragments_of(self, node: object, seen: dict[str, FragmentDefinitionNode]) -> None:
+        from graphql import FragmentSpreadNode
+
         selection_set: SelectionSetNode | None = getattr(node, "selection_set", None)
         for selection in selection_set.selections if selection_set else ():
             if isinstance(selection, FragmentSpreadNode):
@@ -72,6 +70,8 @@ class OperationLibrary:
                 self._fragments_of(selection, seen)
 
     def document_node(self, name: str) -> DocumentNode:
+        from graphql import DocumentNode
+
         op = self.operations[name].definition
         used: dict[str, FragmentDefinitionNode] = {}
         self._fragments_of(op, used)
@@ -80,6 +80,8 @@ class OperationLibrary:
     def __getitem__(self, name: str) -> str:
         """The operation `name` as a document to send."""
         if name not in self._documents:
+            from graphql import print_ast
+
             self._documents[name] = print_ast(self.document_node(name))
         return self._documents[name]
 
@@ -96,13 +98,30 @@ class OperationLibrary:
         if text.count(opening) != 1:
             raise ValueError(f"{name} has no single top-level {root_field} selection")
         extended = text.replace(opening, f"{opening}    {extra}\n", 1)
+        from graphql import parse
+
         parse(extended)  # a bad `extra` fails here, not at the gateway
         return extended
 
 
 @cache
-def operations() -> OperationLibrary:
+def _library() -> OperationLibrary:
     folder = resources.files("linepack_mcp") / "operations"
     return OperationLibrary({
         entry.name: entry.read_text(encoding="utf-8") for entry in folder.iterdir() if entry.name.endswith(".graphql")
     })
+
+
+class _Deferred:
+    """The library, read and parsed on first use: the tools take it when the server is built, and a stdio start
+    should not wait for graphql-core (a tenth of it) before the SDK answers anyone."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(_library(), name)
+
+    def __getitem__(self, name: str) -> str:
+        return _library()[name]
+
+
+def operations() -> OperationLibrary:
+    return _Deferred()  # type: ignore[return-value]

@@ -7,6 +7,7 @@ HTTP, where `auth.py` says who is calling.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -93,7 +94,7 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppState]) -> AsyncIterator[AppState]:
-        warming = None if per_request_credentials or state.schema.cached is not None else \
+        warming = None if per_request_credentials or state.schema_cached else \
             asyncio.get_running_loop().create_task(_warm_schema(state))
         try:
             yield state
@@ -175,6 +176,8 @@ def build_server(settings: Settings, *, per_request_credentials: bool = False,
 
 async def _warm_schema(state: AppState) -> None:
     """Read the schema while the client is still starting up, so the first tool that needs it does not wait."""
+    # graphql-core imported in a thread: requests are served meanwhile.
+    await asyncio.to_thread(importlib.import_module, "linepack_mcp.schema")
     try:
         await state.schema.get(state.client)
     except LinepackError as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -12,8 +12,10 @@ from .client import LinepackClient, new_http_pool
 from .idempotency import Creations
 from .oauth import OAuthResourceServer, subject_of
 from .sessions import credential_digest
-from .schema import SchemaCache
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .schema import SchemaCache
 
 
 class AppState:
@@ -22,7 +24,7 @@ class AppState:
     def __init__(self, settings: Settings, *, per_request_credentials: bool = False) -> None:
         self.settings = settings
         self.per_request_credentials = per_request_credentials
-        self.schema = SchemaCache()
+        self._schema: SchemaCache | None = None
         self._pool: Any = None
         self._client: LinepackClient | None = None
         #: Over HTTP with hosted sign-in (LINEPACK_MCP_PUBLIC_URL): users' tokens checked and exchanged (oauth.py).
@@ -43,6 +45,19 @@ class AppState:
         who = (f"user:{subject_of(credential.token)}" if credential.signed_in
                else f"key:{credential_digest(credential.token)}")
         return f"{who}@{credential.tenant_id or ''}"
+
+    @property
+    def schema(self) -> SchemaCache:
+        """The API schema, read by introspection (schema.py; graphql-core is imported on first use)."""
+        if self._schema is None:
+            from .schema import SchemaCache
+
+            self._schema = SchemaCache()
+        return self._schema
+
+    @property
+    def schema_cached(self) -> bool:
+        return self._schema is not None and self._schema.cached is not None
 
     def pool(self) -> Any:
         if self._pool is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from graphql import GraphQLError
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -12,15 +11,6 @@ from pydantic import Field
 from ..budget import estimate_tokens, to_text
 from ..client import LinepackClient, LinepackError, LinepackGraphQLError, format_graphql_error
 from ..models import Me, QueryResult, SchemaSearchResult, TypeDescription, ValidationResult, WhoAmI
-from ..schema import (
-    describe_syntax_error,
-    describe_type as describe_schema_type,
-    inspect_document,
-    schema_sdl,
-    search_schema as search_schema_entries,
-    similar_type_names,
-    validate_document,
-)
 from .kit import READ, Toolkit
 
 
@@ -57,6 +47,10 @@ def register(kit: Toolkit) -> None:
         """Run any read-only GraphQL query against the Linepack API (schema: resource
         linepack://schema). Mutations and subscriptions are refused: use the write tools. GraphQL
         errors are returned with their extensions.code; very large results are truncated."""
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from graphql import GraphQLError
+        from ..schema import describe_syntax_error, inspect_document
+
         try:
             info = inspect_document(query)
         except GraphQLError as err:
@@ -101,6 +95,9 @@ def register(kit: Toolkit) -> None:
 
     async def _invalid_query_help(client: LinepackClient, query: str, exc: LinepackGraphQLError) -> str:
         """The gateway hides "did you mean" suggestions; the local validation has them."""
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from ..schema import validate_document
+
         text = f"The query was refused: {exc.message}."
         try:
             local = validate_document(await state.schema.get(client), query)
@@ -122,6 +119,9 @@ def register(kit: Toolkit) -> None:
         scopes they need and whether they are deprecated), arguments and enum values whose name or
         description contains all the words, name matches first. Use it to write a graphql_query; then
         describe_type for a type's fields and validate to check the query."""
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from ..schema import search_schema as search_schema_entries
+
         client = state.client
         schema_now = await state.schema.get(client)
         scopes = await state.schema.scopes(client)
@@ -140,6 +140,9 @@ def register(kit: Toolkit) -> None:
         """One type of the Linepack GraphQL schema: its fields with their types, arguments (with defaults),
         descriptions, the scopes each needs and deprecations; or an input type's fields, or an enum's
         values; and a selection of its scalar fields to start a query from. 'Query' lists the entry points."""
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from ..schema import describe_type as describe_schema_type, similar_type_names
+
         client = state.client
         schema_now = await state.schema.get(client)
         described = describe_schema_type(schema_now, await state.schema.scopes(client), name.strip())
@@ -155,6 +158,10 @@ def register(kit: Toolkit) -> None:
     ) -> Annotated[CallToolResult, ValidationResult]:
         """Check a GraphQL document against the Linepack schema without running it: syntax, fields,
         arguments and types. Also says whether graphql_query would accept it (queries only)."""
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from graphql import GraphQLError
+        from ..schema import inspect_document, validate_document
+
         try:
             info = inspect_document(query)
         except GraphQLError as err:
@@ -173,4 +180,7 @@ def register(kit: Toolkit) -> None:
                   description="The composed API schema of the gateway, as SDL (by introspection).",
                   mime_type="text/plain")
     async def schema_resource() -> str:
+        # graphql-core is imported when a schema tool is first used, not at start-up
+        from ..schema import schema_sdl
+
         return schema_sdl(await state.schema.get(state.client))

@@ -7,7 +7,6 @@ import logging
 from datetime import datetime
 from typing import Annotated, Any
 
-from graphql import GraphQLSchema, get_named_type, is_leaf_type, is_object_type, is_required_argument
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -22,7 +21,6 @@ from ..models import (
     MeasurementType,
     PipelineSummary,
 )
-from ..schema import leaf_selection
 from .kit import (
     MAX_EXPORT_ROWS,
     MAX_PAGE,
@@ -65,6 +63,11 @@ def register(kit: Toolkit) -> None:
     async def pipeline_summary() -> Annotated[CallToolResult, PipelineSummary]:
         """Summary of the tenant's pipeline: asset counts by type and status, total pipeline length,
         measurement count and latest inspection, plus whatever else the API's summary offers."""
+        # graphql-core is imported when a tool first needs it, not at start-up
+        from graphql import GraphQLSchema, get_named_type, is_leaf_type, is_object_type, is_required_argument
+
+        from ..schema import leaf_selection
+
         extra_names: list[str] = []
         extra_sel = ""
         try:
