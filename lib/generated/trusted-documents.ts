@@ -290,7 +290,7 @@ export const trustedDocuments: TrustedDocuments = {
     "name": null,
     "document": "{\n  __typename\n}",
     "sources": [
-      "mcp-server/src/linepack_mcp/cli.py",
+      "mcp-server/src/linepack_mcp/check_cmd.py",
       "scripts/scale-out.ts"
     ]
   },
