@@ -25,6 +25,7 @@ from .kit import (
     _drop_none,
     _select,
     _utc,
+    as_data,
     csv_text,
 )
 
@@ -47,7 +48,7 @@ def _dig_directions(m: dict[str, Any], location: dict[str, Any] | None) -> list[
     """The dig sheet in words: each line is one thing a crew measures or looks for."""
     lines: list[str] = []
     asset = m.get("asset") or {}
-    lines.append(f"On {asset.get('name') or asset.get('id')}: {m.get('featureType') or m.get('type')} at odometer "
+    lines.append(f"On {as_data(asset.get('name') or asset.get('id'))}: {m.get('featureType') or m.get('type')} at odometer "
                  f"{_metres(m.get('odometerM'))}.")
     if location:
         joint, up, down = location.get("jointNumber"), location.get("upstreamWeld"), location.get("downstreamWeld")
@@ -59,7 +60,7 @@ def _dig_directions(m: dict[str, Any], location: dict[str, Any] | None) -> list[
                          f"{_metres(down.get('logDistanceM'))}).")
         for side, marker in (("upstream", location.get("upstreamMarker")), ("downstream", location.get("downstreamMarker"))):
             if marker:
-                lines.append(f"Nearest marker {side}: {marker.get('name') or marker.get('kind')} ({marker.get('kind')}), "
+                lines.append(f"Nearest marker {side}: {as_data(marker.get('name') or marker.get('kind'))} ({marker.get('kind')}), "
                              f"{_metres(marker.get('distanceM'))} {side} of the feature.")
     clock = location.get("clockDeg") if location else m.get("clockDeg")
     if clock is not None:

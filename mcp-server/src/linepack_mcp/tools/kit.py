@@ -92,6 +92,12 @@ def _select(items: list[dict[str, Any]], *, view: str, fields: list[str] | None,
     return [{k: item[k] for k in keep if k in item} for item in items]
 
 
+def as_data(text: Any) -> str:
+    """Text from the tenant's records (a name, a note) inside a sentence of ours, fenced as data: a JSON string, so
+    quotes and line breaks in it cannot end it or pass for the server's own words."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
 def _utc(dt: datetime | None) -> str | None:
     if dt is None:
         return None

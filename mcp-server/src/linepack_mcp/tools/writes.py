@@ -31,7 +31,7 @@ from ..models import (
 )
 from ..idempotency import KeyReused, content_key
 from ..operations import operations
-from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _found_asset, _utc
+from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _found_asset, _utc, as_data
 
 MAX_BATCH = 1000
 RECORD_LISTED = 20  # a batch up to this size answers every id and key; a larger one, counts and duplicates
@@ -89,12 +89,14 @@ class ConfirmChange(BaseModel):
 
 def describe_update(asset: dict[str, Any], changed: dict[str, Any]) -> str:
     """The question the user sees: which asset, which values change from what to what, and what cannot be undone."""
-    lines = [f"Update asset {asset.get('name')!r} ({asset.get('type')}, id {asset.get('id')}, version "
+    lines = [f"Update asset {as_data(asset.get('name'))} ({asset.get('type')}, id {asset.get('id')}, version "
              f"{asset.get('version')})?"]
     for argument, value in sorted(changed.items()):
         head, *rest = argument.split("_")
         field = head + "".join(part.title() for part in rest)  # the API's name: maop_kpa -> maopKpa
         before = (asset.get("parent") or {}).get("id") if field == "parentId" else asset.get(field)
+        if field == "name":  # the one free text here; the rest are numbers, flags and enum values
+            before, value = as_data(before), as_data(value)
         lines.append(f"- {field}: {before if before is not None else '(not set)'} -> {value}")
     if changed.get("status") == "ABANDONED":
         lines.append("ABANDONED is final: the asset can never be made active again.")
