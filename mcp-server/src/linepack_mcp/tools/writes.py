@@ -81,6 +81,32 @@ class MeasurementIn(BaseModel):
         return d
 
 
+# The asset attributes create_asset and update_asset both take, described once.
+ProductArg = Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")]
+RegulationArg = Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")]
+BeginStationArg = Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")]
+EndStationArg = Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")]
+DiameterArg = Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")]
+WallArg = Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")]
+SmysArg = Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")]
+MaopArg = Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")]
+ClassLocationArg = Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")]
+InHcaArg = Annotated[bool | None, Field(description="In a high consequence area.")]
+CouldAffectHcaArg = Annotated[bool | None, Field(description="Part 195: a release could affect a high consequence "
+                                                             "area (§195.452(a)).")]
+CathodicArg = Annotated[bool | None, Field(description="Under cathodic protection; sets the CP survey obligations.")]
+AtmosphericArg = Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the atmospheric corrosion "
+                                                          "inspection.")]
+OffshoreArg = Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection instead of "
+                                                       "every 3 years.")]
+OdorizedArg = Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 has "
+                                                       "shorter leakage-survey intervals.")]
+CrossingArg = Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the patrol "
+                                                           "interval.")]
+LocationArg = Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")]
+InstalledAtArg = Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")]
+
+
 class ConfirmChange(BaseModel):
     """What the user answers when asked to allow a change (a form of one checkbox)."""
 
@@ -129,30 +155,24 @@ def register(kit: Toolkit) -> None:
         name: Annotated[str, Field(min_length=1, description="The asset's name, unique enough for people to find it.")],
         parent_id: Annotated[str | None, Field(description="The asset it belongs to (a segment's pipeline...).")] = None,
         status: Annotated[AssetStatus | None, Field(description="Defaults to PLANNED.")] = None,
-        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
-        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
-        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
-        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
-        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
-        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
-        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
-        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
-        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
-        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
-        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
-                                                             "consequence area (§195.452(a)).")] = None,
-        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
-                                                                   "survey obligations.")] = None,
-        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
-                                                                 "atmospheric corrosion inspection.")] = None,
-        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
-                                                     "instead of every 3 years.")] = None,
-        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
-                                                         "has shorter leakage-survey intervals.")] = None,
-        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
-                                                         "patrol interval.")] = None,
-        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
-        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+        product: ProductArg = None,
+        regulation: RegulationArg = None,
+        begin_station_m: BeginStationArg = None,
+        end_station_m: EndStationArg = None,
+        outside_diameter_mm: DiameterArg = None,
+        wall_thickness_mm: WallArg = None,
+        smys_mpa: SmysArg = None,
+        maop_kpa: MaopArg = None,
+        class_location: ClassLocationArg = None,
+        in_hca: InHcaArg = None,
+        could_affect_hca: CouldAffectHcaArg = None,
+        cathodically_protected: CathodicArg = None,
+        atmospheric_exposure: AtmosphericArg = None,
+        offshore: OffshoreArg = None,
+        gas_odorized: OdorizedArg = None,
+        crossing: CrossingArg = None,
+        location: LocationArg = None,
+        installed_at: InstalledAtArg = None,
         idempotency_key: Annotated[str | None, Field(
             min_length=1, max_length=200,
             description="Makes the call safe to repeat: the same key answers the asset its first call created, "
@@ -201,30 +221,24 @@ def register(kit: Toolkit) -> None:
         name: Annotated[str | None, Field(min_length=1, description="A new name.")] = None,
         parent_id: Annotated[str | None, Field(description="The asset it now belongs to.")] = None,
         status: Annotated[AssetStatus | None, Field(description="PLANNED -> ACTIVE <-> IDLE; any -> ABANDONED, which is final.")] = None,
-        product: Annotated[Product | None, Field(description="What it carries, e.g. NATURAL_GAS or CRUDE_OIL.")] = None,
-        regulation: Annotated[Regulation | None, Field(description="CFR_192 (gas) or CFR_195 (hazardous liquids).")] = None,
-        begin_station_m: Annotated[float | None, Field(description="Station (chainage) where it begins, metres.")] = None,
-        end_station_m: Annotated[float | None, Field(description="Station (chainage) where it ends, metres.")] = None,
-        outside_diameter_mm: Annotated[float | None, Field(gt=0, description="Nominal outside diameter, mm.")] = None,
-        wall_thickness_mm: Annotated[float | None, Field(gt=0, description="Nominal wall thickness, mm.")] = None,
-        smys_mpa: Annotated[float | None, Field(gt=0, description="Specified minimum yield strength, MPa (X52 = 359).")] = None,
-        maop_kpa: Annotated[float | None, Field(gt=0, description="Maximum allowable operating pressure, kPa.")] = None,
-        class_location: Annotated[int | None, Field(ge=1, le=4, description="Class location 1-4 (§192.5).")] = None,
-        in_hca: Annotated[bool | None, Field(description="In a high consequence area.")] = None,
-        could_affect_hca: Annotated[bool | None, Field(description="Part 195: a release could affect a high "
-                                                             "consequence area (§195.452(a)).")] = None,
-        cathodically_protected: Annotated[bool | None, Field(description="Under cathodic protection; sets the CP "
-                                                                   "survey obligations.")] = None,
-        atmospheric_exposure: Annotated[bool | None, Field(description="Exposed to the atmosphere; sets the "
-                                                                 "atmospheric corrosion inspection.")] = None,
-        offshore: Annotated[bool | None, Field(description="Offshore: yearly atmospheric corrosion inspection "
-                                                     "instead of every 3 years.")] = None,
-        gas_odorized: Annotated[bool | None, Field(description="Gas odorized (§192.625); unodorized gas in class 3/4 "
-                                                         "has shorter leakage-survey intervals.")] = None,
-        crossing: Annotated[Crossing | None, Field(description="A highway or railroad crossing; tightens the "
-                                                         "patrol interval.")] = None,
-        location: Annotated[dict[str, Any] | None, Field(description="GeoJSON geometry, lon/lat (WGS 84).")] = None,
-        installed_at: Annotated[datetime | None, Field(description="When it was installed (ISO 8601).")] = None,
+        product: ProductArg = None,
+        regulation: RegulationArg = None,
+        begin_station_m: BeginStationArg = None,
+        end_station_m: EndStationArg = None,
+        outside_diameter_mm: DiameterArg = None,
+        wall_thickness_mm: WallArg = None,
+        smys_mpa: SmysArg = None,
+        maop_kpa: MaopArg = None,
+        class_location: ClassLocationArg = None,
+        in_hca: InHcaArg = None,
+        could_affect_hca: CouldAffectHcaArg = None,
+        cathodically_protected: CathodicArg = None,
+        atmospheric_exposure: AtmosphericArg = None,
+        offshore: OffshoreArg = None,
+        gas_odorized: OdorizedArg = None,
+        crossing: CrossingArg = None,
+        location: LocationArg = None,
+        installed_at: InstalledAtArg = None,
         confirmation: Annotated[ElicitationResult[ConfirmChange], Resolve(confirm_update)] = None,  # type: ignore[assignment]
     ) -> Annotated[CallToolResult, Asset]:
         """Change an asset's attributes; omitted fields keep their value. This WRITES data and can
