@@ -1,7 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import cors from 'cors';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import expressStaticGzip from 'express-static-gzip';
 import type { ConsoleMapTiles } from './config';
 
 /**
@@ -45,7 +47,7 @@ function withMapTiles(html: string, mapTiles: ConsoleMapTiles | null): string {
   return html.replace('</head>', `${tags}</head>`);
 }
 
-function pageHeaders(res: Response, contentSecurityPolicy: string): void {
+function pageHeaders(res: Pick<ServerResponse, 'setHeader'>, contentSecurityPolicy: string): void {
   res.setHeader('Content-Security-Policy', contentSecurityPolicy);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -58,6 +60,52 @@ export function wantsPage(req: Request): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const accept = req.header('accept') ?? '';
   return accept.includes('text/html') && !/^application\/(graphql-response\+)?json/.test(accept);
+}
+
+/** Vite names its bundles by content hash: they never change, so browsers may keep them. */
+const hashedBundle = /[.-][A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|svg|png)$/;
+
+/**
+ * The build's files, each sent as the .br or .gz that Vite wrote beside it when the browser accepts that encoding
+ * (Brotli first), with Content-Encoding, the original file's Content-Type and Vary: Accept-Encoding; a browser that
+ * accepts neither gets the file itself. The ETag and Last-Modified are those of the file sent, so each encoding has its
+ * own validators and a conditional request is answered 304 for the one the browser holds.
+ * The compressed files are listed when the middleware is made: a new build (the folder's entries change) makes a new
+ * one, so a running gateway serves the new build's compressed files too.
+ */
+function staticFiles(consoleDir: string, contentSecurityPolicy: string): RequestHandler {
+  const make = () =>
+    expressStaticGzip(consoleDir, {
+      enableBrotli: true,
+      orderPreference: ['br', 'gzip'],
+      index: false,
+      serveStatic: {
+        index: false,
+        redirect: false,
+        setHeaders: (res, file) => {
+          const original = file.replace(/\.(?:br|gz)$/, '');
+          // A page reached by its file name (/index.html) gets the pages' policy too: no framing, nothing foreign.
+          if (original.endsWith('.html')) return pageHeaders(res, contentSecurityPolicy);
+          res.setHeader('X-Content-Type-Options', 'nosniff');
+          res.setHeader('Cache-Control', hashedBundle.test(original) ? 'public, max-age=31536000, immutable' : 'no-cache');
+        },
+      },
+    }) as RequestHandler;
+  const buildOf = () => {
+    try {
+      return `${statSync(consoleDir).mtimeMs}:${statSync(path.join(consoleDir, 'assets')).mtimeMs}`;
+    } catch {
+      return 'none';
+    }
+  };
+  let current = { build: buildOf(), handler: make() };
+  return (req, res, next) => {
+    // Only GET and HEAD read files (an API POST passes straight on, as it did through express.static).
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    const build = buildOf();
+    if (build !== current.build) current = { build, handler: make() };
+    return current.handler(req, res, next);
+  };
 }
 
 export function mountConsole(app: Express, consoleDir: string | null, mapTiles: ConsoleMapTiles | null = null): void {
@@ -84,21 +132,7 @@ export function mountConsole(app: Express, consoleDir: string | null, mapTiles: 
     }
     res.status(status).type('html').send(index);
   };
-  if (consoleDir !== null) {
-    // Vite names its bundles by content hash: they never change, so browsers may keep them.
-    app.use(
-      express.static(consoleDir, {
-        index: false,
-        redirect: false,
-        setHeaders: (res, file) => {
-          // A page reached by its file name (/index.html) gets the pages' policy too: no framing, nothing foreign.
-          if (file.endsWith('.html')) return pageHeaders(res, contentSecurityPolicy);
-          res.setHeader('X-Content-Type-Options', 'nosniff');
-          res.setHeader('Cache-Control', /[.-][A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|svg|png)$/.test(file) ? 'public, max-age=31536000, immutable' : 'no-cache');
-        },
-      }),
-    );
-  }
+  if (consoleDir !== null) app.use(staticFiles(consoleDir, contentSecurityPolicy));
   app.get(consolePaths, (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
   app.get('/graphql', (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
   // Any other address a browser opens: the console's "Page not found" with a 404 status (never Express's bare

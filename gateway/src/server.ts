@@ -48,6 +48,7 @@ import { recordAccessDenied } from './audit';
 import { KeyUsageReporter } from './key-usage';
 import { Readiness } from './readiness';
 import { corsMiddleware, mountConsole } from './console';
+import { responseCompression } from './compression';
 
 export interface RunningGateway {
   url: string;
@@ -331,6 +332,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   // The web console and, for a browser opening /graphql, its explorer; before /graphql's authentication.
   mountConsole(app, config.consoleDir, config.consoleMapTiles ?? null);
 
+  // Large API answers go out as Brotli or gzip when the client accepts it (gateway/src/compression.ts).
+  app.use(['/graphql', '/schema'], responseCompression());
   const scopeRequirements = scopeRequirementsDocument(supergraphSdl);
   app.get('/schema/scopes', authenticate, rateLimit, (_req, res) => void res.json(scopeRequirements));
 
