@@ -1,6 +1,7 @@
 import { GraphiQL } from 'graphiql';
 import 'graphiql/style.css';
-import { useEffect, useMemo, useRef, useState, type ComponentProps } from 'react';
+import './ExplorerPage.css';
+import { useEffect, useMemo, useRef, useState, type ComponentProps, type RefObject } from 'react';
 import { PublicLayout } from '../components/Layout';
 import { Status } from '../components/Notice';
 import { exampleOperations } from '../examples';
@@ -35,6 +36,60 @@ function memoryStorage(): ComponentProps<typeof GraphiQL>['storage'] {
   };
 }
 
+/** What each of GraphiQL's CodeMirror editors is, by its CodeMirror mode, as assistive technology announces it. */
+const editorLabels: Record<string, string> = {
+  graphql: 'Operation (GraphQL)',
+  'graphql-variables': 'Variables (JSON)',
+  javascript: 'Request headers (JSON)',
+  'graphql-results': 'Response',
+};
+
+/** The part of CodeMirror 5's API used here (the instance is the `CodeMirror` property of its wrapper element). */
+interface CodeMirrorEditor {
+  getOption(name: 'mode'): string | { name?: string } | null;
+  getOption(name: 'screenReaderLabel'): string | null;
+  setOption(name: 'screenReaderLabel', value: string): void;
+}
+
+/** Names each CodeMirror editor through CodeMirror's own `screenReaderLabel` option (an aria-label on its input). */
+function labelEditors(root: HTMLElement): void {
+  for (const wrapper of root.querySelectorAll<HTMLElement & { CodeMirror?: CodeMirrorEditor }>('.CodeMirror')) {
+    const editor = wrapper.CodeMirror;
+    if (!editor) continue;
+    const mode = editor.getOption('mode');
+    const text = editorLabels[(typeof mode === 'string' ? mode : mode?.name) ?? ''];
+    if (text && editor.getOption('screenReaderLabel') !== text) editor.setOption('screenReaderLabel', text);
+  }
+}
+
+/** A history entry's button is named "Set active" over the operation's name it shows: its name now starts with that name. */
+function nameHistoryEntries(root: HTMLElement): void {
+  for (const button of root.querySelectorAll<HTMLButtonElement>('button.graphiql-history-item-label')) {
+    const name = `${button.textContent?.trim() ?? ''} (set active)`;
+    if (button.getAttribute('aria-label') !== name) button.setAttribute('aria-label', name);
+  }
+}
+
+/**
+ * What GraphiQL leaves unnamed, named, as it renders (its editors appear after the page does, CodeMirror being loaded
+ * on demand; history entries come and go): its editors' input fields had no name at all (axe-core: "Form elements must
+ * have labels", critical), and a history entry's accessible name left out the text it shows (WCAG 2.5.3).
+ */
+function useAccessibleGraphiql(frame: RefObject<HTMLDivElement | null>, active: boolean) {
+  useEffect(() => {
+    const root = frame.current;
+    if (!active || !root) return;
+    const name = () => {
+      labelEditors(root);
+      nameHistoryEntries(root);
+    };
+    name();
+    const observer = new MutationObserver(name);
+    observer.observe(root, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, [frame, active]);
+}
+
 function Explorer() {
   const storage = useMemo(memoryStorage, []);
   const { status } = useSession();
@@ -58,6 +113,8 @@ function Explorer() {
   );
   const signedIn = status === 'signedIn';
   const usable = apiKey !== null || signedIn;
+  const frame = useRef<HTMLDivElement>(null);
+  useAccessibleGraphiql(frame, usable);
 
   return (
     <div className="explorer">
@@ -85,7 +142,7 @@ function Explorer() {
         </p>
       </div>
       {usable ? (
-        <div className="explorer-frame">
+        <div className="explorer-frame" ref={frame}>
           <GraphiQL
             fetcher={fetcher}
             defaultTabs={exampleOperations}

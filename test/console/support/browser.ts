@@ -264,32 +264,54 @@ export async function layoutProblems(page: Page): Promise<{ broken: string[]; sc
   });
 }
 
+/** One axe-core rule accepted on the elements a selector matches, and why (kept as narrow as the reason). */
+export interface AcceptedViolation {
+  rule: string;
+  selector: string;
+  why: string;
+}
+
 /**
  * axe-core's violations on the page as it is now (WCAG 2.0–2.2 A and AA rules and axe's best practices), one line each
  * with the elements hit. axe is evaluated in the page through the DevTools protocol, which the page's CSP does not
- * govern, so nothing is added to the page itself. GraphiQL's own widgets are left out (`exclude`): they are a third
- * party's and tested separately.
+ * govern, so nothing is added to the page itself. GraphiQL's own widgets are left out by default (`exclude`): the
+ * explorer's test checks them with `exclude: []`. `accepted` drops one rule's hits on the elements a selector matches.
  */
-export async function axeViolations(page: Page, exclude: string[] = ['.graphiql-container']): Promise<string[]> {
+export async function axeViolations(page: Page, exclude: string[] = ['.graphiql-container'], accepted: readonly AcceptedViolation[] = []): Promise<string[]> {
   const axeModule = (await import('axe-core')) as unknown as { source?: string; default?: { source: string } };
   await page.evaluate(axeModule.source ?? axeModule.default!.source);
-  const violations = await page.evaluate(async (excluded: string[]) => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
-    interface AxeViolation {
-      id: string;
-      impact: string | null;
-      help: string;
-      nodes: { target: unknown[]; failureSummary?: string }[];
-    }
-    const result = await axe.run(
-      { exclude: excluded.map((s) => [s]) },
-      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] }, resultTypes: ['violations'] },
-    );
-    return result.violations.map(
-      (v) =>
-        `${v.id} (${v.impact ?? '?'}): ${v.help} — ${v.nodes.map((n) => `${JSON.stringify(n.target)} ${n.failureSummary?.replace(/\s+/g, ' ') ?? ''}`).join('; ')}`,
-    );
-  }, exclude);
+  const violations = await page.evaluate(
+    async ({ excluded, acceptedHits }: { excluded: string[]; acceptedHits: { rule: string; selector: string }[] }) => {
+      const w = globalThis as unknown as {
+        axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+        document: { querySelector(selector: string): { matches(selector: string): boolean } | null };
+      };
+      interface AxeViolation {
+        id: string;
+        impact: string | null;
+        help: string;
+        nodes: { target: unknown[]; failureSummary?: string }[];
+      }
+      const isAccepted = (rule: string, target: unknown[]) => {
+        // Only a plain selector of this document (not one inside a frame or shadow root) can be checked here.
+        if (target.length !== 1 || typeof target[0] !== 'string') return false;
+        const element = w.document.querySelector(target[0]);
+        return element !== null && acceptedHits.some((a) => a.rule === rule && element.matches(a.selector));
+      };
+      const result = await w.axe.run(excluded.length > 0 ? { exclude: excluded.map((s) => [s]) } : w.document, {
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+        resultTypes: ['violations'],
+      });
+      return result.violations
+        .map((v) => ({ ...v, nodes: v.nodes.filter((n) => !isAccepted(v.id, n.target)) }))
+        .filter((v) => v.nodes.length > 0)
+        .map(
+          (v) =>
+            `${v.id} (${v.impact ?? '?'}): ${v.help} — ${v.nodes.map((n) => `${JSON.stringify(n.target)} ${n.failureSummary?.replace(/\s+/g, ' ') ?? ''}`).join('; ')}`,
+        );
+    },
+    { excluded: exclude, acceptedHits: accepted.map(({ rule, selector }) => ({ rule, selector })) },
+  );
   return violations;
 }
 
