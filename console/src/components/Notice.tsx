@@ -26,7 +26,7 @@ export function Status({ children, tone = 'info' }: { children: ReactNode; tone?
 
 export function Loading({ what }: { what: string }) {
   return (
-    <p role="status" className="status status-muted" aria-live="polite">
+    <p role="status" className="status status-muted status-loading" aria-live="polite">
       Loading {what}…
     </p>
   );
