@@ -1,5 +1,5 @@
 import { lazy, Suspense, useEffect, type ReactNode } from 'react';
-import { Layout } from './components/Layout';
+import { Layout, PublicLayout } from './components/Layout';
 import { Status } from './components/Notice';
 import { matchPath, safeNext, useRouter } from './router';
 import { useSession } from './session';
@@ -160,9 +160,18 @@ export function App() {
       </RequireAuth>
     );
   }
+  // No page at this address: "Page not found" (the gateway answered 404), signed in or not — a visitor who is signed
+  // out is not sent to sign in for a page that does not exist.
+  if (status !== 'signedIn') {
+    return (
+      <PublicLayout>
+        <NotFoundPage />
+      </PublicLayout>
+    );
+  }
   return (
-    <RequireAuth>
+    <Layout>
       <NotFoundPage />
-    </RequireAuth>
+    </Layout>
   );
 }

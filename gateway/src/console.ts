@@ -4,6 +4,7 @@ import path from 'node:path';
 import cors from 'cors';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
+import { problem } from '@linepack/lib/errors';
 import type { ConsoleMapTiles } from './config';
 
 /**
@@ -134,6 +135,16 @@ export function mountConsole(app: Express, consoleDir: string | null, mapTiles: 
   };
   if (consoleDir !== null) app.use(staticFiles(consoleDir, contentSecurityPolicy));
   app.get(consolePaths, (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
+  // A script or stylesheet the build does not have (an old page asking for last build's bundle): a plain 404, never a
+  // page in its place, which the browser would try to run as the script.
+  app.get(/^\/assets\/[^/]+\.[A-Za-z0-9]+$/, (req, res, next) =>
+    wantsPage(req)
+      ? next()
+      : void res
+          .status(404)
+          .type('application/problem+json')
+          .json(problem(404, 'NOT_FOUND', 'no such file in the console build')),
+  );
   app.get('/graphql', (req, res, next) => (wantsPage(req) ? sendIndex(res) : next()));
   // Any other address a browser opens: the console's "Page not found" with a 404 status (never Express's bare
   // "Cannot GET"), so the visitor keeps the header and a way back, and crawlers and monitors see the 404.
