@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
+import { createLogger } from '@linepack/lib/logger';
 import { connectMongo } from '@linepack/lib/mongo';
+import { createRedisClient, redisReady } from '@linepack/lib/redis';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { requireBuiltConsole } from '../test/console/support/console';
 import { startTestStack, type TestStack } from '../test/support/stack';
@@ -17,7 +19,33 @@ export interface ConsoleStack {
   stack: TestStack;
   /** Where MongoDB is, for the report: the embedded server, or MONGODB_URI without credentials. */
   mongoLabel: string;
+  /**
+   * Resolves once every consumer group of every stream has delivered and acknowledged everything (lag + pending 0, seen
+   * twice a second apart): the services have finished reacting to what was seeded, so a measurement after it does not
+   * share the CPU with them. Returns the seconds waited; throws after `timeoutMs`.
+   */
+  untilEventsSettled(timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** Unacknowledged events (lag + pending) over every consumer group of this stack's streams (`<dbPrefix>:events:…`). */
+async function unsettledEvents(redis: ReturnType<typeof createRedisClient>, dbPrefix: string): Promise<number> {
+  let total = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${dbPrefix}:events:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      // Not every key under the prefix is a stream (the stream registry is a set).
+      const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+      for (const fields of groups) {
+        const info: Record<string, unknown> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
+        total += Number(info['lag'] ?? 0) + Number(info['pending'] ?? 0);
+      }
+    }
+  } while (cursor !== '0');
+  return total;
 }
 
 /** The console's build, made when it is missing or stale (as `npm start` does when it is missing). */
@@ -67,5 +95,21 @@ export async function startConsoleStack(prefix: string): Promise<ConsoleStack> {
     await stop();
     throw err;
   }
-  return { stack, mongoLabel: embedded ? 'embedded mongo-java-server, in memory' : mongoUri.replace(/\/\/[^@]*@/, '//'), stop };
+  const redisUrl = process.env['REDIS_URL'] ?? redisServer!.url;
+  const untilEventsSettled = async (timeoutMs = 15 * 60_000) => {
+    const redis = createRedisClient(redisUrl, createLogger('bench-console', 'silent'));
+    try {
+      await redisReady(redis);
+      const started = performance.now();
+      for (let quiet = 0; quiet < 2;) {
+        quiet = (await unsettledEvents(redis, dbPrefix)) === 0 ? quiet + 1 : 0;
+        if (performance.now() - started > timeoutMs) throw new Error(`domain events still unacknowledged after ${timeoutMs / 1000} s`);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      return (performance.now() - started) / 1000;
+    } finally {
+      redis.disconnect();
+    }
+  };
+  return { stack, mongoLabel: embedded ? 'embedded mongo-java-server, in memory' : mongoUri.replace(/\/\/[^@]*@/, '//'), untilEventsSettled, stop };
 }

@@ -7,13 +7,13 @@ import { constants } from 'node:zlib';
  * Accept-Encoding (Brotli first, then gzip; identity when the client accepts neither), with Vary: Accept-Encoding.
  * The console's static files are not compressed here: Vite wrote them compressed at build time (console.ts).
  *
- * Levels, from `npm run bench:console -- --only compression` on a 5.6 MB answer (README, The web console): Brotli
- * quality 4 costs about what gzip 6 does per MB and sends ~15 % fewer bytes; qualities above 5 cost several times as
- * much CPU per request for a few per cent, which a gateway answering many requests at once cannot spend. gzip stays
- * at zlib's default 6 (levels 7–9 buy under 2 %).
+ * Levels, from `npm run bench:console` on three real answers of 57–248 kB (README, The web console): Brotli quality 4
+ * takes 0.3–3 ms an answer, less CPU than gzip 6, for 4–11 % fewer bytes; qualities 5 and 6 cost 2–4 times the CPU
+ * for at most 9 % fewer bytes (one answer grew), 9 and 11 twenty to a hundred times — CPU a gateway answering many
+ * requests at once cannot spend. gzip, for clients without Brotli, stays at zlib's default 6 (9 buys 1–6 %).
  *
- * Answers under COMPRESSION_THRESHOLD_BYTES are sent as they are: most GraphQL answers are a few hundred bytes, fit
- * one TCP segment either way, and compressing them would cost CPU and a deflate context's memory for nothing.
+ * Answers under COMPRESSION_THRESHOLD_BYTES are sent as they are: such an answer fits one TCP segment (1,460 bytes of
+ * payload) compressed or not, so compressing it saves no round trip and costs CPU and a compressor's memory.
  * Compression is safe against BREACH-style guessing here because nothing sent with these answers is ambient: the
  * gateway reads credentials from the Authorization header only (a cross-site page cannot make the browser attach
  * them), and the console's refresh cookie is read only by /auth/*, which this does not compress.

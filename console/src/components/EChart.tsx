@@ -20,6 +20,12 @@ export function EChart({ option, label, height, className }: { option: EChartsCo
       ({ echarts }) => {
         if (disposed || !box.current) return;
         chart.current = echarts.init(box.current, null, { renderer: 'canvas' });
+        // A Performance mark each time the chart is fully drawn (large series are drawn over several frames), named by
+        // the chart's label: what `npm run bench:console` times the along-the-line plot by.
+        const drawn = box.current;
+        chart.current.on('finished', () => {
+          performance.mark('linepack:chart-drawn', { detail: drawn.getAttribute('aria-label') });
+        });
         chart.current.setOption(option);
         observer = new ResizeObserver(() => chart.current?.resize());
         observer.observe(box.current);
