@@ -1,10 +1,14 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync } from 'node:zlib';
+import express from 'express';
 import { getIntrospectionQuery } from 'graphql';
 import type { Browser } from 'playwright-core';
 import { COMPRESSION_THRESHOLD_BYTES } from '@linepack/gateway/compression';
+import { mountConsole } from '@linepack/gateway/console';
 import { startTestStack, type TestStack } from '../support/stack';
 import { inBrowser, launchBrowser, visible } from './support/browser';
 import { consoleDist, requireBuiltConsole } from './support/console';
@@ -48,7 +52,7 @@ function request(method: string, url: string, headers: Record<string, string>, b
   });
 }
 
-const get = (pathname: string, headers: Record<string, string> = {}) => request('GET', `${stack.gatewayOrigin}${pathname}`, headers);
+const get = (pathname: string, headers: Record<string, string> = {}, origin = stack.gatewayOrigin) => request('GET', `${origin}${pathname}`, headers);
 
 function decoded(res: Raw): Buffer {
   const encoding = res.headers['content-encoding'];
@@ -126,6 +130,35 @@ describe("the console's files", () => {
     const otherEncoding = await get(urlPath, { 'accept-encoding': 'gzip', 'if-none-match': br.headers['etag']! });
     expect(otherEncoding.status).toBe(200);
     expect(decoded(otherEncoding).equals(readFileSync(builtFiles()[0]!.file))).toBe(true);
+  });
+
+  it('of a new build are sent compressed by a gateway that was already running', async () => {
+    // The console's static serving alone (gateway/src/console.ts) over a folder that a build rewrites under it.
+    const dir = mkdtempSync(path.join(tmpdir(), 'console-build-'));
+    const server = http.createServer();
+    try {
+      mkdirSync(path.join(dir, 'assets'));
+      writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Linepack</title>');
+      const script = Buffer.from(`console.log(${JSON.stringify('x'.repeat(4096))});\n`);
+      writeFileSync(path.join(dir, 'assets', 'index-AAAAAAAA.js'), script);
+      const app = express();
+      mountConsole(app, dir);
+      server.on('request', app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await get('/assets/index-AAAAAAAA.js', { 'accept-encoding': 'br' }, origin)).headers['content-encoding']).toBeUndefined();
+
+      // The next build: a new bundle and its Brotli copy.
+      const next = Buffer.from(`console.log(${JSON.stringify('y'.repeat(4096))});\n`);
+      writeFileSync(path.join(dir, 'assets', 'index-BBBBBBBB.js'), next);
+      writeFileSync(path.join(dir, 'assets', 'index-BBBBBBBB.js.br'), brotliCompressSync(next));
+      const served = await get('/assets/index-BBBBBBBB.js', { 'accept-encoding': 'br' }, origin);
+      expect(served.headers['content-encoding']).toBe('br');
+      expect(decoded(served).equals(next)).toBe(true);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('are what Chromium receives: every script and stylesheet of the sign-in page over 1 kB comes Brotli-encoded', async () => {
