@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError, redisUrlSchema } from './config';
@@ -228,6 +229,30 @@ export function redisReady(redis: RedisClient, timeoutMs = 2_000): Promise<void>
  */
 export function keyspaceNodes(redis: RedisClient): Redis[] {
   return isCluster(redis) ? redis.nodes('master') : [redis];
+}
+
+/** A server as a cluster client names its nodes (`host:port`); a Sentinel client's is the primary's name. */
+export function serverName(server: Redis): string {
+  return server.options.sentinels ? `Sentinel primary ${server.options.name}` : `${server.options.host}:${server.options.port}`;
+}
+
+/**
+ * The server each key lives on now: one server (or the Sentinels' primary) holds them all; on a cluster it is the
+ * master of the key's hash slot, as the client last learnt (CLUSTER SLOTS, refreshed on redirections and every few
+ * seconds). Commands sent to that server directly reach it on the connection the cluster client uses itself, so a
+ * WAIT there covers them. Keys whose slot has no master the client is connected to (a failover under way) are under
+ * null.
+ */
+export function keysByServer(redis: RedisClient, keys: readonly string[]): Map<Redis | null, string[]> {
+  if (!isCluster(redis)) return new Map([[redis, [...keys]]]);
+  const masters = new Map(redis.nodes('master').map((node) => [serverName(node), node]));
+  const byServer = new Map<Redis | null, string[]>();
+  for (const key of keys) {
+    const owner = redis.slots[calculateSlot(key)]?.[0];
+    const server = (owner && masters.get(owner)) || null;
+    byServer.set(server, [...(byServer.get(server) ?? []), key]);
+  }
+  return byServer;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   isClusterTarget,
   keyspaceNodes,
   redisConnectionOptions,
+  redisReady,
   type RedisClient,
   type RedisNodeAddress,
   type RedisTarget,
@@ -67,6 +68,8 @@ export interface RevocationHandlers {
  * within seconds, and every node of a cluster carries every PUBLISH.
  */
 const SUBSCRIBER_ATTEMPTS_PER_NODE = 3;
+/** How soon a failed read of the remembered sessions is tried again. */
+const RESYNC_RETRY_MS = 1_000;
 
 /** A gateway's view of revoked sessions, kept current from the channel and, after every (re)connect, from Redis. */
 export class RevocationListener {
@@ -78,6 +81,8 @@ export class RevocationListener {
   private closed = false;
   /** Cluster mode: the nodes the channel may be read from, and the one tried next. */
   private nextNode = 0;
+  /** A resynchronisation that failed, scheduled again. */
+  private retry: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly target: RedisTarget,
@@ -155,12 +160,21 @@ export class RevocationListener {
     if (revocation.kind === 'session' && typeof revocation.sessionId === 'string') this.sessions.set(revocation.sessionId, Date.now() + this.sessionMemoryMs);
   }
 
-  /** After a (re)connect: messages may have been missed, so caches are dropped and sessions read back. */
-  private async resynchronise(): Promise<void> {
-    this.handlers.resynchronise();
+  /**
+   * After a (re)connect: messages may have been missed, so caches are dropped and sessions read back. A read that fails
+   * (a cluster master failing over, Redis away) is tried again until it succeeds: the subscription may well be up
+   * meanwhile, and would not reconnect to ask for it.
+   */
+  private async resynchronise(again = false): Promise<void> {
+    // Dropped once per (re)connect; a retry has missed nothing the first attempt did not already account for.
+    if (!again) this.handlers.resynchronise();
     try {
+      // A cluster client knows its masters once it is ready (CLUSTER SLOTS): reading before would read no node at all.
+      await redisReady(this.reader, RESYNC_RETRY_MS);
+      const nodes = keyspaceNodes(this.reader);
+      if (this.reader.status !== 'ready' || nodes.length === 0) throw new Error('Redis is not connected');
       // Every master: a cluster spreads the sessions over its slots, and SCAN walks one node's keys.
-      for (const node of keyspaceNodes(this.reader)) {
+      for (const node of nodes) {
         let cursor = '0';
         do {
           const [next, keys] = await node.scan(cursor, 'MATCH', `${SESSION_KEY_PREFIX}*`, 'COUNT', 1000);
@@ -169,7 +183,12 @@ export class RevocationListener {
         } while (cursor !== '0');
       }
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'revocations: could not read remembered sessions');
+      if (this.closed) return;
+      if (!again) this.logger.warn({ err: (err as Error).message }, 'revocations: could not read remembered sessions; trying again');
+      this.retry ??= setTimeout(() => {
+        this.retry = null;
+        if (!this.closed) void this.resynchronise(true);
+      }, RESYNC_RETRY_MS);
       return;
     }
     this.synced();
@@ -193,6 +212,7 @@ export class RevocationListener {
 
   close(): void {
     this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
     this.subscriber.disconnect();
     this.reader.disconnect();
   }

@@ -118,6 +118,8 @@ const DEFAULT_CONCURRENCY = 4;
 const CLAIM_SWEEP_MS = 1_000;
 /** While batches run and nothing else was read, how soon to look again (a blocking read would hold the loop). */
 const BUSY_POLL_MS = 50;
+/** How soon to try again after a read failed (Redis away, a cluster master failing over). */
+const FAILURE_RETRY_MS = 500;
 
 /** What handling one stream's batch came to; never a rejection, because the loop does not await every batch. */
 interface BatchResult {
@@ -188,10 +190,13 @@ export class StreamConsumer {
     if (missing.length === 0) return;
     // From the start of the stream: a new group (or a tenant's first stream) first catches up on everything kept.
     const created = await commandPerKey(redis, missing, (p, stream) => p.xgroup('CREATE', stream, group, '0', 'MKSTREAM'));
+    // A stream whose server failed is tried again next round; the others are settled.
+    let failed: Error | null = null;
     for (const [i, [err]] of created.entries()) {
-      if (err && !String(err.message).includes('BUSYGROUP')) throw err;
-      this.grouped.add(missing[i]!);
+      if (err && !String(err.message).includes('BUSYGROUP')) failed ??= err;
+      else this.grouped.add(missing[i]!);
     }
+    if (failed) throw failed;
   }
 
   /**
@@ -199,18 +204,29 @@ export class StreamConsumer {
    * abandoned entries (at most once a second), then reads up to batchSize entries of every stream not already being
    * handled. Blocks for new entries only when nothing was found and nothing is being handled.
    */
-  private async dispatch(blockMs: number): Promise<Promise<BatchResult>[]> {
+  private async dispatch(blockMs: number): Promise<{ launched: Promise<BatchResult>[]; failures: unknown[] }> {
     const { redis, group, batchSize = DEFAULT_BATCH_SIZE, claimIdleMs = 30_000, streamsPerRead = DEFAULT_STREAMS_PER_READ } = this.options;
-    await this.refreshStreams();
+    // On a cluster the streams live on several masters: one that fails (a failover under way) holds back its own
+    // streams, not the others'. What failed is reported beside what was launched.
+    const failures: unknown[] = [];
+    try {
+      await this.refreshStreams();
+    } catch (err) {
+      // The registry's server is away: the streams known already are read all the same.
+      if (this.streamList.length === 0) throw err;
+      failures.push(err);
+    }
     const launched: Promise<BatchResult>[] = [];
     if (Date.now() - this.lastClaimSweep >= Math.min(claimIdleMs, CLAIM_SWEEP_MS)) {
       this.lastClaimSweep = Date.now();
       // Not the streams being handled here: their entries are ours, and may well be idle longer than claimIdleMs.
       const sweep = this.streamList.filter((stream) => !this.inFlight.has(stream));
-      const claimed = okResults(
-        await commandPerKey(redis, sweep, (p, stream) => p.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize)),
-      );
-      for (const [i, result] of claimed.entries()) {
+      const claimed = await commandPerKey(redis, sweep, (p, stream) => p.xautoclaim(stream, group, this.consumer, claimIdleMs, '0-0', 'COUNT', batchSize));
+      for (const [i, [err, result]] of claimed.entries()) {
+        if (err) {
+          failures.push(err);
+          continue;
+        }
         const entries = ((result as [string, RawEntry[]])[1] ?? []).filter((e): e is RawEntry => Array.isArray(e) && Array.isArray(e[1]));
         if (entries.length > 0) launched.push(this.launch(sweep[i]!, entries));
       }
@@ -228,8 +244,11 @@ export class StreamConsumer {
     if (isCluster(redis)) {
       // Every tenant stream hashes to its own slot: one XREADGROUP per stream, all sent at once, none blocking (a
       // blocked read would hold one node's answer while the others' events wait).
-      const reads = await Promise.all(chosen.map((stream) => this.readGroup([stream], batchSize)));
-      for (const read of reads) found.push(...read);
+      const reads = await Promise.allSettled(chosen.map((stream) => this.readGroup([stream], batchSize)));
+      for (const read of reads) {
+        if (read.status === 'fulfilled') found.push(...read.value);
+        else failures.push(read.reason);
+      }
       if (launched.length === 0 && found.length === 0 && this.inFlight.size === 0) await new Promise((resolve) => setTimeout(resolve, blockMs));
     } else {
       const parts = chunks(chosen, streamsPerRead);
@@ -245,15 +264,16 @@ export class StreamConsumer {
       const full = found.filter(([, entries]) => entries.length >= batchSize);
       if (full.length > 0) {
         const streams = full.map(([stream]) => stream);
+        // More of a backlog is a bonus: a stream whose server fails meanwhile keeps the batch it has.
         const more = isCluster(redis)
-          ? (await Promise.all(streams.map((stream) => this.readGroup([stream], backlogBatchSize - batchSize)))).flat()
+          ? (await Promise.all(streams.map((stream) => this.readGroup([stream], backlogBatchSize - batchSize).catch(() => [])))).flat()
           : await this.readGroup(streams, backlogBatchSize - batchSize);
         const byStream = new Map(more);
         for (const [stream, entries] of full) entries.push(...(byStream.get(stream) ?? []));
       }
     }
     for (const [stream, entries] of found) launched.push(this.launch(stream, entries));
-    return launched;
+    return { launched, failures };
   }
 
   /**
@@ -314,9 +334,10 @@ export class StreamConsumer {
 
   /** One round: take over abandoned entries, read new ones, apply, acknowledge. Returns entries handled. */
   async pollOnce(blockMs = this.options.blockMs ?? DEFAULT_BLOCK_MS): Promise<number> {
-    const results = await Promise.all(await this.dispatch(blockMs));
-    const failed = results.find((r) => r.error !== undefined);
-    if (failed) throw failed.error;
+    const { launched, failures } = await this.dispatch(blockMs);
+    const results = await Promise.all(launched);
+    const failed = [...failures, ...results.filter((r) => r.error !== undefined).map((r) => r.error)];
+    if (failed.length > 0) throw failed[0];
     return results.reduce((sum, r) => sum + r.handled, 0);
   }
 
@@ -377,13 +398,13 @@ export class StreamConsumer {
     );
   }
 
-  private noteFailure(err: unknown): void {
+  private noteFailure(...errors: unknown[]): void {
     const { logger, group } = this.options;
-    const message = err instanceof Error ? err.message : String(err);
-    if (!this.failing) logger.error({ err: message, group }, 'event consumer failing; retrying');
+    const messages = errors.map((err) => (err instanceof Error ? err.message : String(err)));
+    if (!this.failing) logger.error({ err: messages[0], failures: messages.length, group }, 'event consumer failing; retrying');
     this.failing = true;
-    // A group deleted under us (e.g. a stream deleted) is created again on the next round.
-    if (message.includes('NOGROUP')) this.grouped.clear();
+    // A group deleted under us (a stream deleted, or a failover that lost its creation) is created again next round.
+    if (messages.some((message) => message.includes('NOGROUP'))) this.grouped.clear();
   }
 
   /**
@@ -401,7 +422,7 @@ export class StreamConsumer {
         try {
           // The client fails fast while disconnected; wait for it rather than log a failure at start-up.
           await redisReady(this.options.redis);
-          const launched = await this.dispatch(blockMs);
+          const { launched, failures } = await this.dispatch(blockMs);
           for (const task of launched) void task.then(({ error }) => error !== undefined && this.running && this.noteFailure(error));
           if (this.inFlight.size > 0 && launched.length === 0) {
             // Wake when a batch is done (its stream may hold more) or soon anyway (another tenant may have an event).
@@ -409,12 +430,18 @@ export class StreamConsumer {
             await Promise.race([...this.inFlight.values(), new Promise<void>((resolve) => (timer = setTimeout(resolve, BUSY_POLL_MS)))]);
             clearTimeout(timer);
           }
+          if (failures.length > 0) {
+            // Some streams' server failed; the others' batches were launched and go on.
+            this.noteFailure(...failures);
+            if (launched.length === 0) await new Promise((r) => setTimeout(r, FAILURE_RETRY_MS));
+            continue;
+          }
           if (this.failing) logger.warn({ group }, 'event consumer recovered');
           this.failing = false;
         } catch (err) {
           if (!this.running) break;
           this.noteFailure(err);
-          await new Promise((r) => setTimeout(r, 500));
+          await new Promise((r) => setTimeout(r, FAILURE_RETRY_MS));
         }
       }
       // Stopping lets the batches being handled finish and be acknowledged; queued ones return at once (see launch).

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { ChainableCommander } from 'ioredis';
 import type { Collection, Document } from 'mongodb';
 import type { Logger } from '../logger';
-import { isCluster, type RedisClient } from '../redis';
+import { keysByServer, serverName, type RedisClient } from '../redis';
 
 /**
  * Domain events leave a subgraph through an outbox stored *inside the document they
@@ -111,78 +110,175 @@ export interface OutboxRelayOptions<D extends OutboxDocument> {
 
 /** How long the relay waits for replicas (replicasToAcknowledge) before the round fails and is published again. */
 const REPLICA_WAIT_MS = 2_000;
+/**
+ * How long a server that lately fell short of replicas is asked whether they are back (a WAIT with nothing new written)
+ * before anything is added to it again. Replicas acknowledge at once when asked, so this only bounds the wait for none.
+ */
+const REPLICA_PROBE_MS = 250;
 
 /** Reads that serve clients leave pending events out: they can be large and are not the client's business. */
 export const withoutOutbox = { projection: { outbox: 0 } } as const;
 
-/** Moves outbox entries to their tenant's Redis stream: XADD first, then remove them from their documents. */
+/** What one round of the relay came to. */
+interface RelayRound {
+  /** Events now in their streams (and, with replicasToAcknowledge, on enough replicas), removed from the outbox. */
+  published: number;
+  /** Events left in the outbox for a later round, their tenants' streams, and why (the first reason met). */
+  stalled: number;
+  stalledStreams: number;
+  reason?: string;
+}
+
+/** Thrown by drainOnce when events had to stay in the outbox; those of the other streams were published. */
+export class OutboxRelayError extends Error {
+  constructor(readonly round: RelayRound) {
+    super(`${round.stalled} events of ${round.stalledStreams} tenant streams stay in the outbox: ${round.reason}`);
+    this.name = 'OutboxRelayError';
+  }
+}
+
+/**
+ * Moves outbox entries to their tenant's Redis stream: XADD first, then remove them from their documents.
+ *
+ * Each round sends one pipeline per server holding some of its streams (one server, or each master of a cluster): the
+ * registry's SADD where the registry lives, the XADDs, and with replicasToAcknowledge a WAIT, which covers exactly the
+ * writes of that pipeline's connection. A server that fails or cannot confirm its replicas keeps its own tenants'
+ * events in the outbox; the other servers' tenants go on.
+ */
 export class OutboxRelay<D extends OutboxDocument> {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private failing = false;
+  /** Servers (serverName) whose last WAIT fell short: nothing is added to them until a probe finds the replicas back. */
+  private readonly shortOfReplicas = new Set<string>();
+  /**
+   * Tenant streams whose registration this process has seen kept (on enough replicas): their events may leave the
+   * outbox while the registry's own server is failing. Every round registers its streams again all the same, which is
+   * what puts back a registry a Redis restarted without persistence has lost.
+   */
+  private readonly registered = new Set<string>();
+  /**
+   * Tenants whose events could not be published, and when to try them again: until then rounds leave them out, so
+   * their documents (which would come back first in every batch) do not crowd out the tenants that can be published.
+   */
+  private readonly stalledTenants = new Map<string, number>();
 
   constructor(private readonly options: OutboxRelayOptions<D>) {}
 
-  /** Publishes one batch; returns how many events went out. */
+  /** Publishes one batch; returns how many events went out. Throws OutboxRelayError when some had to stay. */
   async drainOnce(): Promise<number> {
-    const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000 } = this.options;
+    const round = await this.round();
+    if (round.stalled > 0) throw new OutboxRelayError(round);
+    return round.published;
+  }
+
+  private async round(): Promise<RelayRound> {
+    const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000, replicasToAcknowledge = 0, idleMs = 200 } = this.options;
+    const now = Date.now();
+    const waiting = [...this.stalledTenants].filter(([, retryAt]) => retryAt > now).map(([tenantId]) => tenantId);
     // Majority-committed documents only: an event must never describe a write that a failover could roll back.
     const pending = (await collection
-      .find({ 'outbox.id': { $exists: true } } as never, { limit: batchSize, readConcern: { level: 'majority' } })
+      .find({ 'outbox.id': { $exists: true }, ...(waiting.length > 0 ? { tenantId: { $nin: waiting } } : {}) } as never, {
+        limit: batchSize,
+        readConcern: { level: 'majority' },
+      })
       .toArray()) as unknown as D[];
-    if (pending.length === 0) return 0;
-    const { replicasToAcknowledge = 0 } = this.options;
-    // Registered before the XADD (Redis runs one connection's commands in order; a cluster keeps the registry on
-    // another node, so there it is awaited first), so no tenant stream can exist without consumers finding it. A failed
-    // SADD fails the round: the entries stay in the outbox and are published (and registered) again.
-    const registry = streamRegistry(stream);
-    const streams = [...new Set(pending.map((doc) => tenantStream(stream, doc.tenantId)))];
-    const cluster = isCluster(redis);
-    if (cluster) await redis.sadd(registry, ...streams);
-    // One pipeline per tenant stream on a cluster (each its own slot), so WAIT asks the node that took its XADDs.
-    const pipelines = new Map<string, ChainableCommander>();
-    const shared = cluster ? null : redis.pipeline();
-    if (shared) for (const member of streams) shared.sadd(registry, member);
-    const pipelineOf = (key: string) => {
-      if (shared) return shared;
-      const existing = pipelines.get(key) ?? redis.pipeline();
-      pipelines.set(key, existing);
-      return existing;
-    };
-    let count = 0;
+    if (pending.length === 0) return { published: 0, stalled: 0, stalledStreams: 0 };
+    const docsOf = new Map<string, D[]>();
     for (const doc of pending) {
-      for (const entry of doc.outbox!) {
-        const event: StreamEvent = {
-          id: entry.id,
-          type: entry.type,
-          tenantId: doc.tenantId,
-          occurredAt: entry.occurredAt.toISOString(),
-          data: JSON.stringify(this.options.dataOf(doc, entry)),
+      const key = tenantStream(stream, doc.tenantId);
+      docsOf.set(key, [...(docsOf.get(key) ?? []), doc]);
+    }
+    const streams = [...docsOf.keys()];
+    // Why each stream's events stay; the registry's own failure is kept apart (it holds back unregistered streams only).
+    const failed = new Map<string, string>();
+    const registry = streamRegistry(stream);
+    let registryFailure: string | undefined = 'not written';
+    const servers = keysByServer(redis, [registry, ...streams]);
+    await Promise.all(
+      [...servers].map(async ([server, keys]) => {
+        const fail = (reason: string) => {
+          for (const key of keys) {
+            if (key === registry) registryFailure = reason;
+            else failed.set(key, reason);
+          }
         };
-        const key = tenantStream(stream, doc.tenantId);
-        pipelineOf(key).xadd(key, 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
-        count++;
-      }
-    }
-    const batches = shared ? [shared] : [...pipelines.values()];
-    if (replicasToAcknowledge > 0) for (const batch of batches) batch.wait(replicasToAcknowledge, REPLICA_WAIT_MS);
-    const replies = await Promise.all(batches.map(async (batch) => (await batch.exec()) ?? []));
-    const failed = replies.flat().find(([err]) => err);
-    if (failed) throw failed[0];
-    if (replicasToAcknowledge > 0) {
-      const fewest = Math.min(...replies.map((reply) => Number(reply[reply.length - 1]?.[1])));
-      if (!(fewest >= replicasToAcknowledge))
-        throw new Error(`events reached ${fewest} of ${replicasToAcknowledge} replicas within ${REPLICA_WAIT_MS} ms; they stay in the outbox`);
-    }
-    // Only the entries just published are removed; entries added meanwhile stay for the next round.
-    await collection.bulkWrite(
-      pending.map((doc) => ({
-        updateOne: { filter: { _id: doc._id } as never, update: { $pull: { outbox: { id: { $in: doc.outbox!.map((e) => e.id) } } } } as never },
-      })),
-      { ordered: false },
+        if (!server) return fail('no connection to the master serving their hash slots (a failover under way?)');
+        const name = serverName(server);
+        if (replicasToAcknowledge > 0 && this.shortOfReplicas.has(name)) {
+          // Adding the same events to a server without replicas round after round would fill its streams with copies.
+          const replicas = await server.wait(replicasToAcknowledge, REPLICA_PROBE_MS).catch(() => 0);
+          if (replicas < replicasToAcknowledge) return fail(`waiting for replicas of ${name}: ${replicas} of ${replicasToAcknowledge}`);
+          this.shortOfReplicas.delete(name);
+        }
+        // Registered before the XADDs where the registry shares their server (Redis runs one connection's commands in
+        // order), so no tenant stream can exist there without consumers finding it.
+        const pipeline = server.pipeline();
+        const owners: (string | null)[] = [];
+        if (keys.includes(registry)) {
+          pipeline.sadd(registry, ...streams);
+          owners.push(registry);
+        }
+        for (const key of keys.filter((k) => k !== registry)) {
+          for (const doc of docsOf.get(key)!) {
+            for (const entry of doc.outbox!) {
+              const event: StreamEvent = {
+                id: entry.id,
+                type: entry.type,
+                tenantId: doc.tenantId,
+                occurredAt: entry.occurredAt.toISOString(),
+                data: JSON.stringify(this.options.dataOf(doc, entry)),
+              };
+              pipeline.xadd(key, 'MAXLEN', '~', String(maxLen), '*', ...Object.entries(event).flat());
+              owners.push(key);
+            }
+          }
+        }
+        if (replicasToAcknowledge > 0) pipeline.wait(replicasToAcknowledge, REPLICA_WAIT_MS);
+        let replies: [Error | null, unknown][];
+        try {
+          replies = ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+        } catch (err) {
+          return fail((err as Error).message);
+        }
+        if (replicasToAcknowledge > 0) {
+          const replicas = Number(replies[owners.length]?.[1]);
+          if (!(replicas >= replicasToAcknowledge)) {
+            this.shortOfReplicas.add(name);
+            return fail(`${name} reached ${replicas} of ${replicasToAcknowledge} replicas within ${REPLICA_WAIT_MS} ms`);
+          }
+        }
+        owners.forEach((owner, i) => {
+          const err = replies[i]?.[0];
+          if (!err) return;
+          if (owner === registry) registryFailure = err.message;
+          else if (owner !== null && !failed.has(owner)) failed.set(owner, err.message);
+        });
+        if (keys.includes(registry) && !replies[0]?.[0]) registryFailure = undefined;
+      }),
     );
-    return count;
+    if (registryFailure === undefined) for (const key of streams) this.registered.add(key);
+    else for (const key of streams) if (!this.registered.has(key) && !failed.has(key)) failed.set(key, `not registered: ${registryFailure}`);
+    const kept = streams.filter((key) => !failed.has(key));
+    const keptDocs = kept.flatMap((key) => docsOf.get(key)!);
+    // Only the entries just published are removed; entries added meanwhile stay for the next round.
+    if (keptDocs.length > 0)
+      await collection.bulkWrite(
+        keptDocs.map((doc) => ({
+          updateOne: { filter: { _id: doc._id } as never, update: { $pull: { outbox: { id: { $in: doc.outbox!.map((e) => e.id) } } } } as never },
+        })),
+        { ordered: false },
+      );
+    for (const key of kept) this.stalledTenants.delete(docsOf.get(key)![0]!.tenantId);
+    for (const key of failed.keys()) this.stalledTenants.set(docsOf.get(key)![0]!.tenantId, now + idleMs * 10);
+    const events = (key: string) => docsOf.get(key)!.reduce((sum, doc) => sum + doc.outbox!.length, 0);
+    return {
+      published: kept.reduce((sum, key) => sum + events(key), 0),
+      stalled: [...failed.keys()].reduce((sum, key) => sum + events(key), 0),
+      stalledStreams: failed.size,
+      ...(failed.size > 0 ? { reason: [...failed.values()][0] } : {}),
+    };
   }
 
   start(): void {
@@ -191,18 +287,23 @@ export class OutboxRelay<D extends OutboxDocument> {
     const { idleMs = 200, batchSize = 500, logger } = this.options;
     this.loop = (async () => {
       while (this.running) {
-        let published = 0;
+        let round: RelayRound;
         try {
-          published = await this.drainOnce();
-          if (this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
-          this.failing = false;
+          round = await this.round();
         } catch (err) {
-          if (!this.failing) logger.error({ err: (err as Error).message, stream: this.options.stream }, 'event relay failing; events stay in the outbox');
-          this.failing = true;
+          // MongoDB failed (reading the outbox or removing published entries): everything stays for the next round.
+          round = { published: 0, stalled: 1, stalledStreams: 0, reason: (err as Error).message };
         }
-        if (published < batchSize && this.running) {
+        // Failing until every tenant's events go out again (a round that left the stalled tenants out is not a recovery).
+        const failing = round.stalled > 0 || this.stalledTenants.size > 0;
+        if (failing && !this.failing)
+          logger.error({ err: round.reason, stream: this.options.stream, stalled: round.stalled }, 'event relay failing; events stay in the outbox');
+        if (!failing && this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
+        this.failing = failing;
+        if (round.published + round.stalled < batchSize && this.running) {
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, this.failing ? idleMs * 10 : idleMs);
+            // Slower while nothing goes out at all; while other tenants still publish, at the usual pace.
+            const timer = setTimeout(resolve, round.published === 0 && round.stalled > 0 ? idleMs * 10 : idleMs);
             this.wake = () => {
               clearTimeout(timer);
               resolve();

@@ -28,6 +28,11 @@ export interface RedisClusterNode {
   running: boolean;
   /** SIGKILL: a crash, no chance to hand its slots over. */
   kill(): Promise<void>;
+  /**
+   * Starts a killed node again on its port with its cluster configuration, as an orchestrator restarts a crashed pod:
+   * it comes back empty (no persistence) and, its slots having been taken over, as a replica of the node that took them.
+   */
+  restart(): Promise<void>;
 }
 
 export interface RedisCluster {
@@ -38,7 +43,7 @@ export interface RedisCluster {
   masterOf(key: string): Promise<RedisClusterNode>;
   /** The replicas of the master on `port`. */
   replicasOf(port: number): Promise<RedisClusterNode[]>;
-  /** Waits until every running node reports cluster_state:ok and agrees which node serves every slot. */
+  /** Waits until every running node reports cluster_state:ok, every slot is on a live master and every replica is in sync. */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -84,12 +89,13 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   const children = new Map<number, ChildProcess>();
   const nodes: RedisClusterNode[] = [];
 
-  const startNode = async (): Promise<RedisClusterNode> => {
-    const [port, busPort] = [await freePort(), await freePort()];
-    // The cluster bus on a port of its own (not port + 10000, which may be taken or past 65535).
+  const launch = async (port: number, busPort: number): Promise<ChildProcess> => {
+    // The cluster bus on a port of its own (not port + 10000, which may be taken or past 65535). Diskless replication
+    // without its default 5 s delay: a replica that has not finished its first sync cannot take over from its master.
     const args = [
       ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
       ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+      ...['--repl-diskless-sync-delay', '0'],
       ...['--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', '', '--loglevel', 'warning', '--daemonize', 'no'],
     ];
     const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
@@ -97,17 +103,29 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
     const child = spawn(command, argv, { stdio: 'ignore', detached: true });
     child.unref();
     children.set(port, child);
+    await waitFor(async () => (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server (cluster node) on port ${port}`, 25);
+    return child;
+  };
+
+  const startNode = async (): Promise<RedisClusterNode> => {
+    const [port, busPort] = [await freePort(), await freePort()];
+    const watch = (child: ChildProcess) => child.once('exit', () => (node.running = false));
     const node: RedisClusterNode = {
       port,
       running: true,
       async kill() {
+        const child = children.get(port)!;
         node.running = false;
         child.kill('SIGKILL');
         await terminate(child, 5_000);
       },
+      async restart() {
+        if (node.running) throw new Error(`cluster node ${port} is running`);
+        watch(await launch(port, busPort));
+        node.running = true;
+      },
     };
-    child.once('exit', () => (node.running = false));
-    await waitFor(async () => (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server (cluster node) on port ${port}`, 25);
+    watch(await launch(port, busPort));
     return node;
   };
 
@@ -162,6 +180,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
     async waitUntilHealthy(timeoutMs = READY_TIMEOUT_MS) {
       await waitFor(
         async () => {
+          const views = new Set<string>();
           for (const node of nodes.filter((n) => n.running)) {
             if (!(await ask<string>(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
             const lines = parseNodes(await ask<string>(node.port, 'CLUSTER', 'NODES'));
@@ -169,11 +188,23 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
             const servingMasters = lines.filter((line) => line.flags.includes('master') && line.slots.length > 0);
             if (servingMasters.some((line) => !nodes.find((n) => n.port === line.port)?.running || line.flags.some((f) => f === 'fail' || f === 'fail?')))
               return false;
+            // Every replica in sync with its master (one still loading its first copy could not take over).
+            const self = lines.find((line) => line.flags.includes('myself'));
+            if (self?.flags.includes('slave') && !(await ask<string>(node.port, 'INFO', 'replication')).includes('master_link_status:up')) return false;
+            // What this node believes about every node: roles, masters, slots and failures (gossip has settled when
+            // every node believes the same).
+            const role = (line: NodeLine) => ['master', 'slave', 'fail'].filter((flag) => line.flags.includes(flag)).join(',');
+            views.add(
+              lines
+                .map((line) => `${line.id} ${role(line)} ${line.masterId ?? '-'} ${line.slots.join(' ')}`)
+                .sort()
+                .join('\n'),
+            );
           }
-          return true;
+          return views.size === 1;
         },
         timeoutMs,
-        'the Redis Cluster to report cluster_state:ok on every running node',
+        'the Redis Cluster to settle (cluster_state:ok, every slot on a live master, replicas in sync, one view on every node)',
       );
     },
     stop,

@@ -1,0 +1,305 @@
+/**
+ * Rate limits, revocations and domain events on a real Redis Cluster (3 masters, 1 replica each, Debian redis-server
+ * with --cluster-enabled yes), side by side with the single server the rest of the suite uses, and a master failover
+ * under load: what clients see while it happens, and that no event the relay was told was kept goes missing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MongoClient } from 'mongodb';
+import { StreamConsumer, type DomainEvent } from '@linepack/lib/events/consumer';
+import { OutboxRelay, eventStream, outboxEntry, streamRegistry, tenantStream, type OutboxDocument } from '@linepack/lib/events/outbox';
+import { createLogger } from '@linepack/lib/logger';
+import { connectMongo } from '@linepack/lib/mongo';
+import { createRedisClient, isCluster, keyspaceNodes, redisReady, type RedisClient, type RedisTarget } from '@linepack/lib/redis';
+import { RevocationListener, RevocationPublisher } from '@linepack/lib/revocations';
+import { startRedisCluster, type RedisCluster } from '@linepack/lib/testing/redis-cluster';
+import { until, waitFor } from '@linepack/lib/testing/until';
+import { TieredRateLimiter, tierLimits, FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE } from '../../gateway/src/rate-limit';
+
+const logger = createLogger('test', 'silent');
+const minuteWindows = { minuteSeconds: 60, daySeconds: 86_400 };
+
+let cluster: RedisCluster;
+let mongo: MongoClient;
+const clients: RedisClient[] = [];
+const listeners: RevocationListener[] = [];
+
+beforeAll(async () => {
+  [cluster, mongo] = await Promise.all([startRedisCluster({ masters: 3, replicasPerMaster: 1 }), connectMongo(process.env['MONGODB_URI']!)]);
+}, 90_000);
+afterAll(async () => {
+  for (const listener of listeners) listener.close();
+  for (const client of clients) client.disconnect();
+  await mongo?.close();
+  await cluster?.stop();
+});
+
+async function clientOf(target: RedisTarget, options: { commandTimeoutMs?: number } = {}): Promise<RedisClient> {
+  const client = createRedisClient(target, logger, options);
+  clients.push(client);
+  await redisReady(client, 10_000);
+  return client;
+}
+
+const targets: [string, () => RedisTarget][] = [
+  ['one redis-server', () => process.env['REDIS_URL']!],
+  ['a 3-master Redis Cluster', () => cluster.target],
+];
+
+describe.each(targets)('on %s', (_name, targetOf) => {
+  it('is the client kind the target asks for', async () => {
+    const redis = await clientOf(targetOf());
+    expect(isCluster(redis)).toBe(typeof targetOf() !== 'string');
+    expect(keyspaceNodes(redis)).toHaveLength(typeof targetOf() === 'string' ? 1 : 3);
+  });
+
+  describe('rate limits', () => {
+    it('counts a free key’s minute in one script call on the tenant’s slot and refuses the 61st request', async () => {
+      const redis = await clientOf(targetOf());
+      const limiter = new TieredRateLimiter(redis, minuteWindows, logger);
+      const credential = { rateLimitKey: `key-${randomUUID()}`, tier: 'free' as const, tenantId: randomUUID() };
+      const fingerprint = randomUUID().replace(/-/g, '');
+      const decisions = [];
+      for (let i = 0; i < tierLimits.free.minute + 1; i++) decisions.push(await limiter.admit(credential, fingerprint, true));
+      expect(limiter.backend).toBe('redis');
+      expect(decisions.slice(0, tierLimits.free.minute).every((d) => d.decision.allowed)).toBe(true);
+      const refused = decisions[tierLimits.free.minute]!.decision;
+      expect(refused.allowed).toBe(false);
+      expect(refused.headers['RateLimit-Limit']).toBe(String(tierLimits.free.minute));
+      expect(Number(refused.headers['Retry-After'])).toBeGreaterThan(0);
+      // Counted in Redis: the windows hold the 60 admitted. The 61st was refused from memory (the window was known to
+      // be spent), without a round trip.
+      const minuteKey = `linepack:rl:free:minute:60:{${credential.tenantId}}:${credential.rateLimitKey}`;
+      const dayKey = `linepack:rl:free:day:86400:{${credential.tenantId}}:${credential.rateLimitKey}`;
+      expect([await redis.get(minuteKey), await redis.get(dayKey)]).toEqual([String(tierLimits.free.minute), String(tierLimits.free.minute)]);
+      limiter.close();
+    });
+
+    it('refuses a credential that kept failing before counting it, and shares the write counter with admit', async () => {
+      const redis = await clientOf(targetOf());
+      const limiter = new TieredRateLimiter(redis, minuteWindows, logger);
+      const credential = { rateLimitKey: `key-${randomUUID()}`, tier: 'pro' as const, tenantId: randomUUID() };
+      const fingerprint = randomUUID().replace(/-/g, '');
+      await limiter.recordWrite(credential.tenantId);
+      await limiter.recordWrite(credential.tenantId);
+      expect((await limiter.admit(credential, fingerprint, true)).writeEpoch).toBe('2');
+      expect(await limiter.writeEpoch(credential.tenantId)).toBe('2');
+      for (let i = 0; i < FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE; i++) await limiter.recordAuthFailure('192.0.2.1', fingerprint);
+      const blocked = await limiter.admit(credential, fingerprint, true);
+      expect(blocked.credentialBlockedSeconds).toBeGreaterThan(0);
+      expect(blocked.decision.allowed).toBe(false);
+      // Refused before counting: the minute still holds the one request admitted above.
+      expect(await redis.get(`linepack:rl:pro:minute:60:{${credential.tenantId}}:${credential.rateLimitKey}`)).toBe('1');
+      // A caller that checked the failures itself (checkFailures false) is counted.
+      expect((await limiter.admit(credential, fingerprint, false)).decision.allowed).toBe(true);
+      limiter.close();
+    });
+  });
+
+  describe('revocations', () => {
+    it('reach a listening gateway, and a gateway that starts later reads every remembered session from every master', async () => {
+      const target = targetOf();
+      const publisher = new RevocationPublisher(await clientOf(target), 600, logger);
+      const forgotten: string[] = [];
+      const early = await RevocationListener.start(
+        target,
+        { apiKeyRevoked: (hash) => forgotten.push(hash), resynchronise: () => undefined },
+        600,
+        logger,
+        10_000,
+      );
+      listeners.push(early);
+      expect(early.live).toBe(true);
+      // Enough sessions that a cluster spreads them over all three masters (one server holds them all).
+      const sessions = Array.from({ length: 12 }, () => randomUUID());
+      const hash = randomUUID();
+      await publisher.publish(...sessions.map((sessionId) => ({ kind: 'session' as const, sessionId })), { kind: 'api_key', secretHash: hash });
+      await waitFor(async () => sessions.every((s) => early.sessionRevoked(s)) && forgotten.includes(hash), 10_000, 'the revocations to arrive');
+      if (typeof target !== 'string') {
+        const holders = new Set<number>();
+        for (const sessionId of sessions) holders.add((await cluster.masterOf(`linepack:revoked-session:${sessionId}`)).port);
+        expect(holders.size).toBe(3);
+      }
+      const late = await RevocationListener.start(target, { apiKeyRevoked: () => undefined, resynchronise: () => undefined }, 600, logger, 10_000);
+      listeners.push(late);
+      expect(sessions.filter((s) => late.sessionRevoked(s))).toEqual(sessions);
+      expect(late.sessionRevoked(randomUUID())).toBe(false);
+    });
+  });
+
+  describe('domain events', () => {
+    it('the relay publishes to per-tenant streams and a consumer group handles every event once', async () => {
+      const redis = await clientOf(targetOf());
+      const db = mongo.db(`t${randomUUID().slice(0, 8)}_cluster`);
+      const stream = eventStream(`test${randomUUID().slice(0, 8)}`, 'things');
+      const collection = db.collection<OutboxDocument>('things');
+      const tenants = Array.from({ length: 8 }, () => randomUUID());
+      await collection.insertMany(
+        tenants.flatMap((tenantId) =>
+          Array.from({ length: 5 }, (_, n) => ({
+            _id: randomUUID(),
+            tenantId,
+            outbox: [outboxEntry('thing.happened', { n }), outboxEntry('thing.happened', { n })],
+          })),
+        ),
+      );
+      const relay = new OutboxRelay<OutboxDocument>({ collection, redis, stream, logger, dataOf: (_doc, entry) => entry.data ?? {} });
+      expect(await relay.drainOnce()).toBe(80);
+      expect((await redis.smembers(streamRegistry(stream))).sort()).toEqual(tenants.map((t) => tenantStream(stream, t)).sort());
+      const seen: DomainEvent[] = [];
+      const consumer = new StreamConsumer({
+        redis,
+        db,
+        logger,
+        streams: [stream],
+        group: 'g',
+        handle: async (events) => void seen.push(...events),
+        batchSize: 3,
+      });
+      await consumer.ensureGroups();
+      while ((await consumer.pollOnce(10)) > 0);
+      expect(seen).toHaveLength(80);
+      expect(new Set(seen.map((e) => e.id)).size).toBe(80);
+      // Acknowledged: nothing pending on any tenant stream.
+      for (const tenantId of tenants) expect(((await redis.xpending(tenantStream(stream, tenantId), 'g')) as [number])[0]).toBe(0);
+      await db.dropDatabase();
+    });
+  });
+});
+
+describe('a master fails under load (SIGKILL, its replica takes over, the dead node comes back as a replica)', () => {
+  it('keeps every event the relay was told was kept, holds only the orphaned shard’s tenants, and the clients degrade and come back', async () => {
+    const target = { ...cluster.target, replicasToAcknowledge: 1 };
+    const relayRedis = await clientOf(target);
+    const consumerRedis = await clientOf(target);
+    const limiterRedis = await clientOf(target, { commandTimeoutMs: 250 });
+    const db = mongo.db(`t${randomUUID().slice(0, 8)}_failover`);
+    const stream = eventStream(`test${randomUUID().slice(0, 8)}`, 'things');
+    const collection = db.collection<OutboxDocument>('things');
+    // Enough tenants that every master holds some of their streams.
+    const tenants = Array.from({ length: 12 }, () => randomUUID());
+
+    const relay = new OutboxRelay<OutboxDocument>({
+      collection,
+      redis: relayRedis,
+      stream,
+      logger,
+      dataOf: (_doc, entry) => entry.data ?? {},
+      replicasToAcknowledge: 1,
+      idleMs: 20,
+    });
+    const seen = new Map<string, number>();
+    const consumer = new StreamConsumer({
+      redis: consumerRedis,
+      db,
+      logger,
+      streams: [stream],
+      group: 'g',
+      handle: async (events) => {
+        for (const event of events) seen.set(event.id, (seen.get(event.id) ?? 0) + 1);
+      },
+      blockMs: 20,
+      claimIdleMs: 2_000,
+    });
+    const limiter = new TieredRateLimiter(limiterRedis, minuteWindows, logger);
+    relay.start();
+    await consumer.start();
+
+    // Load: events written in rounds (each acknowledged to the "producer" by MongoDB, then relayed) and admissions
+    // counted, while a master dies; the backends the limiter answered from are recorded.
+    const written = new Map<string, string[]>(tenants.map((t) => [t, []]));
+    const writtenCount = () => [...written.values()].reduce((sum, ids) => sum + ids.length, 0);
+    const backends = new Set<string>();
+    let loading = true;
+    let admissionFailures = 0;
+    const load = (async () => {
+      let round = 0;
+      while (loading) {
+        const docs = tenants.map((tenantId) => {
+          const entry = outboxEntry('thing.happened', { round });
+          written.get(tenantId)!.push(entry.id);
+          return { _id: randomUUID(), tenantId, outbox: [entry] };
+        });
+        await collection.insertMany(docs);
+        for (const tenantId of tenants) {
+          await limiter.admit({ rateLimitKey: `k-${tenantId}`, tier: 'pro', tenantId }, 'f', true).catch(() => admissionFailures++);
+          backends.add(limiter.backend);
+        }
+        round++;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const loadUntil = async (events: number) =>
+      expect(
+        await until(
+          async () => writtenCount(),
+          (n) => n >= events,
+          30_000,
+        ),
+      ).toBeGreaterThanOrEqual(events);
+    const consumed = (tenantIds: readonly string[], upTo: Map<string, number>) =>
+      tenantIds.every((t) =>
+        written
+          .get(t)!
+          .slice(0, upTo.get(t))
+          .every((id) => seen.has(id)),
+      );
+    const streamMaster = async (tenantId: string) => (await cluster.masterOf(tenantStream(stream, tenantId))).port;
+    try {
+      await loadUntil(240);
+      const victim = await cluster.masterOf(tenantStream(stream, tenants[0]!));
+      const [replica] = await cluster.replicasOf(victim.port);
+      expect(replica).toBeDefined();
+      await victim.kill();
+      await cluster.waitUntilHealthy(60_000);
+      // The replica now serves the slots the dead master served, with no replica of its own.
+      expect(await streamMaster(tenants[0]!)).toBe(replica!.port);
+      expect(await cluster.replicasOf(replica!.port)).toEqual([]);
+
+      // While that shard cannot confirm a replica, its tenants' events wait in the outbox; every other tenant's go on.
+      const orphaned: string[] = [];
+      for (const tenantId of tenants) if ((await streamMaster(tenantId)) === replica!.port) orphaned.push(tenantId);
+      const others = tenants.filter((t) => !orphaned.includes(t));
+      expect(others.length).toBeGreaterThan(0);
+      await loadUntil(writtenCount() + 120);
+      const atCheck = new Map(tenants.map((t) => [t, written.get(t)!.length]));
+      const othersWritten = others.flatMap((t) => written.get(t)!.slice(0, atCheck.get(t)));
+      await waitFor(
+        async () => (await collection.countDocuments({ 'outbox.id': { $in: othersWritten } })) === 0,
+        60_000,
+        'the other shards’ tenants’ events to leave the outbox',
+      );
+      await waitFor(async () => consumed(others, atCheck), 60_000, 'the other shards’ tenants’ events to be consumed');
+      expect(await collection.countDocuments({ 'outbox.id': { $exists: true }, tenantId: { $in: orphaned } })).toBeGreaterThan(0);
+
+      // The dead node restarts (as an orchestrator restarts a crashed pod) and comes back as the new master's replica.
+      await victim.restart();
+      await cluster.waitUntilHealthy(60_000);
+      expect((await cluster.replicasOf(replica!.port)).map((n) => n.port)).toEqual([victim.port]);
+      await loadUntil(writtenCount() + 120);
+      loading = false;
+      await load;
+
+      // Every event MongoDB acknowledged leaves the outbox and is consumed: none is lost with the master.
+      await waitFor(async () => (await collection.countDocuments({ 'outbox.id': { $exists: true } })) === 0, 60_000, 'the outbox to drain');
+      const all = new Map(tenants.map((t) => [t, written.get(t)!.length]));
+      await waitFor(async () => consumed(tenants, all), 60_000, 'every written event to be consumed');
+      // At least once: an event may come twice (a batch published again after a WAIT fell short), never zero times.
+      expect([...written.values()].flat().filter((id) => !seen.has(id))).toEqual([]);
+      // What the gateway saw: no admission threw (a failing Redis answers from memory), and counting went back to Redis.
+      expect(admissionFailures).toBe(0);
+      expect([...backends].every((b) => b === 'redis' || b === 'degraded')).toBe(true);
+      await waitFor(
+        async () => (await limiter.admit({ rateLimitKey: 'after', tier: 'pro', tenantId: tenants[0]! }, 'f', true)) && limiter.backend === 'redis',
+        30_000,
+        'the limiter to count in Redis again',
+      );
+    } finally {
+      loading = false;
+      await load;
+      await relay.stop();
+      await consumer.stop();
+      limiter.close();
+      await db.dropDatabase();
+    }
+  }, 240_000);
+});
