@@ -4,16 +4,13 @@
  * redis-tools, which redis-server depends on). Throwaway: no persistence, its files in a temporary directory removed
  * on stop.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import Redis from 'ioredis';
-import { terminate, which } from '../infra/child-process';
+import { which } from '../infra/child-process';
 import { freePort } from '../infra/free-port';
 import { RedisServerUnavailableError } from '../infra/redis-server';
 import type { RedisClusterTarget } from '../redis';
+import { ask, redisNodes, type RedisNode, type ReplicatedRedis } from './redis-node';
 import { waitFor } from './until';
 
 const run = promisify(execFile);
@@ -22,42 +19,11 @@ const run = promisify(execFile);
 const NODE_TIMEOUT_MS = 2_000;
 const READY_TIMEOUT_MS = 30_000;
 
-export interface RedisClusterNode {
-  port: number;
-  /** Whether the process is running (a killed node stays in the list, so its port can be named). */
-  running: boolean;
-  /** SIGKILL: a crash, no chance to hand its slots over. */
-  kill(): Promise<void>;
-  /**
-   * Starts a killed node again on its port with its cluster configuration, as an orchestrator restarts a crashed pod:
-   * it comes back empty (no persistence) and, its slots having been taken over, as a replica of the node that took them.
-   */
-  restart(): Promise<void>;
-}
-
-export interface RedisCluster {
+export interface RedisCluster extends ReplicatedRedis {
   /** What a client is configured with (REDIS_CLUSTER_NODES): every node as a seed. */
   target: RedisClusterTarget;
-  nodes: RedisClusterNode[];
-  /** The node serving `key`'s hash slot now (its master), as the cluster itself says. */
-  masterOf(key: string): Promise<RedisClusterNode>;
-  /** The replicas of the master on `port`. */
-  replicasOf(port: number): Promise<RedisClusterNode[]>;
-  /** Waits until every running node reports cluster_state:ok, every slot is on a live master and every replica is in sync. */
-  waitUntilHealthy(timeoutMs?: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** One CLUSTER-family command against one node, on a short-lived connection. */
-async function ask<T>(port: number, command: string, ...args: string[]): Promise<T> {
-  const connection = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
-  connection.on('error', () => undefined);
-  try {
-    await connection.connect();
-    return (await connection.call(command, ...args)) as T;
-  } finally {
-    connection.disconnect();
-  }
+  /** The master of `key`'s hash slot now, as the cluster itself says. */
+  masterOf(key: string): Promise<RedisNode>;
 }
 
 /** CLUSTER NODES, one line per node: `<id> <ip:port@bus> <flags> <master id|-> … <slots…>`. */
@@ -81,58 +47,23 @@ function parseNodes(text: string): NodeLine[] {
 
 export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number } = {}): Promise<RedisCluster> {
   const { masters = 3, replicasPerMaster = 1 } = options;
-  const redisServer = await which('redis-server');
   const redisCli = await which('redis-cli');
-  if (!redisServer) throw new RedisServerUnavailableError();
   if (!redisCli) throw new RedisServerUnavailableError('redis-cli not found: apt-get install redis-tools');
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-redis-cluster-'));
-  const children = new Map<number, ChildProcess>();
-  const nodes: RedisClusterNode[] = [];
-
-  const launch = async (port: number, busPort: number): Promise<ChildProcess> => {
-    // The cluster bus on a port of its own (not port + 10000, which may be taken or past 65535). Diskless replication
-    // without its default 5 s delay: a replica that has not finished its first sync cannot take over from its master.
-    const args = [
+  const processes = await redisNodes('redis-cluster');
+  const nodes: RedisNode[] = [];
+  // The cluster bus on a port of its own (not port + 10000, which may be taken or past 65535). Diskless replication
+  // without its default 5 s delay: a replica that has not finished its first sync cannot take over from its master. A
+  // restarted node finds its cluster configuration (nodes-<port>.conf) and rejoins, as a replica of whichever node
+  // took its slots.
+  const startNode = async () => {
+    const [port, busPort] = [await freePort(), await freePort()];
+    return processes.start(port, [
       ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
       ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
-      ...['--repl-diskless-sync-delay', '0'],
-      ...['--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', '', '--loglevel', 'warning', '--daemonize', 'no'],
-    ];
-    const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
-    const [command, argv] = setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', redisServer, ...args]] : [redisServer, args];
-    const child = spawn(command, argv, { stdio: 'ignore', detached: true });
-    child.unref();
-    children.set(port, child);
-    await waitFor(async () => (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server (cluster node) on port ${port}`, 25);
-    return child;
+      ...['--repl-diskless-sync-delay', '0', '--save', '', '--appendonly', 'no'],
+    ]);
   };
-
-  const startNode = async (): Promise<RedisClusterNode> => {
-    const [port, busPort] = [await freePort(), await freePort()];
-    const watch = (child: ChildProcess) => child.once('exit', () => (node.running = false));
-    const node: RedisClusterNode = {
-      port,
-      running: true,
-      async kill() {
-        const child = children.get(port)!;
-        node.running = false;
-        child.kill('SIGKILL');
-        await terminate(child, 5_000);
-      },
-      async restart() {
-        if (node.running) throw new Error(`cluster node ${port} is running`);
-        watch(await launch(port, busPort));
-        node.running = true;
-      },
-    };
-    watch(await launch(port, busPort));
-    return node;
-  };
-
-  const stop = async () => {
-    await Promise.all([...children.values()].map((child) => terminate(child, 5_000)));
-    await rm(dir, { recursive: true, force: true });
-  };
+  const stop = () => processes.stop();
 
   try {
     nodes.push(...(await Promise.all(Array.from({ length: masters * (1 + replicasPerMaster) }, startNode))));
