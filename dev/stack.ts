@@ -9,6 +9,7 @@ import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/ide
 import { createLogger } from '@linepack/lib/logger';
 import { DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS } from '@linepack/lib/config';
 import type { RunningService, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
+import type { RedisTarget } from '@linepack/lib/redis';
 
 /**
  * Domain subgraphs are loaded by name from their packages (`@linepack/subgraph-<name>` exports
@@ -23,7 +24,8 @@ async function loadSubgraph(name: string): Promise<SubgraphModule> {
 
 export interface StackOptions {
   mongoUri: string;
-  redisUrl?: string | undefined;
+  /** REDIS_URL, or a Redis Cluster or Sentinel target (lib/redis.ts). */
+  redisUrl?: RedisTarget | undefined;
   dbPrefix: string;
   host?: string;
   /** 0 = a free port. */

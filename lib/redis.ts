@@ -126,6 +126,25 @@ export function redisTargetOf(service: string, env: RedisEnvConfig): RedisTarget
   return env.REDIS_URL;
 }
 
+/** The environment that configures `target` (what redisTargetOf reads back): for a process started with it. */
+export function redisEnvOf(target: RedisTarget): Record<string, string> {
+  if (typeof target === 'string') return { REDIS_URL: target };
+  const list = (nodes: RedisNodeAddress[]) => nodes.map((n) => `${n.host.includes(':') ? `[${n.host}]` : n.host}:${n.port}`).join(',');
+  return {
+    ...(isClusterTarget(target)
+      ? { REDIS_CLUSTER_NODES: list(target.clusterNodes) }
+      : {
+          REDIS_SENTINELS: list(target.sentinels),
+          REDIS_SENTINEL_NAME: target.sentinelName,
+          ...(target.sentinelPassword ? { REDIS_SENTINEL_PASSWORD: target.sentinelPassword } : {}),
+        }),
+    ...(target.username ? { REDIS_USERNAME: target.username } : {}),
+    ...(target.password ? { REDIS_PASSWORD: target.password } : {}),
+    ...(target.tls ? { REDIS_TLS: 'true' } : {}),
+    ...(target.replicasToAcknowledge ? { REDIS_WAIT_REPLICAS: String(target.replicasToAcknowledge) } : {}),
+  };
+}
+
 /** Where a target is, for logs and start-up banners: never a password. */
 export function describeRedisTarget(target: RedisTarget): string {
   if (typeof target === 'string') return target.replace(/\/\/[^@/]*@/, '//***@');
