@@ -11,6 +11,8 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
+import { redisEnvSchema, redisTargetOf } from '@linepack/lib/redis';
 import { schemaDir, subgraphRegistry } from '@linepack/schema/subgraphs';
 
 const root = path.resolve(schemaDir, '..');
@@ -541,5 +543,87 @@ describe('rotation and shutdown', () => {
       expect([name, container.lifecycle]).toEqual([name, { preStop: { sleep: { seconds: 5 } } }]);
       expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
     }
+  });
+});
+
+describe('Redis Cluster and Sentinel (redis.mode)', () => {
+  /** The Redis settings of every Deployment, as a service reads them (lib/redis.ts), with `secrets` for its Secret references. */
+  const redisSettings = (docs: Manifest[], secrets: Record<string, string>) =>
+    podTemplates(docs).map(([name, template]) => {
+      const env = Object.fromEntries(
+        (template.spec.containers[0].env as Manifest[])
+          .filter((e) => String(e.name).startsWith('REDIS_'))
+          .map((e) => [e.name, e.value ?? secrets[`${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`]]),
+      );
+      return [name, redisTargetOf(name, z.object(redisEnvSchema).parse(env))] as const;
+    });
+
+  it('cluster: every service gets the seed nodes, the password from its Secret, TLS and the replicas to wait for — what the services parse', async () => {
+    const docs = docsOf(
+      await render([
+        ...['--set', 'redis.mode=cluster', '--set', 'redis.clusterNodes={redis-0.redis:6379,redis-1.redis:6379}', '--set', 'redis.tls=true'],
+        ...['--set', 'redis.waitReplicas=1', '--set', 'redis.username=linepack'],
+        ...['--set', 'secrets.redisPassword.name=linepack-redis', '--set', 'secrets.redisPassword.key=REDIS_PASSWORD'],
+      ]),
+    );
+    const settings = redisSettings(docs, { 'linepack-redis/REDIS_PASSWORD': 's3cret' });
+    expect(settings.map(([name]) => name).sort()).toEqual(['gateway', ...subgraphRegistry.map((s) => s.name)].map((n) => `linepack-${n}`).sort());
+    for (const [name, target] of settings)
+      expect([name, target]).toEqual([
+        name,
+        {
+          clusterNodes: [
+            { host: 'redis-0.redis', port: 6379 },
+            { host: 'redis-1.redis', port: 6379 },
+          ],
+          username: 'linepack',
+          password: 's3cret',
+          tls: true,
+          replicasToAcknowledge: 1,
+        },
+      ]);
+  });
+
+  it('sentinel: the Sentinels, the primary’s name and both passwords; a rotated password rolls every pod, the unused REDIS_URL none', async () => {
+    const sentinelArgs = (password: string, url: string) => [
+      ...['--set', 'redis.mode=sentinel', '--set', 'redis.sentinels={sentinel-0:26379,sentinel-1:26379}', '--set', 'redis.sentinelName=mymaster'],
+      ...['--set', 'secrets.redisPassword.name=linepack-redis', '--set', 'secrets.redisPassword.key=REDIS_PASSWORD'],
+      ...['--set', 'secrets.redisSentinelPassword.name=linepack-redis', '--set', 'secrets.redisSentinelPassword.key=SENTINEL_PASSWORD'],
+      ...['--set', 'secrets.create=true', '--set-string', `secrets.data.linepack-redis.REDIS_PASSWORD=${password}`],
+      ...['--set-string', 'secrets.data.linepack-redis.SENTINEL_PASSWORD=s', '--set-string', `secrets.data.linepack-redis.REDIS_URL=${url}`],
+    ];
+    const docs = docsOf(await render(sentinelArgs('p1', 'redis://a:6379')));
+    for (const [name, target] of redisSettings(docs, { 'linepack-redis/REDIS_PASSWORD': 'p1', 'linepack-redis/SENTINEL_PASSWORD': 's' }))
+      expect([name, target]).toEqual([
+        name,
+        {
+          sentinels: [
+            { host: 'sentinel-0', port: 26379 },
+            { host: 'sentinel-1', port: 26379 },
+          ],
+          sentinelName: 'mymaster',
+          sentinelPassword: 's',
+          password: 'p1',
+        },
+      ]);
+    const checksums = async (args: string[]) =>
+      podTemplates(docsOf(await render(args))).map(([name, t]) => [name, t.metadata.annotations['checksum/secrets'] as string]);
+    const [before, rotated, urlChanged] = [
+      await checksums(sentinelArgs('p1', 'redis://a:6379')),
+      await checksums(sentinelArgs('p2', 'redis://a:6379')),
+      await checksums(sentinelArgs('p1', 'redis://b:6379')),
+    ];
+    expect(rotated.filter(([name, sum]) => before.find(([n]) => n === name)![1] === sum)).toEqual([]);
+    expect(urlChanged).toEqual(before);
+  });
+
+  it('the values schema refuses a mode without its nodes, a node that is not host:port, and cluster settings on a URL', async () => {
+    expect(errorOf(await render(['--set', 'redis.mode=cluster']))).toMatch(/'\/redis\/clusterNodes': minItems/);
+    expect(errorOf(await render(['--set', 'redis.mode=sentinel', '--set', 'redis.sentinels={s:26379}']))).toMatch(/'\/redis\/sentinelName': minLength/);
+    expect(errorOf(await render(['--set', 'redis.mode=cluster', '--set', 'redis.clusterNodes={redis-0}']))).toMatch(
+      /'\/redis\/clusterNodes\/0': 'redis-0' does not match pattern/,
+    );
+    expect(errorOf(await render(['--set', 'redis.waitReplicas=1']))).toMatch(/'\/redis\/waitReplicas': value must be 0/);
+    expect(errorOf(await render(['--set', 'redis.mode=proxy']))).toMatch(/'\/redis\/mode': value must be one of 'url', 'cluster', 'sentinel'/);
   });
 });

@@ -118,6 +118,56 @@ compares with it.
       key: {{ required (printf "%s: the Secret's key is required (README \"Secrets\")" .path) .ref.key | quote }}
 {{- end -}}
 
+{{/*
+The Redis Secret references of redis.mode (a JSON list, for the pods' checksum/secrets): the URL, or the passwords.
+*/}}
+{{- define "linepack.redisSecretRefs" -}}
+{{- $refs := list -}}
+{{- if eq .Values.redis.mode "url" -}}
+{{- $refs = append $refs .Values.secrets.redisUrl -}}
+{{- else -}}
+{{- with .Values.secrets.redisPassword }}{{ $refs = append $refs . }}{{ end -}}
+{{- if eq .Values.redis.mode "sentinel" }}{{ with .Values.secrets.redisSentinelPassword }}{{ $refs = append $refs . }}{{ end }}{{ end -}}
+{{- end -}}
+{{- toJson $refs -}}
+{{- end -}}
+
+{{/* Where Redis is, as every service reads it (lib/redis.ts redisEnvSchema): one of url, cluster, sentinel. */}}
+{{- define "linepack.redisEnv" -}}
+{{- $redis := .Values.redis -}}
+{{- if eq $redis.mode "url" -}}
+{{- include "linepack.secretEnv" (dict "env" "REDIS_URL" "ref" .Values.secrets.redisUrl "path" "secrets.redisUrl") }}
+{{- else -}}
+{{- if eq $redis.mode "cluster" }}
+- name: REDIS_CLUSTER_NODES
+  value: {{ required "redis.clusterNodes: at least one host:port with redis.mode cluster" ($redis.clusterNodes | join ",") | quote }}
+{{- else }}
+- name: REDIS_SENTINELS
+  value: {{ required "redis.sentinels: at least one host:port with redis.mode sentinel" ($redis.sentinels | join ",") | quote }}
+- name: REDIS_SENTINEL_NAME
+  value: {{ required "redis.sentinelName: the primary's name is required with redis.mode sentinel" $redis.sentinelName | quote }}
+{{- with .Values.secrets.redisSentinelPassword }}
+{{ include "linepack.secretEnv" (dict "env" "REDIS_SENTINEL_PASSWORD" "ref" . "path" "secrets.redisSentinelPassword") }}
+{{- end }}
+{{- end }}
+{{- with $redis.username }}
+- name: REDIS_USERNAME
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.secrets.redisPassword }}
+{{ include "linepack.secretEnv" (dict "env" "REDIS_PASSWORD" "ref" . "path" "secrets.redisPassword") }}
+{{- end }}
+{{- if $redis.tls }}
+- name: REDIS_TLS
+  value: "true"
+{{- end }}
+{{- if $redis.waitReplicas }}
+- name: REDIS_WAIT_REPLICAS
+  value: {{ $redis.waitReplicas | quote }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
 {{/* Environment every service has: METRICS_PORT/HOST (reachable by Prometheus in the cluster), LOG_LEVEL, HOST and optional tracing. */}}
 {{- define "linepack.commonEnv" -}}
 - name: HOST
