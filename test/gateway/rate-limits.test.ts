@@ -2,6 +2,7 @@ import Redis from 'ioredis';
 import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { waitFor } from '@linepack/lib/testing/until';
+import { redisBackends, type RedisBackend } from '@linepack/lib/testing/redis-backends';
 import { startGatewayProcess } from '../support/gateway-process';
 import { requestFrom, typenameFrom } from '../support/from-address';
 import { credentialCacheLookups } from '@linepack/lib/metrics';
@@ -25,21 +26,22 @@ async function inBatches<T>(count: number, concurrency: number, task: (i: number
   return results;
 }
 
-describe('rate limits shared through Redis', () => {
-  let redisServer: RedisServerProcess;
+/** On one redis-server and on a Redis Cluster, where each tenant's counters live in its own hash slot. */
+describe.each(redisBackends())('rate limits shared through %s', (_name, startBackend) => {
+  let backend: RedisBackend;
   let stack: TestStack;
   let tenantId: string;
 
   beforeAll(async () => {
     // A Redis of this file's own, so it can be killed and restarted without touching other tests.
-    redisServer = await startRedisServer();
-    stack = await startTestStack({ redisUrl: redisServer.url, rateLimitWindows: hourWindows });
+    backend = await startBackend();
+    stack = await startTestStack({ redisUrl: backend.target, rateLimitWindows: hourWindows });
     tenantId = (await stack.tenantWithKey({ tier: 'ENTERPRISE' })).tenantId;
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await stack?.stop();
-    await redisServer?.stop();
+    await backend?.close();
   });
 
   it('lets exactly 60 of 100 concurrent requests from one free key through', async () => {
@@ -84,7 +86,7 @@ describe('rate limits shared through Redis', () => {
   });
 
   it('shares one budget between two gateway processes', async () => {
-    const second = await startGatewayProcess(stack, redisServer.url, {
+    const second = await startGatewayProcess(stack, backend.target, {
       RATE_LIMIT_MINUTE_WINDOW_SECONDS: String(hourWindows.minuteSeconds),
       RATE_LIMIT_DAY_WINDOW_SECONDS: String(hourWindows.daySeconds),
     });
@@ -102,19 +104,16 @@ describe('rate limits shared through Redis', () => {
 
   it('never counts enterprise requests: 1,000 in a row, none refused', async () => {
     const key = await stack.keyFor(tenantId, ['assets:read'], 'ENTERPRISE');
-    const redis = new Redis(redisServer.url);
-    const countersBefore = (await redis.keys('linepack:rl:*')).sort();
+    const countersBefore = await backend.keys('linepack:rl:*');
     const statuses = await inBatches(1_000, 25, async () => (await typename(stack.gatewayUrl, key)).status);
     expect(statuses.every((s) => s === 200)).toBe(true);
-    expect((await redis.keys('linepack:rl:*')).sort()).toEqual(countersBefore);
-    await redis.quit();
+    expect(await backend.keys('linepack:rl:*')).toEqual(countersBefore);
   });
 
   it('keeps serving under in-process limits while Redis is down, then returns to Redis', async () => {
     const readiness = async () => (await (await fetch(`${stack.gatewayOrigin}/readyz`)).json()) as { status: string; rateLimits: string };
     expect(await readiness()).toMatchObject({ status: 'ready', rateLimits: 'redis' });
-    const port = redisServer.port;
-    await redisServer.stop();
+    await backend.stop();
 
     const key = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
     const during = await Promise.all(Array.from({ length: 70 }, () => typename(stack.gatewayUrl, key)));
@@ -124,16 +123,13 @@ describe('rate limits shared through Redis', () => {
     expect(during.filter((r) => r.status === 429)).toHaveLength(10);
     expect(await readiness()).toMatchObject({ status: 'degraded', rateLimits: 'degraded' });
 
-    redisServer = await startRedisServer({ port });
-    await waitFor(async () => (await readiness()).rateLimits === 'redis', 15_000, 'the gateway to reconnect to Redis');
+    await backend.start();
+    await waitFor(async () => (await readiness()).rateLimits === 'redis', 30_000, 'the gateway to reconnect to Redis');
 
     // Shared counting resumed: a fresh key is counted in Redis again.
     const after = await stack.keyFor(tenantId, ['assets:read'], 'FREE');
     expect((await typename(stack.gatewayUrl, after)).status).toBe(200);
-    const redis = new Redis(redisServer.url);
-    const keys = await redis.keys('linepack:rl:free:minute:*');
-    await redis.quit();
-    expect(keys.length).toBe(1);
+    expect(await backend.keys('linepack:rl:free:minute:*')).toHaveLength(1);
   });
 });
 
