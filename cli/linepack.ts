@@ -6,9 +6,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { ConfigError } from '@linepack/lib/config';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
 import { createLogger } from '@linepack/lib/logger';
-import { createRedisClient, redisReady } from '@linepack/lib/redis';
+import { createRedisClient, redisReady, redisTargetFromEnv, type RedisTarget } from '@linepack/lib/redis';
 import { RevocationPublisher } from '@linepack/lib/revocations';
 import type { SubgraphModule } from '@linepack/lib/subgraph-types';
 import { subgraphNames } from '@linepack/schema/subgraphs';
@@ -63,7 +64,8 @@ const usage = `usage: linepack <command> [options]
   <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
                  drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
 
-Redis (for rebuild): REDIS_URL, else redisUrl from dev.json.
+Redis (rebuild; revocations reach the gateways at once): REDIS_URL, or REDIS_CLUSTER_NODES, or REDIS_SENTINELS with
+REDIS_SENTINEL_NAME (as the services read them), else redisUrl from dev.json.
 
 Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (default .linepack/dev.json,
 written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
@@ -190,10 +192,17 @@ function mongoUri(): string {
   throw new UsageError('no database: set MONGODB_URI, or start Linepack with `npm start` (it writes .linepack/dev.json)');
 }
 
-function redisUrl(): string {
-  const url = process.env['REDIS_URL'] ?? devState().redisUrl;
-  if (url) return url;
-  throw new UsageError('no Redis: set REDIS_URL, or start Linepack with `npm start` (it writes .linepack/dev.json)');
+/** REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS (+ REDIS_SENTINEL_NAME) as the services read them, else dev.json's. */
+function redisTarget(): RedisTarget | undefined {
+  return redisTargetFromEnv('linepack', process.env) ?? devState().redisUrl;
+}
+
+function requiredRedis(): RedisTarget {
+  const target = redisTarget();
+  if (target) return target;
+  throw new UsageError(
+    'no Redis: set REDIS_URL (or REDIS_CLUSTER_NODES, or REDIS_SENTINELS and REDIS_SENTINEL_NAME), or start Linepack with `npm start` (it writes .linepack/dev.json)',
+  );
 }
 
 const dbPrefix = () => process.env['LINEPACK_DB_PREFIX'] ?? 'linepack';
@@ -202,8 +211,9 @@ async function rebuild(name: string, tenantId: string | null): Promise<{ events:
   const mod = (await import(`@linepack/subgraph-${name}`)) as { subgraph?: SubgraphModule };
   if (!mod.subgraph?.rebuild) throw new UsageError(`the ${name} subgraph has no event projections to rebuild`);
   const logger = createLogger('cli', process.env['LOG_LEVEL'] ?? 'warn');
+  const target = requiredRedis();
   const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
-  const redis = createRedisClient(redisUrl(), logger);
+  const redis = createRedisClient(target, logger);
   try {
     // The client fails fast rather than queueing (lib/redis.ts): a replay that starts before it has connected fails.
     await redisReady(redis, 10_000);
@@ -279,11 +289,11 @@ async function readStdin(): Promise<string> {
 }
 
 async function withStore<T>(work: (store: AuthStore) => Promise<T>): Promise<T> {
-  const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
   // With Redis known, a key revoked here stops working at every gateway at once, as through the API.
-  const url = process.env['REDIS_URL'] ?? devState().redisUrl;
+  const target = redisTarget();
+  const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
   const logger = createLogger('cli', process.env['LOG_LEVEL'] ?? 'warn');
-  const redis = url ? createRedisClient(url, logger, { commandTimeoutMs: 2_000 }) : null;
+  const redis = target ? createRedisClient(target, logger, { commandTimeoutMs: 2_000 }) : null;
   try {
     if (redis) await redisReady(redis);
     const store = new AuthStore(client.db(databaseName(dbPrefix(), 'auth')), new RevocationPublisher(redis, 3_660, logger));
@@ -569,6 +579,11 @@ async function run(argv: string[]): Promise<void> {
 run(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof UsageError) {
     console.error(`linepack: ${err.message}\n\n${usage}`);
+    process.exit(2);
+  }
+  // Already "linepack: invalid configuration" and the variables at fault, as a service says it at start-up.
+  if (err instanceof ConfigError) {
+    console.error(err.message);
     process.exit(2);
   }
   if (err instanceof AuthStoreError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { ConfigError, redisUrlSchema } from './config';
+import { ConfigError, parseConfig, redisUrlSchema } from './config';
 import type { Logger } from './logger';
 
 /** A client of whichever Redis the deployment runs: one server (or a Sentinel-managed primary), or a Redis Cluster. */
@@ -124,6 +124,11 @@ export function redisTargetOf(service: string, env: RedisEnvConfig): RedisTarget
       ...access,
     };
   return env.REDIS_URL;
+}
+
+/** The target an environment names (REDIS_URL or the cluster or Sentinel settings), checked as a service checks it. */
+export function redisTargetFromEnv(service: string, env: Record<string, string | undefined>): RedisTarget | undefined {
+  return redisTargetOf(service, parseConfig(service, z.object(redisEnvSchema), env));
 }
 
 /** The environment that configures `target` (what redisTargetOf reads back): for a process started with it. */
