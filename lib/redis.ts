@@ -219,13 +219,25 @@ export function createRedisClient(target: RedisTarget, logger: Logger, options: 
       clusterRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
       // A failover moves slots: ask the cluster again soon rather than waiting for the next MOVED.
       slotsRefreshInterval: 2_000,
-      retryDelayOnFailover: 200,
-      retryDelayOnClusterDown: 200,
+      // A command whose master is gone (or that meets CLUSTERDOWN while a failover is under way) fails at once unless
+      // the caller asked to wait: ioredis would otherwise retry it every 200 ms up to 16 times, past any commandTimeout
+      // (the gateway's limiter waited 4.4 s instead of counting in memory after 250 ms).
+      retryDelayOnFailover: options.queueWhileDisconnected ? 200 : 0,
+      retryDelayOnClusterDown: options.queueWhileDisconnected ? 200 : 0,
       ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
       // Managed clusters announce addresses that only resolve inside their network (and need TLS by name).
       ...(target.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
     };
-    redis = new Cluster(target.clusterNodes, clusterOptions);
+    const cluster = new Cluster(target.clusterNodes, clusterOptions);
+    if (!options.queueWhileDisconnected) {
+      // Without its offline queue a cluster client refuses a command for a node whose connection is still being made
+      // ("Connection is closed."), which is every node on its first use, since ioredis connects them lazily: connect
+      // each as soon as the client learns of it, and the ones it had at the start once it is ready.
+      const connect = (node: Redis) => void (node.status === 'wait' ? node.connect().catch(() => undefined) : undefined);
+      cluster.on('+node', connect);
+      cluster.on('ready', () => cluster.nodes('all').forEach(connect));
+    }
+    redis = cluster;
   } else {
     redis = typeof target === 'string' ? new Redis(target, connectionOptions(target, options)) : new Redis(redisConnectionOptions(target, options));
   }
@@ -233,18 +245,26 @@ export function createRedisClient(target: RedisTarget, logger: Logger, options: 
   return redis;
 }
 
-/** Resolves once the client is connected, or after `timeoutMs` (callers then see the fast failure themselves). */
-export function redisReady(redis: RedisClient, timeoutMs = 2_000): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      redis.off('ready', done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    redis.once('ready', done);
-  });
+/**
+ * Resolves once the client is connected — a cluster client to every master it knows — or after `timeoutMs` (callers
+ * then see the fast failure themselves).
+ */
+export async function redisReady(redis: RedisClient, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const ready = (client: Redis | Cluster) => {
+    if (client.status === 'ready') return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        client.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+      client.once('ready', done);
+    });
+  };
+  await ready(redis);
+  if (isCluster(redis)) await Promise.all(redis.nodes('master').map(ready));
 }
 
 /**

@@ -15,7 +15,7 @@ import { redisBackends, type RedisBackend } from '@linepack/lib/testing/redis-ba
 import { until, waitFor } from '@linepack/lib/testing/until';
 import { TieredRateLimiter, tierLimits, FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE } from '../../gateway/src/rate-limit';
 
-const logger = createLogger('test', 'silent');
+const logger = createLogger('test', process.env['DBG'] ? 'debug' : 'silent');
 const minuteWindows = { minuteSeconds: 60, daySeconds: 86_400 };
 
 let mongo: MongoClient;
@@ -303,9 +303,10 @@ describe.each(redisBackends(['cluster', 'sentinel']))('a master of %s fails unde
       await waitFor(async () => consumed(tenants, all), 60_000, 'every written event to be consumed');
       // At least once: an event may come twice (a batch published again after a WAIT fell short), never zero times.
       expect([...written.values()].flat().filter((id) => !seen.has(id))).toEqual([]);
-      // What the gateway saw: no admission threw (a failing Redis answers from memory), and counting went back to Redis.
+      // What the gateway saw: no admission threw; while the master was gone its tenants were counted in memory (a client
+      // that kept retrying until the failover was over would have held them instead), and counting went back to Redis.
       expect(admissionFailures).toBe(0);
-      expect([...backends].every((b) => b === 'redis' || b === 'degraded')).toBe(true);
+      expect([...backends].sort()).toEqual(['degraded', 'redis']);
       await waitFor(
         async () => (await limiter.admit({ rateLimitKey: 'after', tier: 'pro', tenantId: tenants[0]! }, 'f', true)) && limiter.backend === 'redis',
         30_000,
