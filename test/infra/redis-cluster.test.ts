@@ -15,7 +15,7 @@ import { redisBackends, type RedisBackend } from '@linepack/lib/testing/redis-ba
 import { until, waitFor } from '@linepack/lib/testing/until';
 import { TieredRateLimiter, tierLimits, FAILED_AUTH_PER_CREDENTIAL_PER_MINUTE } from '../../gateway/src/rate-limit';
 
-const logger = createLogger('test', process.env['DBG'] ? 'debug' : 'silent');
+const logger = createLogger('test', 'silent');
 const minuteWindows = { minuteSeconds: 60, daySeconds: 86_400 };
 
 let mongo: MongoClient;
