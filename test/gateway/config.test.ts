@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { ConfigError, parseConfig } from '@linepack/lib/config';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { redisTargetOf } from '@linepack/lib/redis';
 import { subgraphConfigSchema } from '@linepack/lib/subgraph-config';
 import { gatewayConfigFromEnv } from '@linepack/gateway/config';
 
@@ -120,4 +121,62 @@ describe('GATEWAY_REPLICAS: each gateway process’s share of the limits while R
 it('reads MAX_ACCESS_TOKEN_AGE_SECONDS with the auth service’s schema (lib/config.ts): the same bounds on both', () => {
   expect(gatewayConfigFromEnv(gatewayEnv).maxAccessTokenAgeSeconds).toBe(3_600);
   expect(() => gatewayConfigFromEnv({ ...gatewayEnv, MAX_ACCESS_TOKEN_AGE_SECONDS: '10' })).toThrow('MAX_ACCESS_TOKEN_AGE_SECONDS');
+});
+
+describe('Redis: one server, a cluster or Sentinels (lib/redis.ts)', () => {
+  it('reads a cluster’s seed nodes and a Sentinel set-up with their user, password, TLS and replicas to wait for', () => {
+    const cluster = gatewayConfigFromEnv({
+      ...gatewayEnv,
+      REDIS_CLUSTER_NODES: 'redis-0.redis:6379, [fd00::1]:7000',
+      REDIS_USERNAME: 'linepack',
+      REDIS_PASSWORD: 's3cret',
+      REDIS_TLS: 'true',
+      REDIS_WAIT_REPLICAS: '1',
+    });
+    expect(cluster.redisUrl).toEqual({
+      clusterNodes: [
+        { host: 'redis-0.redis', port: 6379 },
+        { host: 'fd00::1', port: 7000 },
+      ],
+      username: 'linepack',
+      password: 's3cret',
+      tls: true,
+      replicasToAcknowledge: 1,
+    });
+    // A cluster is a shared Redis: the workers count in it as they would in one server.
+    expect(gatewayConfigFromEnv({ ...gatewayEnv, REDIS_CLUSTER_NODES: 'redis:6379', GATEWAY_WORKERS: '2' }).workers).toBe(2);
+    const sentinel = parseConfig('compliance subgraph', subgraphConfigSchema({ defaultPort: 4004, ownsDatabase: true }), {
+      INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
+      MONGODB_URI: 'mongodb://mongo',
+      REDIS_SENTINELS: 'sentinel-0:26379,sentinel-1:26379',
+      REDIS_SENTINEL_NAME: 'mymaster',
+      REDIS_SENTINEL_PASSWORD: 'x',
+    });
+    expect(redisTargetOf('compliance subgraph', sentinel)).toEqual({
+      sentinels: [
+        { host: 'sentinel-0', port: 26379 },
+        { host: 'sentinel-1', port: 26379 },
+      ],
+      sentinelName: 'mymaster',
+      sentinelPassword: 'x',
+    });
+  });
+
+  it.each([
+    [
+      { REDIS_URL: 'redis://r:6379', REDIS_CLUSTER_NODES: 'r:6379' },
+      'REDIS_URL, REDIS_CLUSTER_NODES: set only one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS',
+    ],
+    [{ REDIS_SENTINELS: 's:26379' }, 'REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS'],
+    [{ REDIS_SENTINEL_NAME: 'mymaster' }, 'REDIS_SENTINELS: is required with REDIS_SENTINEL_NAME'],
+    [{ REDIS_CLUSTER_NODES: 'redis-0' }, 'REDIS_CLUSTER_NODES: "redis-0" is not host:port'],
+    [{ REDIS_CLUSTER_NODES: 'redis-0:70000' }, 'REDIS_CLUSTER_NODES: "redis-0:70000" is not host:port'],
+    [{ REDIS_URL: 'redis://r:6379', REDIS_PASSWORD: 'p' }, 'REDIS_PASSWORD: for cluster or Sentinel mode only; REDIS_URL carries its own'],
+    [{ REDIS_CLUSTER_NODES: 'r:6379', REDIS_TLS: 'maybe' }, 'REDIS_TLS: must be true or false'],
+    [{ REDIS_CLUSTER_NODES: 'r:6379', REDIS_WAIT_REPLICAS: '17' }, 'REDIS_WAIT_REPLICAS'],
+  ])('refuses %j at start-up, naming the variables and the rule', (override, expected) => {
+    const read = () => gatewayConfigFromEnv({ ...gatewayEnv, ...override });
+    expect(read).toThrow(ConfigError);
+    expect(read).toThrow(expected);
+  });
 });
