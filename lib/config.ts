@@ -16,6 +16,14 @@ export function parseConfig<S extends z.ZodType>(service: string, schema: S, sou
   throw new ConfigError(`${service}: invalid configuration\n${lines.join('\n')}`);
 }
 
+/** An on/off setting: true/false (also 1/0, on/off, yes/no, any case); anything else is refused, never read as off. */
+export const booleanSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => /^(true|false|1|0|on|off|yes|no)$/.test(v), 'must be true or false (also 1/0, on/off, yes/no)')
+  .transform((v) => /^(true|1|on|yes)$/.test(v));
+
 /** A port from the environment; 0 asks the OS for a free one (tests, ephemeral stacks). */
 export const portSchema = z.coerce.number().int().min(0).max(65535);
 

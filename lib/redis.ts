@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import Redis, { Cluster, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { ConfigError, parseConfig, redisUrlSchema } from './config';
+import { booleanSchema, ConfigError, parseConfig, redisUrlSchema } from './config';
 import type { Logger } from './logger';
 
 /** A client of whichever Redis the deployment runs: one server (or a Sentinel-managed primary), or a Redis Cluster. */
@@ -69,13 +69,6 @@ const nodeListSchema = z
     return nodes;
   });
 
-const onOffSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'].includes(v), 'must be true or false')
-  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
-
 /**
  * The Redis settings every service reads (spread into its configuration schema): REDIS_URL for one server, or
  * REDIS_CLUSTER_NODES for a Redis Cluster, or REDIS_SENTINELS with REDIS_SENTINEL_NAME for a Sentinel-managed primary.
@@ -89,7 +82,7 @@ export const redisEnvSchema = {
   REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
   REDIS_USERNAME: z.string().min(1).optional(),
   REDIS_PASSWORD: z.string().min(1).optional(),
-  REDIS_TLS: onOffSchema.optional(),
+  REDIS_TLS: booleanSchema.optional(),
   REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).optional(),
 };
 

@@ -3,7 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { schemaDir, subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
 import type { RateLimitWindows } from './rate-limit';
-import { ConfigError, ecPrivateKeySchema, logLevelSchema, maxAccessTokenAgeSchema, metricsEnvSchema, parseConfig, portSchema } from '@linepack/lib/config';
+import {
+  booleanSchema,
+  ConfigError,
+  ecPrivateKeySchema,
+  logLevelSchema,
+  maxAccessTokenAgeSchema,
+  metricsEnvSchema,
+  parseConfig,
+  portSchema,
+} from '@linepack/lib/config';
 import { redisEnvSchema, redisTargetOf, type RedisTarget } from '@linepack/lib/redis';
 
 /**
@@ -14,14 +23,6 @@ export const GATEWAY_WORKER_ENV = 'LINEPACK_GATEWAY_WORKER';
 
 /** More than this is a typo, not a machine: every worker is a whole Node process (~200 MB resident). */
 export const MAX_GATEWAY_WORKERS = 1024;
-
-/** An on/off setting: true/false (also 1/0, on/off, yes/no, any case); anything else is refused, never read as off. */
-const booleanSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((v) => /^(true|false|1|0|on|off|yes|no)$/.test(v), 'must be true or false (also 1/0, on/off, yes/no)')
-  .transform((v) => /^(true|1|on|yes)$/.test(v));
 
 const urlSchema = z
   .string()
