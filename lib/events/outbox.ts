@@ -176,7 +176,9 @@ export class OutboxRelay<D extends OutboxDocument> {
   private async round(): Promise<RelayRound> {
     const { collection, redis, stream, batchSize = 500, maxLen = 1_000_000, replicasToAcknowledge = 0, idleMs = 200 } = this.options;
     const now = Date.now();
-    const waiting = [...this.stalledTenants].filter(([, retryAt]) => retryAt > now).map(([tenantId]) => tenantId);
+    // Tenants due for another try are back in the round (and stalled again if they fail again).
+    for (const [tenantId, retryAt] of this.stalledTenants) if (retryAt <= now) this.stalledTenants.delete(tenantId);
+    const waiting = [...this.stalledTenants.keys()];
     // Majority-committed documents only: an event must never describe a write that a failover could roll back.
     const pending = (await collection
       .find({ 'outbox.id': { $exists: true }, ...(waiting.length > 0 ? { tenantId: { $nin: waiting } } : {}) } as never, {

@@ -144,6 +144,46 @@ describe.each(redisBackends(['cluster', 'sentinel']))('a master of %s fails unde
     await backend?.close();
   });
 
+  it('a master whose replica is gone keeps its events in MongoDB, added to its stream once rather than round after round', async () => {
+    const set = backend.replicated!;
+    const redis = await clientOf({ ...(backend.target as Exclude<RedisTarget, string>), replicasToAcknowledge: 1 });
+    const db = mongo.db(`t${randomUUID().slice(0, 8)}_noreplica`);
+    const stream = eventStream(`test${randomUUID().slice(0, 8)}`, 'things');
+    const collection = db.collection<OutboxDocument>('things');
+    const tenantId = randomUUID();
+    const tenantStreamKey = tenantStream(stream, tenantId);
+    const pending = () => collection.countDocuments({ 'outbox.id': { $exists: true } });
+    const [replica] = await set.replicasOf((await set.masterOf(tenantStreamKey)).port);
+    // Every round tries the tenant again at once (idleMs 0): nothing here waits for a clock.
+    const relay = new OutboxRelay<OutboxDocument>({
+      collection,
+      redis,
+      stream,
+      logger,
+      dataOf: (_doc, entry) => entry.data ?? {},
+      replicasToAcknowledge: 1,
+      idleMs: 0,
+    });
+    try {
+      await replica!.kill();
+      await collection.insertMany(Array.from({ length: 5 }, (_, n) => ({ _id: randomUUID(), tenantId, outbox: [outboxEntry('thing.happened', { n })] })));
+      // Added, but no replica confirms it: the events stay.
+      await expect(relay.drainOnce()).rejects.toThrow(/5 events of 1 tenant streams stay in the outbox: .* reached 0 of 1 replicas/);
+      // Later rounds ask the master whether a replica is back before adding anything again.
+      for (let round = 0; round < 3; round++) await expect(relay.drainOnce()).rejects.toThrow(/waiting for replicas of .*: 0 of 1/);
+      expect([await redis.xlen(tenantStreamKey), await pending()]).toEqual([5, 5]);
+      await replica!.restart();
+      await set.waitUntilHealthy(60_000);
+      expect(await relay.drainOnce()).toBe(5);
+      // Published once more once a replica held them: each event is in the stream at most twice, and the outbox is empty.
+      expect([await redis.xlen(tenantStreamKey), await pending()]).toEqual([10, 0]);
+    } finally {
+      if (!replica!.running) await replica!.restart();
+      await set.waitUntilHealthy(60_000);
+      await db.dropDatabase();
+    }
+  });
+
   it('keeps every event the relay was told was kept, holds only the orphaned master’s tenants, and the clients degrade and come back', async () => {
     const set = backend.replicated!;
     const target = { ...(backend.target as Exclude<RedisTarget, string>), replicasToAcknowledge: 1 };
