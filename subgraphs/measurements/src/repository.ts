@@ -69,6 +69,8 @@ export async function ensureMeasurementIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, assetId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_time' },
     { key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_type_time' },
     { key: { tenantId: 1, type: 1, observedAt: -1 }, name: 'tenant_type_time' },
+    // One ILI run's features (the console's along-the-line plot reads a run at a time, not every run of the asset).
+    { key: { tenantId: 1, assetId: 1, runId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_run_time' },
   ]);
 }
 
@@ -79,6 +81,8 @@ export interface MeasurementQuery {
   type?: MeasurementType | null;
   from?: Date | null;
   to?: Date | null;
+  /** Only the features of this ILI run (Measurement.runId). */
+  runId?: string | null;
 }
 
 export interface RecordResult {
@@ -133,6 +137,7 @@ export class MeasurementRepository {
   private filterFor(query: MeasurementQuery): Filter<MeasurementDocument> {
     const filter: Filter<MeasurementDocument> = { assetId: query.assetId };
     if (query.type) filter.type = query.type;
+    if (query.runId != null) filter.runId = query.runId;
     if (query.from || query.to) {
       filter.observedAt = { ...(query.from ? { $gte: query.from } : {}), ...(query.to ? { $lt: query.to } : {}) };
     }

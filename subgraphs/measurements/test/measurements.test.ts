@@ -116,3 +116,61 @@ it('answers 401 without an identity token', async () => {
   const res = await fetch(harness.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
   expect(res.status).toBe(401);
 });
+
+it("reads one ILI run's features of an asset by runId, page by page, and refuses a runId no run can have", async () => {
+  await announceAsset(caller.tenantId, 'asset-5');
+  await announceAsset(caller.tenantId, 'asset-6');
+  const feature = (key: string, assetId: string, runId: string, observedAt: string, odometerM: number) => ({
+    idempotencyKey: key,
+    assetId,
+    type: 'ILI_ANOMALY',
+    source: 'ILI',
+    observedAt,
+    runId,
+    featureType: 'METAL_LOSS',
+    odometerM,
+    depthPctWt: 20,
+    lengthMm: 50,
+  });
+  const items = [
+    ...[1, 2, 3].map((i) => feature(`r-a-${i}`, 'asset-5', 'run-A', '2024-05-01T00:00:00Z', i * 10)),
+    ...[1, 2].map((i) => feature(`r-b-${i}`, 'asset-5', 'run-B', '2025-05-01T00:00:00Z', i * 10)),
+    // The same run id on another asset (runIds recorded by clients are theirs to choose): not this asset's run.
+    feature('r-a-other', 'asset-6', 'run-A', '2024-05-01T00:00:00Z', 5),
+    reading('r-cp', 'asset-5', '2024-05-01T00:00:00Z'),
+  ];
+  const stored = await harness.request(record, { identity: caller, variables: { i: items } });
+  expect(stored.data?.['recordMeasurements']).toMatchObject({ insertedCount: items.length });
+
+  const byRun = `query($r: [_Any!]!, $run: String, $after: String) { _entities(representations: $r) { ... on Asset {
+    measurements(runId: $run, first: 2, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { idempotencyKey runId } } } } } }`;
+  const read = async (run: string | null, after: string | null = null) => {
+    const res = await harness.request(byRun, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-5' }], run, after } });
+    expect(res.errors).toBeUndefined();
+    return res.data?.['_entities'][0].measurements as {
+      totalCount: number;
+      pageInfo: { hasNextPage: boolean; endCursor: string };
+      edges: { node: { idempotencyKey: string; runId: string | null } }[];
+    };
+  };
+  const first = await read('run-A');
+  expect(first.totalCount).toBe(3);
+  expect(first.pageInfo.hasNextPage).toBe(true);
+  const second = await read('run-A', first.pageInfo.endCursor);
+  expect(second.pageInfo.hasNextPage).toBe(false);
+  const keys = [...first.edges, ...second.edges].map((e) => e.node.idempotencyKey).sort();
+  expect(keys).toEqual(['r-a-1', 'r-a-2', 'r-a-3']);
+  expect((await read('run-B')).totalCount).toBe(2);
+  expect((await read(' run-B ')).totalCount).toBe(2); // trimmed, as recording trims it
+  expect((await read('run-C')).totalCount).toBe(0);
+  expect((await read(null)).totalCount).toBe(6); // no filter: every measurement of the asset
+
+  // Another tenant asking for the same run of the same asset id sees nothing.
+  const other = harness.identity(['measurements:read']);
+  const theirs = await harness.request(byRun, { identity: other, variables: { r: [{ __typename: 'Asset', id: 'asset-5' }], run: 'run-A' } });
+  expect(theirs.data?.['_entities'][0].measurements.totalCount).toBe(0);
+
+  const tooLong = await harness.request(byRun, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-5' }], run: 'x'.repeat(101) } });
+  expect(tooLong.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  expect(tooLong.errors?.[0]?.message).toBe('runId: at most 100 characters');
+});

@@ -75,6 +75,7 @@ export type AssetMeasurementsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   from?: InputMaybe<Scalars['DateTime']['input']>;
+  runId?: InputMaybe<Scalars['String']['input']>;
   to?: InputMaybe<Scalars['DateTime']['input']>;
   type?: InputMaybe<MeasurementType>;
 };
