@@ -75,10 +75,14 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
       ],
     },
   });
+  // Heavier wall where the class location is higher, as §192.111 designs it: the design pressure 2·S·t/D × F (§192.105)
+  // of each segment is at or above the line's MAOP — class 1 9.5 mm (F 0.72): 8,051 kPa; class 2 11.1 mm (0.60):
+  // 7,839 kPa; class 3 12.7 mm (0.50): 7,474 kPa. (9.5 mm wall in class 3 allows only 5,591 kPa: every anomaly there
+  // would have an ERF above 1 and no remaining life, whatever its depth.)
   const segments = [
-    { name: 'Line 100 · MP 0–12', beginStationM: 0, endStationM: 12_000, classLocation: 1, inHca: false },
-    { name: 'Line 100 · MP 12–30 (HCA)', beginStationM: 12_000, endStationM: 30_000, classLocation: 3, inHca: true },
-    { name: 'Line 100 · MP 30–42', beginStationM: 30_000, endStationM: 42_000, classLocation: 2, inHca: false },
+    { name: 'Line 100 · MP 0–12', beginStationM: 0, endStationM: 12_000, classLocation: 1, inHca: false, wallThicknessMm: 9.5 },
+    { name: 'Line 100 · MP 12–30 (HCA)', beginStationM: 12_000, endStationM: 30_000, classLocation: 3, inHca: true, wallThicknessMm: 12.7 },
+    { name: 'Line 100 · MP 30–42', beginStationM: 30_000, endStationM: 42_000, classLocation: 2, inHca: false, wallThicknessMm: 11.1 },
   ];
   const segmentIds: string[] = [];
   for (const s of segments) segmentIds.push(await create({ type: 'SEGMENT', parentId: line, ...gas, ...pipe, ...s }));
@@ -90,7 +94,14 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
     location: { type: 'Point', coordinates: [-95.2, 29.8] },
   });
   const rectifier = await create({ type: 'RECTIFIER', name: 'RECT-07', parentId: segmentIds[0], status: 'ACTIVE' });
-  await create({ type: 'CP_TEST_POINT', name: 'TP-12.4', parentId: segmentIds[1], status: 'ACTIVE', beginStationM: 12_400, endStationM: 12_400 });
+  const testPoint = await create({
+    type: 'CP_TEST_POINT',
+    name: 'TP-12.4',
+    parentId: segmentIds[1],
+    status: 'ACTIVE',
+    beginStationM: 12_400,
+    endStationM: 12_400,
+  });
 
   // A little history, so analytics and compliance have something to show: two ILI runs of the HCA
   // segment (one feature grew), inspection records on the line and the valve.
@@ -131,8 +142,44 @@ export async function seedDemoPipeline(gatewayUrl: string, apiKey: string): Prom
     inspection('leak-2025', line, 'LEAK_SURVEY', '2025-06-18T00:00:00Z'),
     inspection('valve-2025', valve, 'VALVE_INSPECTION', '2025-02-01T00:00:00Z'),
     { ...inspection('rect-2025', rectifier, 'RECTIFIER_OUTPUT', '2025-10-01T00:00:00Z'), value: 12.4, unit: 'V' },
+    ...readingHistory(testPoint, line),
   ]);
   return 2 + segments.length + 3;
+}
+
+/**
+ * Readings to chart: eight years of monthly pipe-to-soil potentials at the test point (96, all more negative than the
+ * −850 mV criterion) and a year of daily SCADA pressures on the line (365, below its MAOP). Deterministic, so a
+ * restart records the same readings (and the idempotency keys keep them once).
+ */
+function readingHistory(testPoint: string, line: string): Record<string, unknown>[] {
+  const readings: Record<string, unknown>[] = [];
+  for (let month = 0; month < 96; month++) {
+    const at = new Date(Date.UTC(2018, month, 15));
+    readings.push({
+      idempotencyKey: `demo-cp-${at.toISOString().slice(0, 7)}`,
+      assetId: testPoint,
+      type: 'CP_PIPE_TO_SOIL',
+      source: 'FIELD',
+      observedAt: at.toISOString(),
+      stationM: 12_400,
+      value: Math.round(-1_010 + month * 0.9 + 25 * Math.sin(month / 1.9)),
+      unit: 'MV',
+    });
+  }
+  for (let day = 0; day < 365; day++) {
+    const at = new Date(Date.UTC(2025, 0, 1 + day, 12));
+    readings.push({
+      idempotencyKey: `demo-pressure-${at.toISOString().slice(0, 10)}`,
+      assetId: line,
+      type: 'PRESSURE',
+      source: 'SCADA',
+      observedAt: at.toISOString(),
+      value: Math.round(6_150 + 300 * Math.sin((day / 365) * 2 * Math.PI) + 90 * Math.sin(day / 4)),
+      unit: 'KPA',
+    });
+  }
+  return readings;
 }
 
 async function record(gatewayUrl: string, apiKey: string, input: Record<string, unknown>[]): Promise<void> {
