@@ -1,6 +1,6 @@
-/** Display helpers: dates in the reader's locale with UTC noted where it matters, numbers with units. */
+/** Display helpers: dates in the reader's locale, every time of day with its zone named, numbers with units. */
 const dateFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: '2-digit' });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 
 export function formatDate(value: string | null | undefined): string {
   if (!value) return '—';
@@ -8,10 +8,29 @@ export function formatDate(value: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? value : dateFormat.format(d);
 }
 
-export function formatDateTime(value: string | null | undefined): string {
+/**
+ * An instant with its time zone named ("Nov 27, 2026, 06:10 UTC"): in `zone` (an IANA name; the console passes the
+ * tenant's, so every reader sees the same clock) or, without one, in the reader's own zone.
+ */
+export function formatDateTime(value: string | null | undefined, zone?: string): string {
   if (!value) return '—';
   const d = new Date(value);
-  return Number.isNaN(d.getTime()) ? value : dateTimeFormat.format(d);
+  if (Number.isNaN(d.getTime())) return value;
+  const key = zone ?? '';
+  let format = dateTimeFormats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(undefined, {
+      year: 'numeric',
+      month: 'short',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      timeZoneName: 'short',
+      ...(zone ? { timeZone: zone } : {}),
+    });
+    dateTimeFormats.set(key, format);
+  }
+  return format.format(d);
 }
 
 /** The reader's own IANA time zone (the browser's), e.g. "Europe/Berlin". */
@@ -89,25 +108,46 @@ export function isoDayIn(value: string | null | undefined, zone: string | null):
   return new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: zone ?? 'UTC' }).format(d);
 }
 
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * How far `zone`'s wall clock is ahead of UTC at the instant `ms` (negative west of Greenwich), read back from Intl:
+ * no time-zone library is needed for it.
+ */
+export function zoneOffsetMs(ms: number, zone: string): number {
+  let format = wallClocks.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    wallClocks.set(zone, format);
+  }
+  const parts = format.formatToParts(new Date(ms));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const asIfUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return asIfUtc - (ms - (ms % 1000));
+}
+
 /** The start (00:00) of a YYYY-MM-DD day in `zone`, as an instant: what a "due before" filter sends. */
 export function startOfDayIn(day: string, zone: string | null): string {
   const [y, m, d] = day.split('-').map(Number) as [number, number, number];
   const utcGuess = Date.UTC(y, m - 1, d);
   if (!zone) return new Date(utcGuess).toISOString();
-  // The zone's offset at that moment, read back from Intl (no time-zone library needed for one conversion).
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(utcGuess));
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const asIfUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return new Date(utcGuess - (asIfUtc - utcGuess)).toISOString();
+  return new Date(utcGuess - zoneOffsetMs(utcGuess, zone)).toISOString();
+}
+
+/** The last instant (23:59:59.999) of a YYYY-MM-DD day in `zone`: an audit "as of" a day sees that whole day. */
+export function endOfDayIn(day: string, zone: string | null): string {
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  const next = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
+  return new Date(new Date(startOfDayIn(next, zone)).getTime() - 1).toISOString();
 }
 
 /** "America/Chicago" → "Chicago time (America/Chicago)"; null → "UTC". */

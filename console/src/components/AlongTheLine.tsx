@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
-import { clockLabel, formatDate, formatNumber, humanize, responseCategoryLabels } from '../format';
+import { clockLabel, formatDayIn, formatNumber, humanize, responseCategoryLabels, zoneLabel } from '../format';
 import { messageOf } from '../errors';
 import { readAllPages, useQuery, type Connection } from '../hooks';
 import { ErrorAlert, Loading, Status } from './Notice';
@@ -26,10 +26,10 @@ interface RunsData {
   asset: { id: string; iliRuns: IliRunSummary[] } | null;
 }
 
-const FEATURES_QUERY = `query ConsoleIliFeatures($id: ID!, $first: Int, $after: String) {
+const FEATURES_QUERY = `query ConsoleIliFeatures($id: ID!, $run: String!, $first: Int, $after: String) {
   asset(id: $id) {
     id
-    measurements(type: ILI_ANOMALY, first: $first, after: $after) {
+    measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) {
       totalCount
       pageInfo { hasNextPage endCursor }
       edges { node { id runId observedAt odometerM clockDeg depthPctWt lengthMm featureType assessment { responseCategory } } }
@@ -38,6 +38,26 @@ const FEATURES_QUERY = `query ConsoleIliFeatures($id: ID!, $first: Int, $after: 
 }`;
 /** The same without the assessment, for a credential without analytics:read. */
 const FEATURES_QUERY_WITHOUT_CATEGORY = FEATURES_QUERY.replace(' assessment { responseCategory }', '');
+
+/** How many ILI features the asset has over every run: more than its imported runs hold means some were recorded one by one. */
+const FEATURE_COUNT_QUERY = `query ConsoleIliFeatureCount($id: ID!) {
+  asset(id: $id) { id measurements(type: ILI_ANOMALY, first: 0) { totalCount } }
+}`;
+interface FeatureCountData {
+  asset: { id: string; measurements: { totalCount: number } } | null;
+}
+
+/** Only the run and date of each feature: what finding the runs recorded without a listing needs. */
+const FEATURE_RUNS_QUERY = `query ConsoleIliFeatureRuns($id: ID!, $first: Int, $after: String) {
+  asset(id: $id) {
+    id
+    measurements(type: ILI_ANOMALY, first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { runId observedAt } }
+    }
+  }
+}`;
 
 interface Feature {
   id: string;
@@ -207,49 +227,83 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
 /**
  * An ILI run read the way an integrity engineer reads it: every feature by log distance with its depth (% wall) and
  * clock position, coloured by response category, over the run's girth welds and reference markers; drag or pinch to
- * zoom. Features and tally are read page by page until the whole run is in (nothing is sampled away).
+ * zoom. Only the chosen run is read (Asset.measurements with its runId), page by page until every feature of it is
+ * in (nothing is sampled away). Run dates are days in the tenant's zone.
  */
-export function AlongTheLine({ assetId, withCategory }: { assetId: string; withCategory: boolean }) {
+export function AlongTheLine({ assetId, withCategory, zone }: { assetId: string; withCategory: boolean; zone: string }) {
   const runs = useQuery<RunsData>(RUNS_QUERY, { id: assetId });
+  const featureCount = useQuery<FeatureCountData>(FEATURE_COUNT_QUERY, { id: assetId });
   const [runId, setRunId] = useState<string | null>(null);
+  const [loose, setLoose] = useState<IliRunSummary[] | null>(null);
   const [features, setFeatures] = useState<Feature[] | null>(null);
   const [tally, setTally] = useState<TallyItem[] | null>(null);
   const [progress, setProgress] = useState<{ loaded: number; total: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [nonce, setNonce] = useState(0);
   const list = useMemo(() => runs.data?.asset?.iliRuns ?? [], [runs.data]);
-  // Imported runs, and the runs of features recorded without a listing (their runId only), newest first.
-  const complete = useMemo(() => {
-    const imported = list.filter((r) => r.status === 'COMPLETE');
-    const known = new Set(list.map((r) => r.id));
-    const loose = new Map<string, IliRunSummary>();
-    for (const f of features ?? []) {
-      if (!f.runId || known.has(f.runId)) continue;
-      const entry = loose.get(f.runId) ?? {
-        id: f.runId,
-        vendor: f.runId,
-        runDate: f.observedAt,
-        status: 'COMPLETE',
-        featureCount: 0,
-        girthWeldCount: 0,
-        tallyItemCount: 0,
-        withoutListing: true,
-      };
-      entry.featureCount += 1;
-      loose.set(f.runId, entry);
-    }
-    return [...imported, ...loose.values()].sort((a, b) => b.runDate.localeCompare(a.runDate));
-  }, [list, features]);
-  const run = complete.find((r) => r.id === runId) ?? complete[0] ?? null;
+  const totalFeatures = featureCount.data?.asset?.measurements.totalCount ?? null;
+  const listedFeatures = list.reduce((n, r) => n + r.featureCount, 0);
 
-  // Every ILI feature of the asset (all runs) once; switching runs filters what is already here.
+  // Features recorded one by one through the API carry a runId but have no imported run (no listing, no tally). Only
+  // when the asset has more features than its imported runs list is there any: then their runs are found by reading
+  // each feature's run and date (nothing else), once.
   useEffect(() => {
+    if (!runs.data || totalFeatures === null) return;
+    if (totalFeatures <= listedFeatures) return setLoose([]);
+    const controller = new AbortController();
+    setLoose(null);
+    const known = new Set(list.map((r) => r.id));
+    readAllPages<{ asset: { measurements: Connection<{ runId: string | null; observedAt: string }> } | null }, { runId: string | null; observedAt: string }>(
+      FEATURE_RUNS_QUERY,
+      { id: assetId },
+      (d) => d.asset?.measurements,
+      { signal: controller.signal },
+    ).then(
+      ({ nodes }) => {
+        if (controller.signal.aborted) return;
+        const found = new Map<string, IliRunSummary>();
+        for (const f of nodes) {
+          if (!f.runId || known.has(f.runId)) continue;
+          const entry = found.get(f.runId) ?? {
+            id: f.runId,
+            vendor: f.runId,
+            runDate: f.observedAt,
+            status: 'COMPLETE',
+            featureCount: 0,
+            girthWeldCount: 0,
+            tallyItemCount: 0,
+            withoutListing: true,
+          };
+          entry.featureCount += 1;
+          if (f.observedAt < entry.runDate) entry.runDate = f.observedAt;
+          found.set(f.runId, entry);
+        }
+        setLoose([...found.values()]);
+      },
+      (err: unknown) => !controller.signal.aborted && setError(messageOf(err)),
+    );
+    return () => controller.abort();
+  }, [assetId, runs.data, list, totalFeatures, listedFeatures, nonce]);
+
+  // Imported runs, and the runs of features recorded without a listing, newest first.
+  const complete = useMemo(
+    () => [...list.filter((r) => r.status === 'COMPLETE'), ...(loose ?? [])].sort((a, b) => b.runDate.localeCompare(a.runDate)),
+    [list, loose],
+  );
+  const run = complete.find((r) => r.id === runId) ?? complete[0] ?? null;
+  const runKey = run?.id ?? null;
+  const runWithoutListing = run?.withoutListing ?? false;
+
+  // The chosen run's features only.
+  useEffect(() => {
+    if (!runKey) return;
     const controller = new AbortController();
     setError(null);
     setFeatures(null);
+    setProgress(null);
     readAllPages<{ asset: { measurements: Connection<Feature> } | null }, Feature>(
       withCategory ? FEATURES_QUERY : FEATURES_QUERY_WITHOUT_CATEGORY,
-      { id: assetId },
+      { id: assetId, run: runKey },
       (d) => d.asset?.measurements,
       { signal: controller.signal, onProgress: (loaded, total) => setProgress({ loaded, total }) },
     ).then(
@@ -257,10 +311,8 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
       (err: unknown) => !controller.signal.aborted && setError(messageOf(err)),
     );
     return () => controller.abort();
-  }, [assetId, withCategory, nonce]);
+  }, [assetId, runKey, withCategory, nonce]);
 
-  const runKey = run?.id ?? null;
-  const runWithoutListing = run?.withoutListing ?? false;
   useEffect(() => {
     if (!runKey) return;
     if (runWithoutListing) return setTally([]);
@@ -275,26 +327,24 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
     return () => controller.abort();
   }, [runKey, runWithoutListing, nonce]);
 
-  const runFeatures = useMemo(() => (features && run ? features.filter((f) => f.runId === run.id) : []), [features, run]);
-  const runLabel = run ? `${run.vendor}, ${formatDate(run.runDate)}` : '';
-  const option = useMemo(() => (tally ? alongTheLineOption(runFeatures, tally, runLabel) : null), [runFeatures, tally, runLabel]);
+  const runFeatures = features ?? [];
+  const runLabel = run ? `${run.vendor}, ${formatDayIn(run.runDate, zone)}` : '';
+  const option = useMemo(() => (tally && features ? alongTheLineOption(features, tally, runLabel) : null), [features, tally, runLabel]);
   const deepest = runFeatures.reduce<Feature | null>((a, f) => ((f.depthPctWt ?? -1) > (a?.depthPctWt ?? -1) ? f : a), null);
+  const settled = runs.data !== null && loose !== null;
 
   return (
     <section aria-labelledby="along-heading" className="card">
       <h2 id="along-heading">Along the line</h2>
       {runs.loading && !runs.data ? <Loading what="ILI runs" /> : null}
       <ErrorAlert onRetry={runs.reload}>{runs.error}</ErrorAlert>
-      {runs.data && features !== null && complete.length === 0 ? (
+      <ErrorAlert onRetry={featureCount.reload}>{featureCount.error}</ErrorAlert>
+      {settled && complete.length === 0 ? (
         <Status tone="muted">
           {list.length === 0 ? 'No ILI features are recorded on this asset.' : 'No ILI run of this asset has finished importing yet.'}
         </Status>
       ) : null}
-      {runs.data && features === null && complete.length === 0 ? (
-        <p role="status" className="status status-muted">
-          Loading ILI features{progress ? `: ${formatNumber(progress.loaded)} of ${formatNumber(progress.total)}` : ''}…
-        </p>
-      ) : null}
+      {runs.data && !settled && complete.length === 0 && !error ? <Loading what="the ILI runs of this asset" /> : null}
       {run ? (
         <>
           <div className="toolbar">
@@ -303,7 +353,7 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
               <select id="ili-run" value={run.id} onChange={(e) => setRunId(e.target.value)}>
                 {complete.map((r) => (
                   <option key={r.id} value={r.id}>
-                    {r.vendor}, {formatDate(r.runDate)} ({formatNumber(r.featureCount)} features)
+                    {r.vendor}, {formatDayIn(r.runDate, zone)} ({formatNumber(r.featureCount)} features)
                   </option>
                 ))}
               </select>
@@ -312,14 +362,16 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
               {run.withoutListing
                 ? `${formatNumber(run.featureCount)} features recorded without a listing (no pipe tally, so no girth welds to show).`
                 : `${formatNumber(run.featureCount)} features, ${formatNumber(run.girthWeldCount)} girth welds, ${formatNumber(run.tallyItemCount)} tally items.`}{' '}
-              Drag the slider, scroll or pinch to zoom.
+              Run dates are days in {zoneLabel(zone)}. Drag the slider, scroll or pinch to zoom.
             </p>
           </div>
           <ErrorAlert onRetry={() => setNonce((n) => n + 1)}>{error}</ErrorAlert>
           {features === null || tally === null ? (
-            <p role="status" className="status status-muted">
-              Loading the run{progress ? `: ${formatNumber(progress.loaded)} of ${formatNumber(progress.total)} ILI features` : ''}…
-            </p>
+            error ? null : (
+              <p role="status" className="status status-muted">
+                Loading the run{progress ? `: ${formatNumber(progress.loaded)} of ${formatNumber(progress.total)} ILI features` : ''}…
+              </p>
+            )
           ) : option ? (
             <>
               <EChart
@@ -335,7 +387,7 @@ export function AlongTheLine({ assetId, withCategory }: { assetId: string; withC
               </p>
             </>
           ) : null}
-          {withCategory ? <UnityPlot current={run} /> : null}
+          {withCategory ? <UnityPlot current={run} zone={zone} /> : null}
         </>
       ) : null}
     </section>

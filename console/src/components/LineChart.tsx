@@ -1,5 +1,7 @@
-import { useId } from 'react';
-import { formatDate, formatNumber } from '../format';
+import { useMemo } from 'react';
+import type { EChartsCoreOption } from 'echarts/core';
+import { formatDateTime, formatNumber, zoneOffsetMs } from '../format';
+import { EChart } from './EChart';
 
 export interface Point {
   at: Date;
@@ -7,120 +9,116 @@ export interface Point {
 }
 
 interface LineChartProps {
+  /** Every point of the series, in any order (none is sampled away). */
   points: Point[];
-  /** e.g. "CP_PIPE_TO_SOIL": the chart is named "Chart of <label> over time". */
-  label: string;
-  /** The value axis title, with its unit: "Pipe-to-soil potential (mV)". */
+  /** What is plotted, with its unit: "CP pipe to soil (mV)"; the value axis title and the chart's name. */
   yTitle: string;
-  width?: number;
+  /** The IANA zone the time axis reads in (the tenant's); its name is in the axis title. */
+  zone: string;
+  /** A limit drawn across the chart, e.g. the −850 mV criterion or the MAOP. */
+  reference?: { value: number; label: string } | null;
   height?: number;
-  /** Join the points with a line (a reading over time); false for events such as ILI anomalies of a run. */
-  connect?: boolean;
 }
 
-/** "Nice" ticks for an axis from lo to hi. */
-function ticks(lo: number, hi: number, count: number): number[] {
-  if (lo === hi) {
-    const pad = Math.abs(lo) * 0.1 || 1;
-    lo -= pad;
-    hi += pad;
-  }
-  const raw = (hi - lo) / count;
-  const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw) ?? raw;
-  const start = Math.floor(lo / step) * step;
-  const out: number[] = [];
-  for (let i = 0; i < 50; i++) {
-    const v = Number((start + i * step).toPrecision(12));
-    out.push(v);
-    if (v >= hi) break;
-  }
-  return out;
+/** A bound a little past `value`, rounded to a step that suits the data's spread, so the limit line is not on the frame. */
+function niceBound(value: number, extent: { min: number; max: number }, direction: 'up' | 'down'): number {
+  const spread = Math.max(Math.abs(extent.max - extent.min), Math.abs(value) * 0.02, 1);
+  const step = 10 ** Math.floor(Math.log10(spread / 5));
+  return direction === 'up' ? Math.ceil((value + step) / step) * step : Math.floor((value - step) / step) * step;
 }
 
 /**
- * A small hand-written SVG line chart: time on x, the series' value on y, with axes, ticks and the unit in
- * the axis title. The points are also in a table below the chart for screen readers and for reading exact values.
+ * A reading over time (CP potentials, pressures, …): every point on an ECharts time axis with a range selector below
+ * it (drag its handles, or scroll and pinch on the chart) and, optionally, a limit drawn across. ECharts draws a time
+ * axis in UTC or in the browser's zone only, so each point is placed at its wall-clock time in `zone` (the instant
+ * plus that zone's offset then) and the axis is read as UTC: ticks fall on that zone's midnights and labels read its
+ * clock; the tooltip formats the true instant in `zone`.
  */
-export function LineChart({ points, label, yTitle, width = 760, height = 300, connect = true }: LineChartProps) {
-  const titleId = useId();
-  const margin = { top: 16, right: 48, bottom: 48, left: 72 };
-  const innerW = width - margin.left - margin.right;
-  const innerH = height - margin.top - margin.bottom;
-  const sorted = [...points].sort((a, b) => a.at.getTime() - b.at.getTime());
+export function LineChart({ points, yTitle, zone, reference, height = 340 }: LineChartProps) {
+  const sorted = useMemo(() => [...points].sort((a, b) => a.at.getTime() - b.at.getTime()), [points]);
+  const option = useMemo<EChartsCoreOption>(() => {
+    const data = sorted.map((p) => {
+      const ms = p.at.getTime();
+      return { value: [ms + zoneOffsetMs(ms, zone), p.value], at: p.at.toISOString() };
+    });
+    return {
+      animation: false,
+      useUTC: true,
+      aria: { enabled: false },
+      textStyle: { fontFamily: 'system-ui, sans-serif' },
+      grid: { left: 64, right: 24, top: 28, bottom: 92 },
+      tooltip: {
+        trigger: 'axis',
+        confine: true,
+        formatter: (items: { data: { value: [number, number]; at: string } }[]) => {
+          const d = items[0]?.data;
+          return d ? `${formatDateTime(d.at, zone)}: ${formatNumber(d.value[1], 2)}` : '';
+        },
+      },
+      xAxis: {
+        type: 'time',
+        name: `Observed (${zone})`,
+        nameLocation: 'middle',
+        nameGap: 28,
+        axisLabel: { hideOverlap: true },
+      },
+      // The limit is always in view (a −850 mV line under readings of −900 to −1,000 mV would otherwise be off the axis).
+      yAxis: {
+        type: 'value',
+        scale: true,
+        name: yTitle,
+        nameLocation: 'middle',
+        nameGap: 48,
+        ...(reference
+          ? {
+              min: (extent: { min: number; max: number }) => niceBound(Math.min(extent.min, reference.value), extent, 'down'),
+              max: (extent: { min: number; max: number }) => niceBound(Math.max(extent.max, reference.value), extent, 'up'),
+              // The bounds are off the ticks' step: their labels would crowd the nearest tick's.
+              axisLabel: { showMinLabel: false, showMaxLabel: false },
+            }
+          : {}),
+      },
+      dataZoom: [
+        { type: 'inside', filterMode: 'none' },
+        { type: 'slider', filterMode: 'none', bottom: 8, height: 24, labelFormatter: '' },
+      ],
+      series: [
+        {
+          name: yTitle,
+          type: 'line',
+          data,
+          showSymbol: data.length <= 120,
+          symbolSize: 5,
+          lineStyle: { width: 1.5, color: '#0b5cad' },
+          itemStyle: { color: '#0b5cad' },
+          markLine: reference
+            ? {
+                silent: true,
+                symbol: 'none',
+                lineStyle: { color: '#b42318', type: 'dashed' },
+                label: { formatter: reference.label, position: 'insideEndTop', color: '#7a1a12' },
+                data: [{ yAxis: reference.value }],
+              }
+            : undefined,
+        },
+      ],
+    };
+  }, [sorted, zone, yTitle, reference]);
 
-  const times = sorted.map((p) => p.at.getTime());
-  const values = sorted.map((p) => p.value);
-  let t0 = Math.min(...times);
-  let t1 = Math.max(...times);
-  if (t0 === t1) {
-    t0 -= 86_400_000 * 15;
-    t1 += 86_400_000 * 15;
+  let low = Infinity;
+  let high = -Infinity;
+  for (const p of sorted) {
+    low = Math.min(low, p.value);
+    high = Math.max(high, p.value);
   }
-  const yTicks = ticks(Math.min(...values), Math.max(...values), 5);
-  const y0 = yTicks[0]!;
-  const y1 = yTicks[yTicks.length - 1]!;
-  const x = (t: number) => margin.left + ((t - t0) / (t1 - t0)) * innerW;
-  const y = (v: number) => margin.top + innerH - ((v - y0) / (y1 - y0 || 1)) * innerH;
-
-  const xTickCount = Math.min(6, Math.max(2, sorted.length));
-  const xTicks = Array.from({ length: xTickCount }, (_, i) => t0 + ((t1 - t0) * i) / (xTickCount - 1));
-  const path = sorted.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.at.getTime()).toFixed(1)},${y(p.value).toFixed(1)}`).join(' ');
-
-  return (
-    <svg
-      role="img"
-      aria-label={`Chart of ${label} over time`}
-      aria-describedby={titleId}
-      viewBox={`0 0 ${width} ${height}`}
-      className="chart"
-      preserveAspectRatio="xMidYMid meet"
-    >
-      <desc id={titleId}>
-        {sorted.length} points from {formatDate(sorted[0]?.at.toISOString())} to {formatDate(sorted[sorted.length - 1]?.at.toISOString())}; {yTitle} from{' '}
-        {formatNumber(Math.min(...values), 2)} to {formatNumber(Math.max(...values), 2)}. The table below lists every point.
-      </desc>
-      <g className="chart-grid" aria-hidden="true">
-        {yTicks.map((v) => (
-          <line key={`gy${v}`} x1={margin.left} x2={margin.left + innerW} y1={y(v)} y2={y(v)} />
-        ))}
-      </g>
-      <g className="chart-axis" aria-hidden="true">
-        <line x1={margin.left} x2={margin.left} y1={margin.top} y2={margin.top + innerH} />
-        <line x1={margin.left} x2={margin.left + innerW} y1={margin.top + innerH} y2={margin.top + innerH} />
-        {yTicks.map((v) => (
-          <g key={`ty${v}`}>
-            <line x1={margin.left - 5} x2={margin.left} y1={y(v)} y2={y(v)} />
-            <text x={margin.left - 8} y={y(v)} textAnchor="end" dominantBaseline="middle">
-              {formatNumber(v, 2)}
-            </text>
-          </g>
-        ))}
-        {xTicks.map((t) => (
-          <g key={`tx${t}`}>
-            <line x1={x(t)} x2={x(t)} y1={margin.top + innerH} y2={margin.top + innerH + 5} />
-            <text x={x(t)} y={margin.top + innerH + 18} textAnchor="middle">
-              {formatDate(new Date(t).toISOString())}
-            </text>
-          </g>
-        ))}
-        <text className="chart-axis-title" x={margin.left + innerW / 2} y={height - 6} textAnchor="middle">
-          Observed (date)
-        </text>
-        <text className="chart-axis-title" transform={`translate(16 ${margin.top + innerH / 2}) rotate(-90)`} textAnchor="middle">
-          {yTitle}
-        </text>
-      </g>
-      {connect ? <path className="chart-line" d={path} fill="none" aria-hidden="true" /> : null}
-      <g className={connect ? 'chart-points' : 'chart-points chart-points-only'} aria-hidden="true">
-        {sorted.map((p, i) => (
-          <circle key={i} cx={x(p.at.getTime())} cy={y(p.value)} r={connect ? (sorted.length > 60 ? 2 : 3.5) : 4.5}>
-            <title>
-              {formatDate(p.at.toISOString())}: {formatNumber(p.value, 2)}
-            </title>
-          </circle>
-        ))}
-      </g>
-    </svg>
-  );
+  const label =
+    sorted.length === 0
+      ? `${yTitle}: no readings`
+      : `${yTitle} over time: all ${formatNumber(sorted.length)} readings from ${formatDateTime(sorted[0]!.at.toISOString(), zone)} to ${formatDateTime(
+          sorted[sorted.length - 1]!.at.toISOString(),
+          zone,
+        )}, from ${formatNumber(low, 2)} to ${formatNumber(high, 2)}${
+          reference ? `; ${reference.label} drawn across` : ''
+        }. The table below lists every reading.`;
+  return <EChart option={option} height={height} label={label} />;
 }

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import { messageOf } from '../errors';
-import { formatDate, formatNumber } from '../format';
+import { formatDayIn, formatNumber } from '../format';
 import { readAllPages, type Connection } from '../hooks';
 import { EChart } from './EChart';
 import type { IliRunSummary } from './AlongTheLine';
@@ -67,7 +67,7 @@ function unityOption(points: UnityPoint[], older: string, newer: string): EChart
  * The unity plot of a run against the previous run of its segment (IliRun.comparison.unityPlot): each matched feature's
  * depth in the older run against its depth in this one, every pair read page by page, with the comparison's counts.
  */
-export function UnityPlot({ current }: { current: IliRunSummary }) {
+export function UnityPlot({ current, zone }: { current: IliRunSummary; zone: string }) {
   const [comparison, setComparison] = useState<Omit<Comparison, 'unityPlot'> | null>(null);
   const [points, setPoints] = useState<UnityPoint[] | null>(null);
   const [unavailable, setUnavailable] = useState<string | null>(null);
@@ -98,8 +98,8 @@ export function UnityPlot({ current }: { current: IliRunSummary }) {
     return () => controller.abort();
   }, [current.id, current.withoutListing]);
 
-  const older = comparison?.olderRun ? `${comparison.olderRun.vendor}, ${formatDate(comparison.olderRun.runDate)}` : '';
-  const newer = `${current.vendor}, ${formatDate(current.runDate)}`;
+  const older = comparison?.olderRun ? `${comparison.olderRun.vendor}, ${formatDayIn(comparison.olderRun.runDate, zone)}` : '';
+  const newer = `${current.vendor}, ${formatDayIn(current.runDate, zone)}`;
   const option = useMemo(() => (points && points.length > 0 ? unityOption(points, older, newer) : null), [points, older, newer]);
 
   if (current.withoutListing) return null;
