@@ -6,6 +6,7 @@ import { useSession } from './session';
 import { AccountPage } from './pages/AccountPage';
 import { AssetPage } from './pages/AssetPage';
 import { AssetsPage } from './pages/AssetsPage';
+import { CompliancePage } from './pages/CompliancePage';
 import { DigListPage } from './pages/DigListPage';
 import { DigSheetPage } from './pages/DigSheetPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
@@ -15,6 +16,7 @@ import { IliImportPage } from './pages/IliImportPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { OAuthAuthorizePage } from './pages/OAuthAuthorizePage';
 import { ResetPasswordPage } from './pages/ResetPasswordPage';
+import { RiskPage } from './pages/RiskPage';
 import { SignInPage } from './pages/SignInPage';
 import { UsersPage } from './pages/UsersPage';
 
@@ -104,6 +106,20 @@ export function App() {
     return (
       <RequireAuth>
         <DigListPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/risk' || path === '/risk/') {
+    return (
+      <RequireAuth>
+        <RiskPage />
+      </RequireAuth>
+    );
+  }
+  if (path === '/compliance' || path === '/compliance/') {
+    return (
+      <RequireAuth>
+        <CompliancePage />
       </RequireAuth>
     );
   }

@@ -12,7 +12,7 @@ import type { ConsoleMapTiles } from './config';
  * needs no CORS and its session cookie never leaves this origin. Every client-side route answers the app's
  * index.html; /graphql answers it too when a browser asks for a page (GraphiQL lives in the console).
  */
-const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer|assets|map|digs|settings|oauth)(?:\/|$))/;
+const consolePaths = /^\/(?:$|(?:sign-in|dashboard|explorer|assets|map|digs|risk|compliance|settings|oauth)(?:\/|$))/;
 
 /** The gateway's own routes: a browser asking one of them for a page is not sent the console's 404. */
 const apiPaths = /^\/(?:graphql|auth|schema|healthz|readyz|metrics)(?:\/|$)/;

@@ -13,11 +13,11 @@ export interface TrustedDocument {
 export type TrustedDocuments = Readonly<Record<string, TrustedDocument>>;
 
 export const trustedDocuments: TrustedDocuments = {
-  "02b835a0622b6f871e2390824e93a2514a00aa8c45f9e48d5e105dd6458af961": {
-    "name": "ConsoleIliFeatures",
-    "document": "query ConsoleIliFeatures($id: ID!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          runId\n          observedAt\n          odometerM\n          clockDeg\n          depthPctWt\n          lengthMm\n          featureType\n        }\n      }\n    }\n  }\n}",
+  "00a75255af71d3263e2cbda98ab01e9f24af153091bce80a6a75902018bd35a5": {
+    "name": "ConsoleComplianceCounts",
+    "document": "query ConsoleComplianceCounts($overdue: ComplianceStatusFilter, $dueSoon: ComplianceStatusFilter, $noRecord: ComplianceStatusFilter, $ok: ComplianceStatusFilter, $asOf: DateTime) {\n  overdue: complianceStatus(filter: $overdue, asOf: $asOf, first: 0) {\n    totalCount\n  }\n  dueSoon: complianceStatus(filter: $dueSoon, asOf: $asOf, first: 0) {\n    totalCount\n  }\n  noRecord: complianceStatus(filter: $noRecord, asOf: $asOf, first: 0) {\n    totalCount\n  }\n  ok: complianceStatus(filter: $ok, asOf: $asOf, first: 0) {\n    totalCount\n  }\n}",
     "sources": [
-      "console/src/components/AlongTheLine.tsx"
+      "console/src/pages/CompliancePage.tsx"
     ]
   },
   "02c239c8b865fec3404dd1329bf684862d6cca678e7170c526a1f59c1a305b23": {
@@ -48,11 +48,25 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/pages/DigListPage.tsx"
     ]
   },
+  "073584169081db5a5d786a2881f422852ebd7a5171647c999265d2e4a99cc62d": {
+    "name": "ConsoleComplianceStatus",
+    "document": "query ConsoleComplianceStatus($filter: ComplianceStatusFilter, $asOf: DateTime, $first: Int, $after: String) {\n  complianceStatus(filter: $filter, asOf: $asOf, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        asset {\n          id\n          name\n          type\n        }\n        obligation\n        regulation\n        state\n        dueDate\n        dueAt\n        lastCompletedAt\n        timeZone\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/CompliancePage.tsx"
+    ]
+  },
   "0e47dec63fb14b8720db8b730ec1d4e62efb9fb95a87fa76157197cab4354eff": {
     "name": "ConsoleAssetList",
     "document": "query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrder, $first: Int, $after: String) {\n  assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        type\n        status\n        regulation\n        classLocation\n        inHca\n        lengthM\n        parent {\n          id\n          name\n        }\n      }\n    }\n  }\n}",
     "sources": [
       "console/src/pages/AssetsPage.tsx"
+    ]
+  },
+  "0e567d87ac4af082d2dff7640d07235b194a3a0eed4a617e514ec2603fdf84eb": {
+    "name": "ConsoleIliFeatureCount",
+    "document": "query ConsoleIliFeatureCount($id: ID!) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, first: 0) {\n      totalCount\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/AlongTheLine.tsx"
     ]
   },
   "1278060673506f2c33a7b8d743163493e85639b0270868b6312fad023cc8cbff": {
@@ -109,6 +123,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "mutation ($i: StartIliImportInput!) {\n  startIliImport(input: $i) {\n    id\n  }\n}",
     "sources": [
       "lib/ili/client.ts"
+    ]
+  },
+  "1a30222e4ab99895d959252f80ac242c92b35dd1fc4d21bed31e6448e89961db": {
+    "name": "ConsoleComplianceAsset",
+    "document": "query ConsoleComplianceAsset($id: ID!) {\n  asset(id: $id) {\n    id\n    name\n  }\n}",
+    "sources": [
+      "console/src/pages/CompliancePage.tsx"
     ]
   },
   "1d9840aed7407a11e4146be1606a71ce16f8766516bb964b2193b809930774dc": {
@@ -195,6 +216,13 @@ export const trustedDocuments: TrustedDocuments = {
       "mcp-server/src/linepack_mcp/operations/analytics.graphql"
     ]
   },
+  "3f2d615d770cf888cba24214ac18f709d51ae2f7af78eabd178ea22fb98464ae": {
+    "name": "ConsoleRiskRegister",
+    "document": "query ConsoleRiskRegister($filter: RiskRegisterFilter, $first: Int, $after: String) {\n  riskRegister(filter: $filter, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        asset {\n          id\n          name\n          type\n          regulation\n          classLocation\n          inHca\n          parent {\n            id\n            name\n          }\n        }\n        risk {\n          score\n          band\n          likelihood\n          consequence\n          drivers\n          potentialImpactRadiusM\n          computedAt\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/RiskPage.tsx"
+    ]
+  },
   "400e3094ca056e482f42e9ec42f8a2c101ea28435943deee7be32eeba5ca17e2": {
     "name": "ConsoleIliImportStatus",
     "document": "query ConsoleIliImportStatus($id: ID!) {\n  iliImport(id: $id) {\n    id\n    state\n    failure\n    errorCount\n    progress {\n      done\n      total\n      phase\n    }\n  }\n}",
@@ -223,25 +251,18 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/session.ts"
     ]
   },
+  "49e825e184fd819beea9ea1145b1e358496d4e95e07c7914f1d6646c227a7cca": {
+    "name": "ConsoleMeasurementCounts",
+    "document": "query ConsoleMeasurementCounts($id: ID!) {\n  asset(id: $id) {\n    id\n    all: measurements(first: 0) {\n      totalCount\n    }\n    CP_PIPE_TO_SOIL: measurements(type: CP_PIPE_TO_SOIL, first: 0) {\n      totalCount\n    }\n    PRESSURE: measurements(type: PRESSURE, first: 0) {\n      totalCount\n    }\n    RECTIFIER_OUTPUT: measurements(type: RECTIFIER_OUTPUT, first: 0) {\n      totalCount\n    }\n    TEMPERATURE: measurements(type: TEMPERATURE, first: 0) {\n      totalCount\n    }\n    FLOW: measurements(type: FLOW, first: 0) {\n      totalCount\n    }\n    WALL_THICKNESS_UT: measurements(type: WALL_THICKNESS_UT, first: 0) {\n      totalCount\n    }\n    CORROSION_COUPON: measurements(type: CORROSION_COUPON, first: 0) {\n      totalCount\n    }\n    ILI_ANOMALY: measurements(type: ILI_ANOMALY, first: 0) {\n      totalCount\n    }\n    ILI_RUN: measurements(type: ILI_RUN, first: 0) {\n      totalCount\n    }\n    PRESSURE_TEST: measurements(type: PRESSURE_TEST, first: 0) {\n      totalCount\n    }\n    DIRECT_ASSESSMENT: measurements(type: DIRECT_ASSESSMENT, first: 0) {\n      totalCount\n    }\n    CP_SURVEY: measurements(type: CP_SURVEY, first: 0) {\n      totalCount\n    }\n    VALVE_INSPECTION: measurements(type: VALVE_INSPECTION, first: 0) {\n      totalCount\n    }\n    LEAK_SURVEY: measurements(type: LEAK_SURVEY, first: 0) {\n      totalCount\n    }\n    PATROL: measurements(type: PATROL, first: 0) {\n      totalCount\n    }\n    ATMOSPHERIC_CORROSION_INSPECTION: measurements(\n      type: ATMOSPHERIC_CORROSION_INSPECTION\n      first: 0\n    ) {\n      totalCount\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/Readings.tsx"
+    ]
+  },
   "4bf72eff76810e7febffa458775f256998c92a9192bb0e6cdc86c524b6bb888a": {
     "name": "Overview",
     "document": "query Overview {\n  pipelineSummary {\n    totalAssets\n    totalPipelineLengthM\n    assetsByType {\n      type\n      count\n    }\n    assetsByStatus {\n      status\n      count\n    }\n    measurementCount\n    latestInspectionAt\n    anomaliesByResponseCategory {\n      responseCategory\n      count\n    }\n    segmentsByRiskBand {\n      band\n      count\n    }\n    complianceByState {\n      state\n      count\n    }\n    nextComplianceDueAt\n  }\n  assets(\n    filter: {type: SEGMENT, inHca: true}\n    orderBy: {field: CLASS_LOCATION, direction: DESC}\n    first: 20\n  ) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        classLocation\n        maopKpa\n        parent {\n          name\n        }\n        latestMeasurement {\n          type\n          observedAt\n        }\n      }\n    }\n  }\n}",
     "sources": [
       "README.md"
-    ]
-  },
-  "4cf22a8a49fdff29f45dcbc70c668340b9c7c4297bb6dca0b98b278b4c40b4db": {
-    "name": "DashboardRiskRegister",
-    "document": "query DashboardRiskRegister {\n  riskRegister(first: 25) {\n    totalCount\n    edges {\n      node {\n        asset {\n          id\n          name\n        }\n        risk {\n          score\n          band\n          likelihood\n          consequence\n          drivers\n          computedAt\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "console/src/pages/DashboardPage.tsx"
-    ]
-  },
-  "552a651c7013ff751264f68dddeadd0bdf5e1c0bd5979b125b00cab1bf01b1ea": {
-    "name": "DashboardDueObligations",
-    "document": "query DashboardDueObligations {\n  overdue: complianceStatus(filter: {state: OVERDUE}, first: 50) {\n    totalCount\n    edges {\n      node {\n        ...Row\n      }\n    }\n  }\n  dueSoon: complianceStatus(filter: {state: DUE_SOON}, first: 50) {\n    totalCount\n    edges {\n      node {\n        ...Row\n      }\n    }\n  }\n}\n\nfragment Row on ComplianceStatusRow {\n  asset {\n    id\n    name\n  }\n  obligation\n  regulation\n  state\n  dueAt\n  lastCompletedAt\n}",
-    "sources": [
-      "console/src/pages/DashboardPage.tsx"
     ]
   },
   "5a1b760d82ede842d7c9e0a352e8eb9455890569fcf304ba4dcf694b1cfe8d5f": {
@@ -329,18 +350,11 @@ export const trustedDocuments: TrustedDocuments = {
       "scripts/scale-out.ts"
     ]
   },
-  "80b2fa928b6479fe4f7c6e7896ebcfcabb704eabec1180c04e0f78a35e11b0aa": {
-    "name": "ConsoleAssetMeasurements",
-    "document": "query ConsoleAssetMeasurements($id: ID!) {\n  asset(id: $id) {\n    id\n    measurements(first: 500) {\n      totalCount\n      edges {\n        node {\n          id\n          type\n          observedAt\n          value\n          unit\n          source\n        }\n      }\n    }\n  }\n}",
+  "80303cce1b2b0d75284f9eee04aaf53b1713433765b80ac18568eb37f885c478": {
+    "name": "ConsoleMeasurementLog",
+    "document": "query ConsoleMeasurementLog($id: ID!, $type: MeasurementType, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: $type, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          type\n          observedAt\n          value\n          unit\n          source\n          runId\n          featureType\n          depthPctWt\n          odometerM\n        }\n      }\n    }\n  }\n}",
     "sources": [
-      "console/src/pages/AssetPage.tsx"
-    ]
-  },
-  "84c2558386e779b61e89167af8afc15adc325f45473fa817d3a98149294b134f": {
-    "name": "ConsoleAssetAnomalies",
-    "document": "query ConsoleAssetAnomalies($id: ID!, $statuses: [AnomalyStatus!], $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    anomalyAssessments(filter: {statuses: $statuses}, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          measurement {\n            id\n            observedAt\n            runId\n            featureType\n            surface\n            odometerM\n            clockDeg\n            depthPctWt\n            lengthMm\n          }\n          assessable\n          notAssessableReason\n          depthWithTolerancePctWt\n          failurePressureKpa\n          safePressureKpa\n          erf\n          responseCategory\n          ruleRef\n          categoryReason\n          repairDueAt\n          overdue\n          remainingLifeYears\n          status\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "console/src/pages/AssetPage.tsx"
+      "console/src/components/Readings.tsx"
     ]
   },
   "8718a82260aff7ca2f2b174df78e0cabc1c53dfdb1997f6055dac81bc0e62650": {
@@ -383,6 +397,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "mutation ConsoleAppendIliUploadPart($u: ID!, $n: Int!, $d: Base64!) {\n  appendIliUploadPart(uploadId: $u, index: $n, data: $d) {\n    receivedBytes\n  }\n}",
     "sources": [
       "console/src/pages/IliImportPage.tsx"
+    ]
+  },
+  "94467349f94c22039791066e46ec54d6ce7317d46e4881e09215cdcba3b8532d": {
+    "name": "ConsoleIliFeatureRuns",
+    "document": "query ConsoleIliFeatureRuns($id: ID!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          runId\n          observedAt\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/AlongTheLine.tsx"
     ]
   },
   "946b5e9f343fe29a77df388739da0d2ea7a4e43036acfcc7f404b053bdd29c21": {
@@ -462,6 +483,20 @@ export const trustedDocuments: TrustedDocuments = {
       "mcp-server/src/linepack_mcp/operations/digs.graphql"
     ]
   },
+  "bf24ac9da91df7ca878308501727fe7dd1d790c2d810f5963ebb88f190276280": {
+    "name": "ConsoleAssetAnomalies",
+    "document": "query ConsoleAssetAnomalies($id: ID!, $filter: AnomalyAssessmentFilter, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    anomalyAssessments(filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          measurement {\n            id\n            observedAt\n            runId\n            featureType\n            surface\n            odometerM\n            clockDeg\n            depthPctWt\n            lengthMm\n          }\n          assessable\n          notAssessableReason\n          depthWithTolerancePctWt\n          failurePressureKpa\n          safePressureKpa\n          failurePressureRatio\n          erf\n          responseCategory\n          ruleRef\n          categoryReason\n          repairDueAt\n          overdue\n          remainingLifeYears\n          status\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/AnomalyTable.tsx"
+    ]
+  },
+  "c20a5873edc4c5192d1bb2b588fbf2b37535e15922160c8ec379d1171b968029": {
+    "name": "ConsoleIliFeatures",
+    "document": "query ConsoleIliFeatures($id: ID!, $run: String!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          runId\n          observedAt\n          odometerM\n          clockDeg\n          depthPctWt\n          lengthMm\n          featureType\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/AlongTheLine.tsx"
+    ]
+  },
   "c55d9cbdae052ff28727910f9a90288fae40986b29f7ead2c4557a1dfb13bc62": {
     "name": null,
     "document": "{\n  pipelineSummary {\n    totalAssets\n  }\n}",
@@ -531,6 +566,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query ConsoleAsset($id: ID!) {\n  asset(id: $id) {\n    id\n    name\n    type\n    status\n    product\n    regulation\n    parent {\n      id\n      name\n    }\n    beginStationM\n    endStationM\n    lengthM\n    outsideDiameterMm\n    wallThicknessMm\n    smysMpa\n    maopKpa\n    classLocation\n    inHca\n    installedAt\n    updatedAt\n  }\n}",
     "sources": [
       "console/src/pages/AssetPage.tsx"
+    ]
+  },
+  "d9186490a1b527c25f8b52726d232695939030a3491bf3bc41d6600a8d8203f4": {
+    "name": "ConsoleComplianceObligations",
+    "document": "query ConsoleComplianceObligations {\n  complianceObligations {\n    obligation\n    regulation\n    regulationRef\n    title\n  }\n}",
+    "sources": [
+      "console/src/pages/CompliancePage.tsx"
     ]
   },
   "de53f239c27e23680b84eaf65084e5689d2cb3cc0a96642639aff394ddf0926f": {
@@ -615,6 +657,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "mutation {\n  updateAnalyticsSettings(\n    input: {toolTolerancePctWt: 5, flowStress: SMYS_TIMES_1_1}\n  ) {\n    toolTolerancePctWt\n    odometerToleranceM\n    clockToleranceDeg\n    floorRateMmPerYear\n    flowStress\n  }\n}",
     "sources": [
       "README.md"
+    ]
+  },
+  "f55802903d241f1daa216e4f6ef0c8d7444bda92d0e2f3ef2e84a4bf583a098e": {
+    "name": "ConsoleReadings",
+    "document": "query ConsoleReadings($id: ID!, $type: MeasurementType!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: $type, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          observedAt\n          value\n          unit\n          source\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/Readings.tsx"
     ]
   },
   "f5a6c49cc6b502c0a2123b56a5823c7dc98e71587680a9816b4d49a4d3c564c5": {

@@ -78,6 +78,12 @@ export function Layout({ children }: { children: ReactNode }) {
                 <Link to="/digs">Dig list</Link>
               </li>
               <li>
+                <Link to="/risk">Risk</Link>
+              </li>
+              <li>
+                <Link to="/compliance">Compliance</Link>
+              </li>
+              <li>
                 <Link to="/explorer">Explorer</Link>
               </li>
               <li>

@@ -1,7 +1,10 @@
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
-import { formatDate, formatNumber, humanize, regulationLabel } from '../format';
-import { useQuery, useTitle } from '../hooks';
+import { Pager } from '../components/Pager';
+import { DueTable, DUE_QUERY, pickDue, useObligationRefs } from './CompliancePage';
+import { RiskTable, RISK_QUERY, pickRisk } from './RiskPage';
+import { formatDayIn, formatNumber, humanize, zoneLabel } from '../format';
+import { useConnection, useQuery, useTenantTimeZone, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession, type Me } from '../session';
 
@@ -31,51 +34,16 @@ function summaryQuery(me: Me | null): string {
   return `query DashboardSummary { pipelineSummary { tenantId ${parts.join(' ')} } }`;
 }
 
-const RISK_QUERY = `query DashboardRiskRegister {
-  riskRegister(first: 25) {
-    totalCount
-    edges { node { asset { id name } risk { score band likelihood consequence drivers computedAt } } }
-  }
-}`;
+/** The dashboard shows the first rows of each list; each says "N of M", loads more, and links to its own page. */
+const DASHBOARD_PAGE = 10;
 
-interface RiskData {
-  riskRegister: {
-    totalCount: number;
-    edges: {
-      node: {
-        asset: { id: string; name: string };
-        risk: { score: number; band: string; likelihood: number; consequence: number; drivers: string[]; computedAt: string };
-      };
-    }[];
-  };
-}
-
-const DUE_QUERY = `query DashboardDueObligations {
-  overdue: complianceStatus(filter: { state: OVERDUE }, first: 50) { totalCount edges { node { ...Row } } }
-  dueSoon: complianceStatus(filter: { state: DUE_SOON }, first: 50) { totalCount edges { node { ...Row } } }
-}
-fragment Row on ComplianceStatusRow { asset { id name } obligation regulation state dueAt lastCompletedAt }`;
-
-interface DueRow {
-  asset: { id: string; name: string };
-  obligation: string;
-  regulation: string;
-  state: string;
-  dueAt: string | null;
-  lastCompletedAt: string | null;
-}
-interface DueData {
-  overdue: { totalCount: number; edges: { node: DueRow }[] };
-  dueSoon: { totalCount: number; edges: { node: DueRow }[] };
-}
-
-function Stat({ label, value, note }: { label: string; value: string; note?: string }) {
+function Stat({ label, value, note, tone = 'danger' }: { label: string; value: string; note?: string | undefined; tone?: 'danger' | 'muted' }) {
   return (
     <div className="stat">
       <dt>{label}</dt>
       <dd>
         <span className="stat-value">{value}</span>
-        {note ? <span className="stat-note">{note}</span> : null}
+        {note ? <span className={tone === 'muted' ? 'stat-note stat-note-muted' : 'stat-note'}>{note}</span> : null}
       </dd>
     </div>
   );
@@ -88,7 +56,7 @@ function CountTable({
 }: {
   caption: string;
   column: string;
-  rows: { label: string; value: string | null; count: number }[] | undefined;
+  rows: { label: string; value: string | null; count: number; to?: string }[] | undefined;
 }) {
   if (!rows) return null;
   return (
@@ -113,7 +81,15 @@ function CountTable({
           rows.map((r) => (
             <tr key={r.label}>
               <td>{r.value ? <Badge value={r.value} /> : r.label}</td>
-              <td className="num">{formatNumber(r.count)}</td>
+              <td className="num">
+                {r.to && r.count > 0 ? (
+                  <Link to={r.to} aria-label={`${formatNumber(r.count)} ${r.label}: list them`}>
+                    {formatNumber(r.count)}
+                  </Link>
+                ) : (
+                  formatNumber(r.count)
+                )}
+              </td>
             </tr>
           ))
         )}
@@ -122,17 +98,18 @@ function CountTable({
   );
 }
 
-function SummarySection() {
+function SummarySection({ zone }: { zone: string }) {
   const { me } = useSession();
   const { data, error, loading, reload } = useQuery<Summary>(summaryQuery(me));
   const s = data?.pipelineSummary;
   const missing = ['assets:read', 'measurements:read', 'analytics:read', 'compliance:read'].filter((scope) => !hasScope(me, scope));
+  const overdue = s?.complianceByState?.find((c) => c.state === 'OVERDUE')?.count;
   return (
     <section aria-labelledby="summary-heading" className="card">
       <h2 id="summary-heading">Summary</h2>
       {loading && !s ? <Loading what="the summary" /> : null}
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
-      {missing.length > 0 ? <Status tone="muted">Parts of the summary need scopes you don't have here: {missing.join(', ')}.</Status> : null}
+      {missing.length > 0 ? <Status tone="muted">Parts of the summary need scopes you don&apos;t have here: {missing.join(', ')}.</Status> : null}
       {s ? (
         <>
           <dl className="stats">
@@ -140,40 +117,77 @@ function SummarySection() {
             {s.totalPipelineLengthM !== undefined ? <Stat label="Pipeline length" value={`${formatNumber(s.totalPipelineLengthM / 1000, 1)} km`} /> : null}
             {s.measurementCount !== undefined ? <Stat label="Measurements" value={formatNumber(s.measurementCount)} /> : null}
             {s.latestInspectionAt !== undefined ? (
-              <Stat label="Latest inspection" value={s.latestInspectionAt ? formatDate(s.latestInspectionAt) : 'None recorded'} />
+              <Stat
+                label="Latest inspection"
+                value={s.latestInspectionAt ? formatDayIn(s.latestInspectionAt, zone) : 'None recorded'}
+                note={s.latestInspectionAt ? `a day in ${zone}` : undefined}
+                tone="muted"
+              />
             ) : null}
             {s.maxErf !== undefined ? (
               <Stat
                 label="Highest ERF"
                 value={s.maxErf === null ? '—' : formatNumber(s.maxErf, 2)}
-                note={s.maxErf !== null && s.maxErf >= 1 ? 'at or above 1: repair' : undefined}
+                note={s.maxErf === null ? undefined : `MAOP over safe pressure${s.maxErf > 1 ? ': above 1, the safe pressure is below MAOP' : ''}`}
+                tone="muted"
+              />
+            ) : null}
+            {overdue !== undefined ? (
+              <Stat
+                label="Overdue obligations"
+                value={formatNumber(overdue)}
+                note={overdue > 0 ? 'past their due date: listed below' : undefined}
+                tone={overdue > 0 ? 'danger' : 'muted'}
               />
             ) : null}
             {s.nextComplianceDueAt !== undefined ? (
-              <Stat label="Next compliance due" value={s.nextComplianceDueAt ? formatDate(s.nextComplianceDueAt) : 'Nothing due'} />
+              <Stat
+                label={overdue ? 'Next upcoming due date' : 'Next compliance due'}
+                value={s.nextComplianceDueAt ? formatDayIn(s.nextComplianceDueAt, zone) : 'Nothing due'}
+                note={`a day in ${zone}${overdue ? `; ${formatNumber(overdue)} already overdue` : ''}`}
+                tone="muted"
+              />
             ) : null}
           </dl>
+          {s.maxErf != null && s.maxErf > 1 ? (
+            <p className="table-note">
+              An ERF above 1 does not set the response by itself: an anomaly&apos;s category comes from the regulation&apos;s conditions — depth beyond 80 % of
+              wall, and the failure pressure ratio against the thresholds for its class and HCA (§192.933(d), §192.714(d), §195.452(h)) — so it can be
+              monitored. Each segment&apos;s anomaly table names the rule and the figures that decided it.
+            </p>
+          ) : null}
           <div className="count-tables">
             <CountTable caption="Assets by type" column="Type" rows={s.assetsByType?.map((r) => ({ label: humanize(r.type), value: null, count: r.count }))} />
             <CountTable
               caption="Assets by status"
               column="Status"
-              rows={s.assetsByStatus?.map((r) => ({ label: r.status, value: r.status, count: r.count }))}
+              rows={s.assetsByStatus?.map((r) => ({ label: humanize(r.status), value: r.status, count: r.count }))}
             />
             <CountTable
               caption="Anomalies by response category"
               column="Response category"
-              rows={s.anomaliesByResponseCategory?.map((r) => ({ label: r.responseCategory, value: r.responseCategory, count: r.count }))}
+              rows={s.anomaliesByResponseCategory?.map((r) => ({ label: humanize(r.responseCategory), value: r.responseCategory, count: r.count }))}
             />
+            {/* Analytics scores every pipeline and segment with pipe data: a pipeline is counted beside its segments. */}
             <CountTable
-              caption="Segments by risk band"
+              caption="Pipelines and segments by risk band"
               column="Risk band"
-              rows={s.segmentsByRiskBand?.map((r) => ({ label: r.band, value: r.band, count: r.count }))}
+              rows={s.segmentsByRiskBand?.map((r) => ({
+                label: `${humanize(r.band).toLowerCase()} risk`,
+                value: r.band,
+                count: r.count,
+                to: `/risk?band=${r.band}`,
+              }))}
             />
             <CountTable
-              caption="Compliance by state"
+              caption="Compliance obligations by state"
               column="State"
-              rows={s.complianceByState?.map((r) => ({ label: r.state, value: r.state, count: r.count }))}
+              rows={s.complianceByState?.map((r) => ({
+                label: `${humanize(r.state).toLowerCase()} obligations`,
+                value: r.state,
+                count: r.count,
+                to: `/compliance?state=${r.state}`,
+              }))}
             />
           </div>
         </>
@@ -182,138 +196,81 @@ function SummarySection() {
   );
 }
 
-function RiskSection() {
+function RiskSection({ zone }: { zone: string }) {
   const { me } = useSession();
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'assets:read');
-  const { data, error, loading, reload } = useQuery<RiskData>(allowed ? RISK_QUERY : null);
-  const rows = data?.riskRegister.edges ?? [];
+  const register = useConnection(allowed ? RISK_QUERY : null, { filter: {} }, pickRisk, DASHBOARD_PAGE);
   return (
     <section aria-labelledby="risk-heading" className="card">
-      <h2 id="risk-heading">Risk</h2>
+      <div className="card-head">
+        <h2 id="risk-heading">Risk</h2>
+        {allowed ? <Link to="/risk">Open the risk register</Link> : null}
+      </div>
       {!allowed ? <Status tone="muted">The risk register needs the analytics:read and assets:read scopes.</Status> : null}
-      {loading && !data ? <Loading what="the risk register" /> : null}
-      <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
-      {data ? (
-        <div className="table-wrap" tabIndex={0}>
-          <table className="table">
-            <caption>Risk register</caption>
-            <thead>
-              <tr>
-                <th scope="col">Segment</th>
-                <th scope="col" className="num">
-                  Score
-                </th>
-                <th scope="col">Band</th>
-                <th scope="col" className="num">
-                  Likelihood
-                </th>
-                <th scope="col" className="num">
-                  Consequence
-                </th>
-                <th scope="col">Drivers</th>
-                <th scope="col">Computed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.length === 0 ? (
-                <tr>
-                  <td colSpan={7} className="empty">
-                    No segment has a risk score yet. Scores appear once segments are registered and assessed.
-                  </td>
-                </tr>
-              ) : (
-                rows.map(({ node }) => (
-                  <tr key={node.asset.id}>
-                    <th scope="row" className="nowrap">
-                      <Link to={`/assets/${encodeURIComponent(node.asset.id)}`}>{node.asset.name}</Link>
-                    </th>
-                    <td className="num">{node.risk.score}</td>
-                    <td>
-                      <Badge value={node.risk.band} />
-                    </td>
-                    <td className="num">{node.risk.likelihood}</td>
-                    <td className="num">{node.risk.consequence}</td>
-                    <td className="drivers">
-                      {node.risk.drivers.length ? (
-                        <ul>
-                          {node.risk.drivers.map((d) => (
-                            <li key={d}>{d}</li>
-                          ))}
-                        </ul>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                    <td className="nowrap">{formatDate(node.risk.computedAt)}</td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
-          {data.riskRegister.totalCount > rows.length ? (
-            <p className="table-note">
-              Showing the {rows.length} highest of {data.riskRegister.totalCount} segments.
-            </p>
-          ) : null}
-        </div>
+      {register.loading && register.totalCount === null ? <Loading what="the risk register" /> : null}
+      <ErrorAlert onRetry={register.reload}>{register.error}</ErrorAlert>
+      {register.totalCount !== null ? (
+        <>
+          <RiskTable rows={register.nodes} caption="Risk register, highest score first" zone={zone} />
+          <Pager
+            shown={register.nodes.length}
+            total={register.totalCount}
+            noun="pipelines and segments"
+            hasNextPage={register.hasNextPage}
+            loading={register.loading}
+            onLoadMore={register.loadMore}
+          />
+        </>
       ) : null}
     </section>
   );
 }
 
-function DueSection() {
+function DueList({ state, caption, zone, refs }: { state: 'OVERDUE' | 'DUE_SOON'; caption: string; zone: string; refs: Map<string, string> }) {
+  const list = useConnection(DUE_QUERY, { filter: { state }, asOf: null }, pickDue, DASHBOARD_PAGE);
+  return (
+    <>
+      <ErrorAlert onRetry={list.reload}>{list.error}</ErrorAlert>
+      {list.loading && list.totalCount === null ? <Loading what={caption.toLowerCase()} /> : null}
+      {list.totalCount !== null ? (
+        <>
+          <DueTable
+            rows={list.nodes}
+            caption={`${caption} (days in ${zoneLabel(zone)})`}
+            zone={zone}
+            refs={refs}
+            empty={state === 'OVERDUE' ? 'Nothing is overdue.' : 'Nothing is due in the next 30 days.'}
+          />
+          <Pager
+            shown={list.nodes.length}
+            total={list.totalCount}
+            noun={state === 'OVERDUE' ? 'overdue obligations' : 'obligations due soon'}
+            hasNextPage={list.hasNextPage}
+            loading={list.loading}
+            onLoadMore={list.loadMore}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+function DueSection({ zone }: { zone: string }) {
   const { me } = useSession();
   const allowed = hasScope(me, 'compliance:read') && hasScope(me, 'assets:read');
-  const { data, error, loading, reload } = useQuery<DueData>(allowed ? DUE_QUERY : null);
-  const rows = data ? [...data.overdue.edges, ...data.dueSoon.edges].map((e) => e.node) : [];
-  const more = data ? data.overdue.totalCount + data.dueSoon.totalCount - rows.length : 0;
+  const refs = useObligationRefs(allowed);
   return (
     <section aria-labelledby="due-heading" className="card">
-      <h2 id="due-heading">Compliance</h2>
+      <div className="card-head">
+        <h2 id="due-heading">Compliance</h2>
+        {allowed ? <Link to="/compliance">Open the compliance calendar</Link> : null}
+      </div>
       {!allowed ? <Status tone="muted">Compliance obligations need the compliance:read and assets:read scopes.</Status> : null}
-      {loading && !data ? <Loading what="compliance obligations" /> : null}
-      <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
-      {data ? (
-        <div className="table-wrap" tabIndex={0}>
-          <table className="table">
-            <caption>Overdue and due soon</caption>
-            <thead>
-              <tr>
-                <th scope="col">Asset</th>
-                <th scope="col">Obligation</th>
-                <th scope="col">Regulation</th>
-                <th scope="col">State</th>
-                <th scope="col">Due</th>
-                <th scope="col">Last completed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.length === 0 ? (
-                <tr>
-                  <td colSpan={6} className="empty">
-                    Nothing is overdue or due in the next 30 days.
-                  </td>
-                </tr>
-              ) : (
-                rows.map((r) => (
-                  <tr key={`${r.asset.id}:${r.obligation}`}>
-                    <th scope="row" className="nowrap">
-                      <Link to={`/assets/${encodeURIComponent(r.asset.id)}`}>{r.asset.name}</Link>
-                    </th>
-                    <td>{humanize(r.obligation)}</td>
-                    <td className="nowrap">{regulationLabel(r.regulation)}</td>
-                    <td>
-                      <Badge value={r.state} />
-                    </td>
-                    <td className="nowrap">{formatDate(r.dueAt)}</td>
-                    <td className="nowrap">{r.lastCompletedAt ? formatDate(r.lastCompletedAt) : 'Never'}</td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
-          {more > 0 ? <p className="table-note">{more} more not shown (the 50 soonest of each state are listed).</p> : null}
-        </div>
+      {allowed ? (
+        <>
+          <DueList state="OVERDUE" caption="Overdue" zone={zone} refs={refs} />
+          <DueList state="DUE_SOON" caption="Due in the next 30 days" zone={zone} refs={refs} />
+        </>
       ) : null}
     </section>
   );
@@ -322,6 +279,8 @@ function DueSection() {
 export function DashboardPage() {
   useTitle('Pipeline at a glance');
   const { me } = useSession();
+  // Compliance and repair days are counted in the tenant's zone: the dashboard's dates are days there, named.
+  const zone = useTenantTimeZone() ?? 'UTC';
   const tenant = me?.tenants.find((t) => t.tenantId === me.tenantId);
   return (
     <>
@@ -329,9 +288,9 @@ export function DashboardPage() {
         <h1>Pipeline at a glance</h1>
         {tenant ? <p className="subtitle">{tenant.name}</p> : null}
       </div>
-      <SummarySection />
-      <RiskSection />
-      <DueSection />
+      <SummarySection zone={zone} />
+      <RiskSection zone={zone} />
+      <DueSection zone={zone} />
     </>
   );
 }
