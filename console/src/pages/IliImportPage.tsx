@@ -1,8 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { messageOf } from '../errors';
-import { formatNumber, humanize } from '../format';
-import { useQuery, useTitle } from '../hooks';
+import { formatNumber, humanize, isoDayIn, startOfDayIn, zoneLabel } from '../format';
+import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
 import { Link } from '../router';
 import { graphql, hasScope, useSession } from '../session';
 
@@ -113,7 +113,6 @@ function base64Of(bytes: Uint8Array): string {
 }
 
 /** Today as yyyy-mm-dd for the date inputs' upper bound (a run date is never in the future). */
-const today = () => new Date().toISOString().slice(0, 10);
 
 function RowErrorsTable({ errors, caption }: { errors: RowError[]; caption: string }) {
   return (
@@ -250,6 +249,9 @@ export function IliImportPage({ assetId }: { assetId: string }) {
   const [step, setStep] = useState<Step>({ name: 'form' });
   const [failure, setFailure] = useState<string | null>(null);
   const asset = data?.asset;
+  // The run and discovery dates are days of the tenant's zone, where repair due dates are counted from them.
+  const zone = useTenantTimeZone();
+  const today = () => isoDayIn(new Date().toISOString(), zone);
   useTitle(asset ? `Import ILI listing · ${asset.name}` : 'Import ILI listing');
 
   const importId = step.name === 'importing' ? step.job?.id : undefined;
@@ -344,8 +346,8 @@ export function IliImportPage({ assetId }: { assetId: string }) {
             run: {
               vendor: vendor.trim(),
               toolTechnologies: [...tools],
-              runDate: `${runDate}T00:00:00Z`,
-              discoveredAt: discoveredAt ? `${discoveredAt}T00:00:00Z` : null,
+              runDate: startOfDayIn(runDate, zone),
+              discoveredAt: discoveredAt ? startOfDayIn(discoveredAt, zone) : null,
             },
           },
         },
@@ -465,7 +467,8 @@ export function IliImportPage({ assetId }: { assetId: string }) {
                 </div>
               </div>
               <p id="ili-discovered-hint" className="hint">
-                Discovery date: when the operator had enough information to decide on the anomalies; the run date when empty.
+                Discovery date: when the operator had enough information to decide on the anomalies; the run date when empty. Both are days in {zoneLabel(zone)}
+                .
               </p>
               <ErrorAlert>{step.name === 'form' || step.name === 'uploading' ? failure : null}</ErrorAlert>
               {step.name === 'form' ? (
