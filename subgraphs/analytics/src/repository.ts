@@ -40,6 +40,8 @@ export interface RiskFilter {
   band?: RiskBand | null;
   minScore?: number | null;
   regulation?: 'CFR_192' | 'CFR_195' | null;
+  pipelineId?: string | null;
+  inHca?: boolean | null;
 }
 
 /** One tenant's analytics results (tenant from the verified identity only). */
@@ -133,7 +135,7 @@ export class AnalyticsRepository {
   }
 
   /**
-   * The assets a dig-list filter allows, or null for every asset: a pipeline and every asset below it (by the
+   * The assets a dig-list or risk-register filter allows, or null for every asset: a pipeline and every asset below it (by the
    * parentId analytics projects, one tenant_parent read per level), narrowed to those in (or out of) an HCA.
    */
   private async assetScope(pipelineId: string | null, inHca: boolean | null): Promise<string[] | null> {
@@ -160,6 +162,9 @@ export class AnalyticsRepository {
     const max = band?.maxScore ?? 25;
     base.score = { $gte: min, $lte: max };
     if (filter.regulation) base.regulation = filter.regulation;
+    // A risk result is keyed by its asset's id: the same scope as the dig list's (a pipeline and what is below it, HCA).
+    const assetIds = await this.assetScope(filter.pipelineId ?? null, filter.inHca ?? null);
+    if (assetIds) base._id = { $in: assetIds };
     const cursor = decodeCursor(after, riskCursor);
     // The range on score bounds the index scan to the cursor onwards; the $or skips the rest of its score.
     const page: Filter<RiskDocument> = cursor

@@ -164,6 +164,48 @@ it('lists the risk register highest score first, and a second tenant sees none o
   expect(await assessments(seg, null, stranger)).toEqual({ id: seg, anomalyAssessments: { totalCount: 0, edges: [] }, risk: null });
 });
 
+it('filters the risk register to a pipeline and what is below it, and to pipe in or outside an HCA', async () => {
+  const line = randomUUID();
+  const inside = randomUUID();
+  const outside = randomUUID();
+  const elsewhere = randomUUID();
+  await upsertAsset(line, { ...gasSegment, type: 'PIPELINE', classLocation: 2 });
+  await upsertAsset(inside, { ...gasSegment, parentId: line, classLocation: 3, inHca: true });
+  await upsertAsset(outside, { ...gasSegment, parentId: line, classLocation: 2 });
+  await upsertAsset(elsewhere, { ...gasSegment, classLocation: 2, inHca: true });
+  const ids = async (filter: Record<string, unknown>) => {
+    const res = await harness.request(`query($f: RiskRegisterFilter) { riskRegister(filter: $f, first: 500) { totalCount edges { node { asset { id } } } } }`, {
+      identity: me(),
+      variables: { f: filter },
+    });
+    expect(res.errors).toBeUndefined();
+    const register = res.data!['riskRegister'] as { totalCount: number; edges: { node: { asset: { id: string } } }[] };
+    return Object.assign(register.edges.map((e) => e.node.asset.id).sort(), { totalCount: register.totalCount });
+  };
+  // Each asset is scored once its event is projected: wait for all four.
+  const every = await until(
+    () => ids({}),
+    (found) => [line, inside, outside, elsewhere].every((id) => found.includes(id)),
+  );
+  expect(every).toEqual(expect.arrayContaining([line, inside, outside, elsewhere]));
+  const underLine = await ids({ pipelineId: line });
+  expect([...underLine]).toEqual([line, inside, outside].sort());
+  expect(underLine.totalCount).toBe(3); // counted with the same scope as the rows
+  expect([...(await ids({ pipelineId: line, inHca: true }))]).toEqual([inside]);
+  expect([...(await ids({ pipelineId: line, inHca: false }))]).toEqual([line, outside].sort());
+  const hca = await ids({ inHca: true });
+  expect(hca).toEqual(expect.arrayContaining([inside, elsewhere]));
+  expect(hca).not.toContain(outside);
+  expect([...(await ids({ pipelineId: randomUUID() }))]).toEqual([]);
+  // Another tenant's pipeline id scopes nothing of it.
+  const stranger = harness.identity(['analytics:read']);
+  const theirs = await harness.request(`query($f: RiskRegisterFilter) { riskRegister(filter: $f) { totalCount } }`, {
+    identity: stranger,
+    variables: { f: { pipelineId: line } },
+  });
+  expect(theirs.data!['riskRegister']).toEqual({ totalCount: 0 });
+});
+
 it('rebuilds from the streams to the same results, however often it is replayed', async () => {
   const snapshot = async () => ({
     assessments: await harness.db

@@ -901,8 +901,12 @@ export type RiskRegisterEntry = {
 export type RiskRegisterFilter = {
   /** Segments in this band. */
   band?: InputMaybe<RiskBand>;
+  /** Only segments in a high consequence area (true) or only outside one (false). */
+  inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** Segments scoring at least this (1–25). */
   minScore?: InputMaybe<Scalars['Int']['input']>;
+  /** This asset and every asset below it (a pipeline and its segments), as the dig list's pipelineId. */
+  pipelineId?: InputMaybe<Scalars['ID']['input']>;
   /** Segments under this regulation. */
   regulation?: InputMaybe<Regulation>;
 };
