@@ -216,6 +216,13 @@ export const trustedDocuments: TrustedDocuments = {
       "mcp-server/src/linepack_mcp/operations/analytics.graphql"
     ]
   },
+  "3e9366f66b4751555edab0d329a163c3a84cb45dc9d8c406c25ffc5cb4ff67de": {
+    "name": "ConsoleRiskPipelines",
+    "document": "query ConsoleRiskPipelines($first: Int, $after: String) {\n  assets(filter: {type: PIPELINE}, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/RiskPage.tsx"
+    ]
+  },
   "3f2d615d770cf888cba24214ac18f709d51ae2f7af78eabd178ea22fb98464ae": {
     "name": "ConsoleRiskRegister",
     "document": "query ConsoleRiskRegister($filter: RiskRegisterFilter, $first: Int, $after: String) {\n  riskRegister(filter: $filter, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        asset {\n          id\n          name\n          type\n          regulation\n          classLocation\n          inHca\n          parent {\n            id\n            name\n          }\n        }\n        risk {\n          score\n          band\n          likelihood\n          consequence\n          drivers\n          potentialImpactRadiusM\n          computedAt\n        }\n      }\n    }\n  }\n}",

@@ -154,10 +154,11 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
         return `${d.kind ?? 'Feature'} (${p.seriesName}) at ${formatNumber(d.value[0], 1)} m: ${formatNumber(depth, 0)} % wall at ${clockLabel(clock)}`;
       },
     },
+    // Depth, clock and tally one above the other; the tally axis's numbers and name clear the zoom slider below them.
     grid: [
-      { left: 52, right: 16, top: 40, height: '42%' },
-      { left: 52, right: 16, top: '62%', height: '20%' },
-      { left: 52, right: 16, top: '86%', height: 26 },
+      { left: 52, right: 16, top: 40, height: '38%' },
+      { left: 52, right: 16, top: '56%', height: '18%' },
+      { left: 52, right: 16, top: '78%', height: 24 },
     ],
     xAxis: [0, 1, 2].map((i) => ({
       type: 'value',
@@ -190,7 +191,7 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
         type: 'slider',
         xAxisIndex: [0, 1, 2],
         filterMode: 'none',
-        bottom: 4,
+        bottom: 6,
         height: 18,
         showDataShadow: false,
         labelFormatter: (v: number) => formatNumber(v, 0),
@@ -376,7 +377,7 @@ export function AlongTheLine({ assetId, withCategory, zone }: { assetId: string;
             <>
               <EChart
                 option={option}
-                height={420}
+                height={460}
                 label={`ILI features of the run of ${runLabel} by log distance: ${formatNumber(runFeatures.length)} features${
                   deepest ? `, deepest ${formatNumber(deepest.depthPctWt, 0)} % of wall at ${formatNumber(deepest.odometerM, 1)} m` : ''
                 }; ${formatNumber(tally.filter((t) => t.kind === 'GIRTH_WELD').length)} girth welds.`}

@@ -128,9 +128,11 @@ function ComplianceSection({ id, zone }: { id: string; zone: string }) {
       <h2 id="compliance-heading">Compliance</h2>
       {loading && !data ? <Loading what="compliance" /> : null}
       <ErrorAlert onRetry={reload}>{error}</ErrorAlert>
-      <p>
-        <Link to={`/compliance?asset=${encodeURIComponent(id)}`}>This asset&apos;s obligations as of another date (audit)</Link>
-      </p>
+      {c && c.obligations.length > 0 ? (
+        <p>
+          <Link to={`/compliance?asset=${encodeURIComponent(id)}`}>This asset&apos;s obligations as of another date (audit)</Link>
+        </p>
+      ) : null}
       {c ? (
         <div className="table-wrap" tabIndex={0}>
           <table className="table table-compact">

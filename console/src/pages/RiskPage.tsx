@@ -45,6 +45,30 @@ export const pickRisk = (d: RiskData) => d.riskRegister;
 
 const BANDS = ['VERY_HIGH', 'HIGH', 'MEDIUM', 'LOW'] as const;
 
+const PIPELINES_QUERY = `query ConsoleRiskPipelines($first: Int, $after: String) {
+  assets(filter: { type: PIPELINE }, first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { id name } }
+  }
+}`;
+type PipelinesData = { assets: Connection<{ id: string; name: string }> };
+
+/** Every pipeline of the tenant (read page by page: the filter's list is never cut off), by name. */
+function usePipelines(allowed: boolean): { id: string; name: string }[] {
+  const [pipelines, setPipelines] = useState<{ id: string; name: string }[]>([]);
+  useEffect(() => {
+    if (!allowed) return;
+    const controller = new AbortController();
+    readAllPages<PipelinesData, { id: string; name: string }>(PIPELINES_QUERY, {}, (d) => d.assets, { signal: controller.signal }).then(
+      ({ nodes }) => !controller.signal.aborted && setPipelines(nodes),
+      () => undefined,
+    );
+    return () => controller.abort();
+  }, [allowed]);
+  return pipelines;
+}
+
 /** The register's rows: each pipe with its score, band, likelihood × consequence and the drivers in words. */
 export function RiskTable({ rows, caption, zone }: { rows: RiskRow[]; caption: string; zone: string }) {
   return (
@@ -130,16 +154,19 @@ const CSV_HEADER = [
   'Computed',
 ] as const;
 
-/** The filters live in the address (?band=&min=&regulation=), so a view of the register can be shared. */
+/** The filters live in the address (?band=&min=&regulation=&pipeline=&hca=), so a view of the register can be shared. */
 function readFilters(search: string) {
   const params = new URLSearchParams(search);
   const band = params.get('band') ?? '';
   const regulation = params.get('regulation') ?? '';
   const min = Number(params.get('min') ?? '');
+  const hca = params.get('hca') ?? '';
   return {
     band: (BANDS as readonly string[]).includes(band) ? band : '',
     regulation: regulation === 'CFR_192' || regulation === 'CFR_195' ? regulation : '',
     min: Number.isInteger(min) && min >= 1 && min <= 25 ? String(min) : '',
+    pipeline: params.get('pipeline')?.slice(0, 100) ?? '',
+    hca: hca === 'yes' || hca === 'no' ? hca : '',
   };
 }
 
@@ -156,27 +183,34 @@ export function RiskPage() {
   const [band, setBand] = useState(initial.band);
   const [min, setMin] = useState(initial.min);
   const [regulation, setRegulation] = useState(initial.regulation);
+  const [pipeline, setPipeline] = useState(initial.pipeline);
+  const [hca, setHca] = useState(initial.hca);
   const [exporting, setExporting] = useState<string | null>(null);
   const [exportError, setExportError] = useState<string | null>(null);
-  const ids = { band: useId(), min: useId(), regulation: useId() };
+  const ids = { band: useId(), min: useId(), regulation: useId(), pipeline: useId(), hca: useId() };
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'assets:read');
+  const pipelines = usePipelines(allowed);
 
   useEffect(() => {
     const params = new URLSearchParams();
     if (band) params.set('band', band);
     if (min) params.set('min', min);
     if (regulation) params.set('regulation', regulation);
+    if (pipeline) params.set('pipeline', pipeline);
+    if (hca) params.set('hca', hca);
     const next = params.toString();
     if (next !== window.location.search.replace(/^\?/, '')) window.history.replaceState(null, '', `/risk${next ? `?${next}` : ''}`);
-  }, [band, min, regulation]);
+  }, [band, min, regulation, pipeline, hca]);
 
   const filter = useMemo(() => {
     const f: Record<string, unknown> = {};
     if (band) f['band'] = band;
     if (min) f['minScore'] = Number(min);
     if (regulation) f['regulation'] = regulation;
+    if (pipeline) f['pipelineId'] = pipeline;
+    if (hca) f['inHca'] = hca === 'yes';
     return f;
-  }, [band, min, regulation]);
+  }, [band, min, regulation, pipeline, hca]);
   const register = useConnection(allowed ? RISK_QUERY : null, { filter }, pickRisk);
 
   const exportCsv = () => {
@@ -223,7 +257,8 @@ export function RiskPage() {
         <div>
           <h1>Risk register</h1>
           <p className="subtitle">
-            Every scored pipeline and segment, highest score first: likelihood × consequence on the 5 × 5 matrix, with what drove each.
+            Every scored pipeline and segment, highest score first: likelihood × consequence on the 5 × 5 matrix, with what drove each. A pipeline with pipe
+            data is scored as well as its segments.
           </p>
         </div>
         {allowed ? (
@@ -265,6 +300,26 @@ export function RiskPage() {
               <option value="">Every regulation</option>
               <option value="CFR_192">{regulationLabel('CFR_192')} (gas)</option>
               <option value="CFR_195">{regulationLabel('CFR_195')} (liquid)</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.pipeline}>Pipeline</label>
+            <select id={ids.pipeline} value={pipeline} onChange={(e) => setPipeline(e.target.value)}>
+              <option value="">Every pipeline</option>
+              {pipeline && !pipelines.some((p) => p.id === pipeline) ? <option value={pipeline}>The pipeline in the address</option> : null}
+              {pipelines.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name} and its segments
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.hca}>High consequence area</label>
+            <select id={ids.hca} value={hca} onChange={(e) => setHca(e.target.value)}>
+              <option value="">In or outside</option>
+              <option value="yes">In an HCA</option>
+              <option value="no">Outside HCAs</option>
             </select>
           </div>
         </form>

@@ -28,8 +28,14 @@ export interface WatchedPage {
   problems: string[];
 }
 
-export async function openPage(browser: Browser, baseURL: string): Promise<WatchedPage> {
-  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 } });
+/** What a scenario may set on its browser context: the reader's time zone and locale (default: the machine's, en-US). */
+export interface ReaderOptions {
+  timezoneId?: string;
+  locale?: string;
+}
+
+export async function openPage(browser: Browser, baseURL: string, reader: ReaderOptions = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 800 }, ...reader });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (msg) => {
@@ -69,8 +75,14 @@ export async function checkLayout(page: Page, name: string): Promise<void> {
  * grows the page's URL, its problems and the visible text, so the failure says what the user saw. A scenario
  * also fails when the page threw an uncaught exception or the browser refused something under the page's CSP.
  */
-export async function inBrowser<T>(browser: Browser, baseURL: string, name: string, body: (w: WatchedPage) => Promise<T>): Promise<T> {
-  const watched = await openPage(browser, baseURL);
+export async function inBrowser<T>(
+  browser: Browser,
+  baseURL: string,
+  name: string,
+  body: (w: WatchedPage) => Promise<T>,
+  reader: ReaderOptions = {},
+): Promise<T> {
+  const watched = await openPage(browser, baseURL, reader);
   try {
     const result = await body(watched);
     // A scenario that worked still fails when the page threw or the browser blocked something by policy.

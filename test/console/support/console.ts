@@ -104,3 +104,15 @@ export async function signIn(page: Page, user: User): Promise<void> {
 export async function visibleText(page: Page): Promise<string> {
   return (await page.locator('body').innerText()).replace(/[\s\u00a0]+/g, ' ');
 }
+
+/** The GraphQL operations the page sends, by name, with the variables of each request (watched from now on). */
+export function watchOperations(page: Page): Map<string, Record<string, unknown>[]> {
+  const seen = new Map<string, Record<string, unknown>[]>();
+  page.on('request', (req) => {
+    if (!req.url().endsWith('/graphql') || req.method() !== 'POST') return;
+    const body = req.postDataJSON() as { query?: string; variables?: Record<string, unknown> } | null;
+    const name = /^\s*(?:query|mutation)\s+(\w+)/.exec(body?.query ?? '')?.[1];
+    if (name) seen.set(name, [...(seen.get(name) ?? []), body?.variables ?? {}]);
+  });
+  return seen;
+}
