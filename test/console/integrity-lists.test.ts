@@ -339,15 +339,26 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
         expect(await table.getByRole('row').count()).toBe(readings + 1);
         // Chicago's clock: the first extra reading, at 15:00 UTC on Jan 1, 2022, is 09:00 AM CST.
         await visible(table.getByText('Jan 01, 2022, 09:00 AM CST'), 'a reading in Chicago time, with its zone');
-        await until(
-          () =>
-            page
-              .locator('.echart canvas')
-              .first()
-              .evaluate((c) => (c as unknown as { width: number }).width),
-          (w) => w > 0,
-          'the chart drawn',
-        );
+        // The range selector: a wheel over the chart zooms into a part of the time range, and the chart is drawn anew.
+        const canvas = page.locator('.echart canvas').first();
+        const drawing = () => canvas.evaluate((c) => (c as unknown as { toDataURL(): string }).toDataURL());
+        // Pictures are taken with the pointer off the chart (its tooltip draws an axis pointer on the canvas).
+        await page.mouse.move(0, 0);
+        let previous = '';
+        const before = await until(
+          async () => {
+            const now = await drawing();
+            const settled = now === previous;
+            previous = now;
+            return { now, settled };
+          },
+          (d) => d.settled && d.now.length > 1000,
+          'the chart drawn and still',
+        ).then((d) => d.now);
+        await chart.hover();
+        await page.mouse.wheel(0, -800);
+        await page.mouse.move(0, 0);
+        await until(drawing, (after) => after !== before, 'the chart to zoom into a time range on the wheel');
         await page.getByText(/^Measurement log: all/).click();
         await visible(page.getByText(`50 of ${readings} measurements`), `the log's "50 of ${readings}"`);
         await checkPage(page, 'readings', size);

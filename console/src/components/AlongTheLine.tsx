@@ -110,6 +110,15 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
     byCategory.set(key, list);
   }
   const welds = tally.filter((t) => t.kind === 'GIRTH_WELD');
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const x of [...features.map((f) => f.odometerM), ...tally.map((t) => t.logDistanceM)]) {
+    if (x === null || !Number.isFinite(x)) continue;
+    lo = Math.min(lo, x);
+    hi = Math.max(hi, x);
+  }
+  const pad = Number.isFinite(lo) ? Math.max((hi - lo) * 0.01, 1) : 0;
+  const extent = Number.isFinite(lo) ? { min: Math.floor(lo - pad), max: Math.ceil(hi + pad) } : { min: 0, max: 1 };
   const others = tally.filter((t) => t.kind !== 'GIRTH_WELD');
   const shown = categories.filter((c) => byCategory.has(c.value));
   const large = features.length > 3000;
@@ -154,16 +163,21 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
         return `${d.kind ?? 'Feature'} (${p.seriesName}) at ${formatNumber(d.value[0], 1)} m: ${formatNumber(depth, 0)} % wall at ${clockLabel(clock)}`;
       },
     },
-    // Depth, clock and tally one above the other; the tally axis's numbers and name clear the zoom slider below them.
+    // Depth, clock and tally one above the other on the same left and right edges (outerBoundsMode 'none': ECharts 6
+    // would otherwise narrow each panel by its own labels' width, and a log distance would sit at three places); the
+    // tally axis's numbers and name clear the zoom slider below them.
     grid: [
-      { left: 52, right: 16, top: 40, height: '38%' },
-      { left: 52, right: 16, top: '56%', height: '18%' },
-      { left: 52, right: 16, top: '78%', height: 24 },
+      { left: 64, right: 16, top: 40, height: '38%', outerBoundsMode: 'none' },
+      { left: 64, right: 16, top: '56%', height: '18%', outerBoundsMode: 'none' },
+      { left: 64, right: 16, top: '78%', height: 24, outerBoundsMode: 'none' },
     ],
+    // One log-distance range for the three panels (each axis fitting its own data put the same distance at three
+    // different places), a little wider than the data so nothing sits on the frame.
     xAxis: [0, 1, 2].map((i) => ({
       type: 'value',
       gridIndex: i,
-      scale: true,
+      min: extent.min,
+      max: extent.max,
       axisLabel: { show: i === 2, formatter: (v: number) => formatNumber(v, 0) },
       name: i === 2 ? `Log distance (m), ${runLabel}` : undefined,
       nameLocation: 'middle',
@@ -180,7 +194,7 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
         interval: 3,
         name: 'Clock',
         nameLocation: 'middle',
-        nameGap: 36,
+        nameGap: 44,
         axisLabel: { formatter: (v: number) => `${v === 0 ? 12 : v}:00` },
       },
       { type: 'category', gridIndex: 2, data: ['Tally'], axisTick: { show: false }, axisLabel: { show: true } },
