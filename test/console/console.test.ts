@@ -40,9 +40,9 @@ it('signs in with email and password, shows the pipeline at a glance and an asse
     await visible(page.getByRole('button', { name: 'Sign out' }), 'the "Sign out" button');
 
     const risk = page.getByRole('table', { name: 'Risk register' });
-    const due = page.getByRole('table', { name: 'Overdue and due soon' });
+    const due = page.getByRole('table', { name: /^Overdue \(days in / });
     await visible(risk.getByRole('link', { name: HCA_SEGMENT }), `the HCA segment in the risk register`);
-    await visible(due.getByRole('row').nth(1), 'a row in "Overdue and due soon"');
+    await visible(due.getByRole('row').nth(1), 'a row in "Overdue"');
     // The tenant's total is on the page, as the API counts it.
     expect(await visibleText(page)).toContain(String(tenant.totalAssets));
     expect(await page.getByRole('combobox', { name: 'Tenant' }).locator('option:checked').innerText()).toContain(`Console main ${stack.dbPrefix}`);
