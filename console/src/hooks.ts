@@ -1,5 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { downloadText, toCsv, type CsvValue } from './csv';
 import { messageOf } from './errors';
+import { formatNumber } from './format';
 import { graphql, hasScope, useSession } from './session';
 
 export interface QueryState<T> {
@@ -203,4 +205,59 @@ export function useTenantTimeZone(): string | null {
     };
   }, [tenantId, allowed]);
   return zone;
+}
+
+/**
+ * A page's filters kept in its address (`path?name=value` for each non-empty value), so a view can be bookmarked and
+ * shared. Only the address changes: a router navigation would move focus to the page, out of the field being used.
+ */
+export function useFiltersInAddress(path: string, values: Record<string, string>): void {
+  const key = JSON.stringify(values);
+  useEffect(() => {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(JSON.parse(key) as Record<string, string>)) if (value) params.set(name, value);
+    const next = params.toString();
+    if (next !== window.location.search.replace(/^\?/, '')) window.history.replaceState(null, '', `${path}${next ? `?${next}` : ''}`);
+  }, [path, key]);
+}
+
+export interface CsvExport<TData, TNode> {
+  /** "Reading the risk register: 500 of 1,200…" while it runs; null otherwise. */
+  progress: string | null;
+  error: string | null;
+  /** Reads every page of the connection, then downloads the rows as one CSV file. */
+  run(options: {
+    query: string;
+    variables: Record<string, unknown>;
+    pick: (data: TData) => Connection<TNode> | null | undefined;
+    fileName: string;
+    header: readonly string[];
+    rows: (nodes: TNode[]) => CsvValue[][];
+  }): void;
+}
+
+/** An "Export CSV" button's work: every matching row from the server (never only the rows on screen), its progress said. */
+export function useCsvExport<TData, TNode>(what: string): CsvExport<TData, TNode> {
+  const [progress, setProgress] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const run = useCallback<CsvExport<TData, TNode>['run']>(
+    ({ query, variables, pick, fileName, header, rows }) => {
+      setProgress(`Reading ${what}…`);
+      setError(null);
+      readAllPages<TData, TNode>(query, variables, pick, {
+        onProgress: (loaded, total) => setProgress(`Reading ${what}: ${formatNumber(loaded)} of ${formatNumber(total)}…`),
+      }).then(
+        ({ nodes }) => {
+          downloadText(fileName, toCsv(header, rows(nodes)));
+          setProgress(null);
+        },
+        (err: unknown) => {
+          setProgress(null);
+          setError(`The export failed. ${messageOf(err)}`);
+        },
+      );
+    },
+    [what],
+  );
+  return { progress, error, run };
 }

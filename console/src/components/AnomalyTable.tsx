@@ -1,8 +1,7 @@
 import { useEffect, useId, useMemo, useState } from 'react';
-import { toCsv, downloadText } from '../csv';
 import { messageOf } from '../errors';
 import { clockLabel, formatDayIn, formatNumber, humanize, isoDayIn, responseCategoryLabel, responseCategoryLabels, zoneLabel } from '../format';
-import { readAllPages, useConnection, type Connection } from '../hooks';
+import { readAllPages, useConnection, useCsvExport, type Connection } from '../hooks';
 import { Link } from '../router';
 import { Badge } from './Badge';
 import { ErrorAlert, Loading, Status } from './Notice';
@@ -165,8 +164,7 @@ export function AnomalyTable({ assetId, assetName, zone }: { assetId: string; as
   const [history, setHistory] = useState(false);
   const [category, setCategory] = useState('');
   const [sort, setSort] = useState<SortKey>('urgency');
-  const [exporting, setExporting] = useState<string | null>(null);
-  const [exportError, setExportError] = useState<string | null>(null);
+  const csv = useCsvExport<AnomaliesData, AssessmentNode>('the anomalies');
 
   const filter = useMemo(() => {
     const f: Record<string, unknown> = {};
@@ -209,30 +207,16 @@ export function AnomalyTable({ assetId, assetName, zone }: { assetId: string; as
   const ascending = sort === 'odometer' || sort === 'life' || sort === 'due';
   const mark = (c: string) => (column === c ? (ascending ? 'ascending' : 'descending') : undefined);
 
-  const exportCsv = () => {
-    setExporting('Reading the anomalies…');
-    setExportError(null);
-    readAllPages<AnomaliesData, AssessmentNode>(ANOMALIES_QUERY, variables, pickAnomalies, {
-      onProgress: (loaded, n) => setExporting(`Reading the anomalies: ${formatNumber(loaded)} of ${formatNumber(n)}…`),
-    }).then(
-      ({ nodes }) => {
-        const ordered = serverSorted ? nodes : [...nodes].sort(compareBy(sort));
-        const safeName = assetName.replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '');
-        downloadText(
-          `anomalies-${safeName}-${isoDayIn(new Date().toISOString(), zone)}.csv`,
-          toCsv(
-            CSV_HEADER,
-            ordered.map((n) => csvRow(n, zone)),
-          ),
-        );
-        setExporting(null);
-      },
-      (err: unknown) => {
-        setExporting(null);
-        setExportError(`The export failed. ${messageOf(err)}`);
-      },
-    );
-  };
+  const exportCsv = () =>
+    csv.run({
+      query: ANOMALIES_QUERY,
+      variables,
+      pick: pickAnomalies,
+      fileName: `anomalies-${assetName.replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-|-$/g, '')}-${isoDayIn(new Date().toISOString(), zone)}.csv`,
+      header: CSV_HEADER,
+      // In the order the table shows.
+      rows: (nodes) => (serverSorted ? nodes : [...nodes].sort(compareBy(sort))).map((n) => csvRow(n, zone)),
+    });
 
   return (
     <>
@@ -263,12 +247,12 @@ export function AnomalyTable({ assetId, assetName, zone }: { assetId: string; as
           <input id={ids.history} type="checkbox" checked={history} onChange={(e) => setHistory(e.target.checked)} />
           Include history: repaired anomalies and older runs&apos; calls a newer run reported again
         </label>
-        <button type="button" className="button button-small filter-action" disabled={exporting !== null} onClick={exportCsv}>
+        <button type="button" className="button button-small filter-action" disabled={csv.progress !== null} onClick={exportCsv}>
           Export CSV
         </button>
       </form>
-      {exporting ? <Status tone="muted">{exporting}</Status> : null}
-      <ErrorAlert>{exportError}</ErrorAlert>
+      {csv.progress ? <Status tone="muted">{csv.progress}</Status> : null}
+      <ErrorAlert>{csv.error}</ErrorAlert>
       <ErrorAlert onRetry={serverSorted ? paged.reload : () => setNonce((n) => n + 1)}>{error}</ErrorAlert>
       {total === null && !error ? (
         serverSorted ? (

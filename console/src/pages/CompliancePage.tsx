@@ -1,11 +1,9 @@
-import { useEffect, useId, useMemo, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { Pager } from '../components/Pager';
-import { toCsv, downloadText } from '../csv';
-import { messageOf } from '../errors';
 import { endOfDayIn, formatDayIn, formatNumber, humanize, isoDayIn, regulationLabel, zoneLabel } from '../format';
-import { readAllPages, useConnection, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
+import { useConnection, useCsvExport, useFiltersInAddress, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
 import { Link, useRouter } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -165,6 +163,46 @@ export function DueTable({
   );
 }
 
+/** Rows as the server pages them, in a DueTable with "N of M" and "Load more" (the dashboard's two lists, this page's one). */
+export function DueList({
+  filter,
+  asOf,
+  pageSize = 50,
+  noun,
+  ...table
+}: {
+  filter: Record<string, unknown>;
+  asOf: string | null;
+  pageSize?: number;
+  noun: string;
+  caption: string;
+  zone: string;
+  refs: Map<string, string>;
+  empty: string;
+  byMonth?: boolean;
+}) {
+  const list = useConnection(DUE_QUERY, { filter, asOf }, pickDue, pageSize);
+  return (
+    <>
+      <ErrorAlert onRetry={list.reload}>{list.error}</ErrorAlert>
+      {list.loading && list.totalCount === null ? <Loading what={`the ${noun}`} /> : null}
+      {list.totalCount !== null ? (
+        <>
+          <DueTable rows={list.nodes} {...table} />
+          <Pager
+            shown={list.nodes.length}
+            total={list.totalCount}
+            noun={noun}
+            hasNextPage={list.hasNextPage}
+            loading={list.loading}
+            onLoadMore={list.loadMore}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
 const CSV_HEADER = [
   'Asset id',
   'Asset',
@@ -210,22 +248,12 @@ export function CompliancePage() {
   const [obligation, setObligation] = useState(initial.obligation);
   const [regulation, setRegulation] = useState(initial.regulation);
   const [asset, setAsset] = useState(initial.asset);
-  const [exporting, setExporting] = useState<string | null>(null);
-  const [exportError, setExportError] = useState<string | null>(null);
+  const csv = useCsvExport<DueData, DueRow>('the obligations');
   const ids = { asOf: useId(), obligation: useId(), regulation: useId() };
   const allowed = hasScope(me, 'compliance:read') && hasScope(me, 'assets:read');
   const today = isoDayIn(new Date().toISOString(), zone);
 
-  useEffect(() => {
-    const params = new URLSearchParams();
-    if (asOfDay) params.set('asOf', asOfDay);
-    if (state) params.set('state', state);
-    if (obligation) params.set('obligation', obligation);
-    if (regulation) params.set('regulation', regulation);
-    if (asset) params.set('asset', asset);
-    const next = params.toString();
-    if (next !== window.location.search.replace(/^\?/, '')) window.history.replaceState(null, '', `/compliance${next ? `?${next}` : ''}`);
-  }, [asOfDay, state, obligation, regulation, asset]);
+  useFiltersInAddress('/compliance', { asOf: asOfDay, state, obligation, regulation, asset });
 
   const obligations = useQuery<ObligationsData>(allowed ? OBLIGATIONS_QUERY : null);
   const refs = useMemo(() => refsOf(obligations.data), [obligations.data]);
@@ -240,7 +268,6 @@ export function CompliancePage() {
     return f;
   }, [obligation, regulation, asset]);
   const filter = useMemo(() => (state ? { ...base, state } : base), [base, state]);
-  const list = useConnection(allowed ? DUE_QUERY : null, { filter, asOf }, pickDue);
   const counts = useQuery<CountsData>(allowed ? STATE_COUNTS_QUERY : null, {
     overdue: { ...base, state: 'OVERDUE' },
     dueSoon: { ...base, state: 'DUE_SOON' },
@@ -250,40 +277,27 @@ export function CompliancePage() {
   });
   const allCount = counts.data ? STATES.reduce((n, s) => n + counts.data![s.key].totalCount, 0) : null;
 
-  const exportCsv = () => {
-    setExporting('Reading the obligations…');
-    setExportError(null);
-    readAllPages<DueData, DueRow>(DUE_QUERY, { filter, asOf }, pickDue, {
-      onProgress: (loaded, total) => setExporting(`Reading the obligations: ${formatNumber(loaded)} of ${formatNumber(total)}…`),
-    }).then(
-      ({ nodes }) => {
-        const day = asOfDay || today;
-        downloadText(
-          `compliance-as-of-${day}.csv`,
-          toCsv(
-            CSV_HEADER,
-            nodes.map((r) => [
-              r.asset.id,
-              r.asset.name,
-              r.asset.type,
-              r.obligation,
-              r.regulation,
-              r.state,
-              r.dueDate ?? '',
-              isoDayIn(r.lastCompletedAt, r.timeZone),
-              r.timeZone,
-              asOf ?? 'now',
-            ]),
-          ),
-        );
-        setExporting(null);
-      },
-      (err: unknown) => {
-        setExporting(null);
-        setExportError(`The export failed. ${messageOf(err)}`);
-      },
-    );
-  };
+  const exportCsv = () =>
+    csv.run({
+      query: DUE_QUERY,
+      variables: { filter, asOf },
+      pick: pickDue,
+      fileName: `compliance-as-of-${asOfDay || today}.csv`,
+      header: CSV_HEADER,
+      rows: (nodes) =>
+        nodes.map((r) => [
+          r.asset.id,
+          r.asset.name,
+          r.asset.type,
+          r.obligation,
+          r.regulation,
+          r.state,
+          r.dueDate ?? '',
+          isoDayIn(r.lastCompletedAt, r.timeZone),
+          r.timeZone,
+          asOf ?? 'now',
+        ]),
+    });
 
   const asOfWords = asOfDay ? `as of the end of ${formatDayIn(`${asOfDay}T12:00:00Z`, 'UTC')}` : 'as of now';
   return (
@@ -297,14 +311,14 @@ export function CompliancePage() {
           </p>
         </div>
         {allowed ? (
-          <button type="button" className="button" disabled={exporting !== null} onClick={exportCsv}>
+          <button type="button" className="button" disabled={csv.progress !== null} onClick={exportCsv}>
             Export CSV
           </button>
         ) : null}
       </div>
       {!allowed ? <Status tone="muted">Compliance obligations need the compliance:read and assets:read scopes.</Status> : null}
-      {exporting ? <Status tone="muted">{exporting}</Status> : null}
-      <ErrorAlert>{exportError}</ErrorAlert>
+      {csv.progress ? <Status tone="muted">{csv.progress}</Status> : null}
+      <ErrorAlert>{csv.error}</ErrorAlert>
       <section aria-label="Filter the obligations" className="card">
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <div className="field">
@@ -358,30 +372,20 @@ export function CompliancePage() {
           ))}
         </div>
       </section>
-      <section aria-label="Obligations by due date" className="card">
-        <ErrorAlert onRetry={list.reload}>{list.error}</ErrorAlert>
-        {list.loading && list.totalCount === null ? <Loading what="the obligations" /> : null}
-        {list.totalCount !== null ? (
-          <>
-            <DueTable
-              rows={list.nodes}
-              caption={`${state ? `${STATES.find((s) => s.value === state)!.label} obligations` : 'Obligations'} ${asOfWords}, by due date (days in ${zoneLabel(zone)})`}
-              zone={zone}
-              refs={refs}
-              empty="No obligation matches."
-              byMonth
-            />
-            <Pager
-              shown={list.nodes.length}
-              total={list.totalCount}
-              noun="obligations"
-              hasNextPage={list.hasNextPage}
-              loading={list.loading}
-              onLoadMore={list.loadMore}
-            />
-          </>
-        ) : null}
-      </section>
+      {allowed ? (
+        <section aria-label="Obligations by due date" className="card">
+          <DueList
+            filter={filter}
+            asOf={asOf}
+            noun="obligations"
+            caption={`${state ? `${STATES.find((s) => s.value === state)!.label} obligations` : 'Obligations'} ${asOfWords}, by due date (days in ${zoneLabel(zone)})`}
+            zone={zone}
+            refs={refs}
+            empty="No obligation matches."
+            byMonth
+          />
+        </section>
+      ) : null}
     </>
   );
 }

@@ -1,10 +1,9 @@
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
-import { Pager } from '../components/Pager';
-import { DueTable, DUE_QUERY, pickDue, useObligationRefs } from './CompliancePage';
-import { RiskTable, RISK_QUERY, pickRisk } from './RiskPage';
+import { DueList, useObligationRefs } from './CompliancePage';
+import { RiskRegisterList } from './RiskPage';
 import { formatDayIn, formatNumber, humanize, zoneLabel } from '../format';
-import { useConnection, useQuery, useTenantTimeZone, useTitle } from '../hooks';
+import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession, type Me } from '../session';
 
@@ -36,6 +35,9 @@ function summaryQuery(me: Me | null): string {
 
 /** The dashboard shows the first rows of each list; each says "N of M", loads more, and links to its own page. */
 const DASHBOARD_PAGE = 10;
+const NO_FILTER = {};
+const OVERDUE = { state: 'OVERDUE' };
+const DUE_SOON = { state: 'DUE_SOON' };
 
 function Stat({ label, value, note, tone = 'danger' }: { label: string; value: string; note?: string | undefined; tone?: 'danger' | 'muted' }) {
   return (
@@ -199,7 +201,6 @@ function SummarySection({ zone }: { zone: string }) {
 function RiskSection({ zone }: { zone: string }) {
   const { me } = useSession();
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'assets:read');
-  const register = useConnection(allowed ? RISK_QUERY : null, { filter: {} }, pickRisk, DASHBOARD_PAGE);
   return (
     <section aria-labelledby="risk-heading" className="card">
       <div className="card-head">
@@ -207,51 +208,8 @@ function RiskSection({ zone }: { zone: string }) {
         {allowed ? <Link to="/risk">Open the risk register</Link> : null}
       </div>
       {!allowed ? <Status tone="muted">The risk register needs the analytics:read and assets:read scopes.</Status> : null}
-      {register.loading && register.totalCount === null ? <Loading what="the risk register" /> : null}
-      <ErrorAlert onRetry={register.reload}>{register.error}</ErrorAlert>
-      {register.totalCount !== null ? (
-        <>
-          <RiskTable rows={register.nodes} caption="Risk register, highest score first" zone={zone} />
-          <Pager
-            shown={register.nodes.length}
-            total={register.totalCount}
-            noun="pipelines and segments"
-            hasNextPage={register.hasNextPage}
-            loading={register.loading}
-            onLoadMore={register.loadMore}
-          />
-        </>
-      ) : null}
+      {allowed ? <RiskRegisterList filter={NO_FILTER} zone={zone} pageSize={DASHBOARD_PAGE} /> : null}
     </section>
-  );
-}
-
-function DueList({ state, caption, zone, refs }: { state: 'OVERDUE' | 'DUE_SOON'; caption: string; zone: string; refs: Map<string, string> }) {
-  const list = useConnection(DUE_QUERY, { filter: { state }, asOf: null }, pickDue, DASHBOARD_PAGE);
-  return (
-    <>
-      <ErrorAlert onRetry={list.reload}>{list.error}</ErrorAlert>
-      {list.loading && list.totalCount === null ? <Loading what={caption.toLowerCase()} /> : null}
-      {list.totalCount !== null ? (
-        <>
-          <DueTable
-            rows={list.nodes}
-            caption={`${caption} (days in ${zoneLabel(zone)})`}
-            zone={zone}
-            refs={refs}
-            empty={state === 'OVERDUE' ? 'Nothing is overdue.' : 'Nothing is due in the next 30 days.'}
-          />
-          <Pager
-            shown={list.nodes.length}
-            total={list.totalCount}
-            noun={state === 'OVERDUE' ? 'overdue obligations' : 'obligations due soon'}
-            hasNextPage={list.hasNextPage}
-            loading={list.loading}
-            onLoadMore={list.loadMore}
-          />
-        </>
-      ) : null}
-    </>
   );
 }
 
@@ -268,8 +226,26 @@ function DueSection({ zone }: { zone: string }) {
       {!allowed ? <Status tone="muted">Compliance obligations need the compliance:read and assets:read scopes.</Status> : null}
       {allowed ? (
         <>
-          <DueList state="OVERDUE" caption="Overdue" zone={zone} refs={refs} />
-          <DueList state="DUE_SOON" caption="Due in the next 30 days" zone={zone} refs={refs} />
+          <DueList
+            filter={OVERDUE}
+            asOf={null}
+            pageSize={DASHBOARD_PAGE}
+            noun="overdue obligations"
+            caption={`Overdue (days in ${zoneLabel(zone)})`}
+            zone={zone}
+            refs={refs}
+            empty="Nothing is overdue."
+          />
+          <DueList
+            filter={DUE_SOON}
+            asOf={null}
+            pageSize={DASHBOARD_PAGE}
+            noun="obligations due soon"
+            caption={`Due in the next 30 days (days in ${zoneLabel(zone)})`}
+            zone={zone}
+            refs={refs}
+            empty="Nothing is due in the next 30 days."
+          />
         </>
       ) : null}
     </section>

@@ -2,10 +2,8 @@ import { useEffect, useId, useMemo, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
 import { Pager } from '../components/Pager';
-import { toCsv, downloadText } from '../csv';
-import { messageOf } from '../errors';
-import { formatDateTime, formatNumber, humanize, isoDayIn, regulationLabel } from '../format';
-import { readAllPages, useConnection, useTenantTimeZone, useTitle, type Connection } from '../hooks';
+import { formatDateTime, humanize, isoDayIn, regulationLabel } from '../format';
+import { readAllPages, useConnection, useCsvExport, useFiltersInAddress, useTenantTimeZone, useTitle, type Connection } from '../hooks';
 import { Link, useRouter } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -154,6 +152,33 @@ const CSV_HEADER = [
   'Computed',
 ] as const;
 
+/**
+ * The register as the server pages it: its rows, "N of M" and "Load more" (the dashboard shows the first `pageSize`,
+ * this page 50 at a time).
+ */
+export function RiskRegisterList({ filter, zone, pageSize = 50 }: { filter: Record<string, unknown>; zone: string; pageSize?: number }) {
+  const register = useConnection(RISK_QUERY, { filter }, pickRisk, pageSize);
+  return (
+    <>
+      <ErrorAlert onRetry={register.reload}>{register.error}</ErrorAlert>
+      {register.loading && register.totalCount === null ? <Loading what="the risk register" /> : null}
+      {register.totalCount !== null ? (
+        <>
+          <RiskTable rows={register.nodes} caption="Risk register, highest score first" zone={zone} />
+          <Pager
+            shown={register.nodes.length}
+            total={register.totalCount}
+            noun="pipelines and segments"
+            hasNextPage={register.hasNextPage}
+            loading={register.loading}
+            onLoadMore={register.loadMore}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
 /** The filters live in the address (?band=&min=&regulation=&pipeline=&hca=), so a view of the register can be shared. */
 function readFilters(search: string) {
   const params = new URLSearchParams(search);
@@ -185,22 +210,12 @@ export function RiskPage() {
   const [regulation, setRegulation] = useState(initial.regulation);
   const [pipeline, setPipeline] = useState(initial.pipeline);
   const [hca, setHca] = useState(initial.hca);
-  const [exporting, setExporting] = useState<string | null>(null);
-  const [exportError, setExportError] = useState<string | null>(null);
+  const csv = useCsvExport<RiskData, RiskRow>('the risk register');
   const ids = { band: useId(), min: useId(), regulation: useId(), pipeline: useId(), hca: useId() };
   const allowed = hasScope(me, 'analytics:read') && hasScope(me, 'assets:read');
   const pipelines = usePipelines(allowed);
 
-  useEffect(() => {
-    const params = new URLSearchParams();
-    if (band) params.set('band', band);
-    if (min) params.set('min', min);
-    if (regulation) params.set('regulation', regulation);
-    if (pipeline) params.set('pipeline', pipeline);
-    if (hca) params.set('hca', hca);
-    const next = params.toString();
-    if (next !== window.location.search.replace(/^\?/, '')) window.history.replaceState(null, '', `/risk${next ? `?${next}` : ''}`);
-  }, [band, min, regulation, pipeline, hca]);
+  useFiltersInAddress('/risk', { band, min, regulation, pipeline, hca });
 
   const filter = useMemo(() => {
     const f: Record<string, unknown> = {};
@@ -211,45 +226,31 @@ export function RiskPage() {
     if (hca) f['inHca'] = hca === 'yes';
     return f;
   }, [band, min, regulation, pipeline, hca]);
-  const register = useConnection(allowed ? RISK_QUERY : null, { filter }, pickRisk);
-
-  const exportCsv = () => {
-    setExporting('Reading the risk register…');
-    setExportError(null);
-    readAllPages<RiskData, RiskRow>(RISK_QUERY, { filter }, pickRisk, {
-      onProgress: (loaded, total) => setExporting(`Reading the risk register: ${formatNumber(loaded)} of ${formatNumber(total)}…`),
-    }).then(
-      ({ nodes }) => {
-        downloadText(
-          `risk-register-${isoDayIn(new Date().toISOString(), zone)}.csv`,
-          toCsv(
-            CSV_HEADER,
-            nodes.map(({ asset, risk }) => [
-              asset.id,
-              asset.name,
-              asset.type,
-              asset.parent?.name ?? '',
-              asset.regulation,
-              asset.classLocation,
-              asset.inHca ? 'yes' : 'no',
-              risk.score,
-              risk.band,
-              risk.likelihood,
-              risk.consequence,
-              risk.potentialImpactRadiusM === null ? null : Math.round(risk.potentialImpactRadiusM),
-              risk.drivers.join('; '),
-              risk.computedAt,
-            ]),
-          ),
-        );
-        setExporting(null);
-      },
-      (err: unknown) => {
-        setExporting(null);
-        setExportError(`The export failed. ${messageOf(err)}`);
-      },
-    );
-  };
+  const exportCsv = () =>
+    csv.run({
+      query: RISK_QUERY,
+      variables: { filter },
+      pick: pickRisk,
+      fileName: `risk-register-${isoDayIn(new Date().toISOString(), zone)}.csv`,
+      header: CSV_HEADER,
+      rows: (nodes) =>
+        nodes.map(({ asset, risk }) => [
+          asset.id,
+          asset.name,
+          asset.type,
+          asset.parent?.name ?? '',
+          asset.regulation,
+          asset.classLocation,
+          asset.inHca ? 'yes' : 'no',
+          risk.score,
+          risk.band,
+          risk.likelihood,
+          risk.consequence,
+          risk.potentialImpactRadiusM === null ? null : Math.round(risk.potentialImpactRadiusM),
+          risk.drivers.join('; '),
+          risk.computedAt,
+        ]),
+    });
 
   return (
     <>
@@ -262,14 +263,14 @@ export function RiskPage() {
           </p>
         </div>
         {allowed ? (
-          <button type="button" className="button" disabled={exporting !== null} onClick={exportCsv}>
+          <button type="button" className="button" disabled={csv.progress !== null} onClick={exportCsv}>
             Export CSV
           </button>
         ) : null}
       </div>
       {!allowed ? <Status tone="muted">The risk register needs the analytics:read and assets:read scopes.</Status> : null}
-      {exporting ? <Status tone="muted">{exporting}</Status> : null}
-      <ErrorAlert>{exportError}</ErrorAlert>
+      {csv.progress ? <Status tone="muted">{csv.progress}</Status> : null}
+      <ErrorAlert>{csv.error}</ErrorAlert>
       <section aria-label="Filter the risk register" className="card">
         <form className="filters" onSubmit={(e) => e.preventDefault()}>
           <div className="field">
@@ -324,23 +325,11 @@ export function RiskPage() {
           </div>
         </form>
       </section>
-      <section aria-label="Scored pipe" className="card">
-        <ErrorAlert onRetry={register.reload}>{register.error}</ErrorAlert>
-        {register.loading && register.totalCount === null ? <Loading what="the risk register" /> : null}
-        {register.totalCount !== null ? (
-          <>
-            <RiskTable rows={register.nodes} caption="Risk register, highest score first" zone={zone} />
-            <Pager
-              shown={register.nodes.length}
-              total={register.totalCount}
-              noun="pipelines and segments"
-              hasNextPage={register.hasNextPage}
-              loading={register.loading}
-              onLoadMore={register.loadMore}
-            />
-          </>
-        ) : null}
-      </section>
+      {allowed ? (
+        <section aria-label="Scored pipe" className="card">
+          <RiskRegisterList filter={filter} zone={zone} />
+        </section>
+      ) : null}
     </>
   );
 }
