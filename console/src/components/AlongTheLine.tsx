@@ -149,7 +149,6 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
   }));
   return {
     animation: false,
-    aria: { enabled: false },
     textStyle: { fontFamily: 'system-ui, sans-serif' },
     legend: { top: 0, type: 'scroll', data: shown.map((c) => c.label) },
     tooltip: {

@@ -44,7 +44,6 @@ export function LineChart({ points, yTitle, zone, reference, height = 340 }: Lin
     return {
       animation: false,
       useUTC: true,
-      aria: { enabled: false },
       textStyle: { fontFamily: 'system-ui, sans-serif' },
       grid: { left: 64, right: 24, top: 28, bottom: 92 },
       tooltip: {

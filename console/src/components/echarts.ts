@@ -1,11 +1,12 @@
 /**
  * Apache ECharts, only the parts the console draws with, so the bundle carries those and not the whole library:
- * scatter series on a canvas (the along-the-line plot and the unity plot), cartesian grids, zoom by slider and by
- * wheel or pinch, tooltips, the scrolling legend (it names the categories) and the unity plot's diagonal (markLine).
- * No line series, no ARIA module (the chart's box is an image named by its label, with a table of the numbers beside
- * it), no SVG renderer. Loaded on the pages that plot.
+ * scatter series on a canvas (the along-the-line plot and the unity plot), line series (readings over time on a time
+ * axis), cartesian grids, zoom by slider and by wheel or pinch (the readings' range selector), tooltips, the scrolling
+ * legend (it names the categories), the unity plot's diagonal and a reading's limit (markLine). No ARIA module (the
+ * chart's box is an image named by its label, with a table of the numbers beside it), no SVG renderer. Loaded on the
+ * pages that plot.
  */
-import { ScatterChart } from 'echarts/charts';
+import { LineChart, ScatterChart } from 'echarts/charts';
 import {
   DataZoomInsideComponent,
   DataZoomSliderComponent,
@@ -19,6 +20,7 @@ import { CanvasRenderer } from 'echarts/renderers';
 
 echarts.use([
   ScatterChart,
+  LineChart,
   GridComponent,
   DataZoomInsideComponent,
   DataZoomSliderComponent,
