@@ -86,7 +86,7 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
       await checkPage(page, `sign-in-error-${size}`);
 
       await signIn(page, tenant.viewer);
-      await visible(page.getByRole('table', { name: 'Overdue and due soon' }), 'the whole dashboard (its last section)');
+      await visible(page.getByRole('table', { name: /^Due in the next 30 days/ }), 'the whole dashboard (its last section)');
       await checkPage(page, `dashboard-${size}`);
       expectOwnOriginOnly(seen);
     });
