@@ -3,8 +3,10 @@ import { createLogger } from '@linepack/lib/logger';
 import type { RunningService } from '@linepack/lib/subgraph-server';
 import { defaultTokenLifetimes, startAuthSubgraph } from '@linepack/subgraph-auth';
 import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
-import { SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
-import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { publishAheadMsFor, SigningKeyRing } from '@linepack/subgraph-auth/signing-key-ring';
+import { startGateway, type RunningGateway } from '@linepack/gateway/server';
+import { startBalancer, type Balancer } from '../support/balancer';
+import { gatewayConfigFor, graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**
  * Rotating the token signing key without downtime: the auth service is redeployed with a new key
@@ -102,11 +104,15 @@ describe('the signing key ring: rotation on a schedule, with overlap, and retire
   it('rotates (linepack keys rotate-signing): new tokens from the new key, old ones valid until they expire, then retired', async () => {
     const before = await loginAt(ringStack);
     const authDb = ringStack.authStore.users.db;
-    const kid = await SigningKeyRing.rotate(authDb, rootPem);
-    expect(kid).toBeTruthy();
-    // Published from the moment it signs, with the old key beside it.
-    expect(await waitFor(async () => kidOf((await loginAt(ringStack)).access_token) === kid, 3_000)).toBe(true);
-    expect(await jwksKids(ringStack)).toEqual(expect.arrayContaining([kid!, kidOf(before.access_token)]));
+    // Published at once, signing later (a minute in production: publishAheadMsFor the replicas' refresh; an hour
+    // here, then moved to now, so the wait is not a clock's).
+    const rotated = await SigningKeyRing.rotate(authDb, rootPem, undefined, undefined, 3_600_000);
+    const kid = rotated!.kid;
+    expect(await waitFor(async () => (await jwksKids(ringStack)).includes(kid), 3_000)).toBe(true);
+    expect(kidOf((await loginAt(ringStack)).access_token)).toBe(kidOf(before.access_token));
+    await authDb.collection<{ _id: string; signsFrom: Date }>('signingKeys').updateOne({ _id: kid }, { $set: { signsFrom: new Date() } });
+    expect(await waitFor(async () => kidOf((await loginAt(ringStack)).access_token) === kid, 5_000)).toBe(true);
+    expect(await jwksKids(ringStack)).toEqual(expect.arrayContaining([kid, kidOf(before.access_token)]));
     expect((await graphql(ringStack.gatewayUrl, '{ me { id } }', { apiKey: before.access_token })).status).toBe(200);
     // A refresh token the old key signed still refreshes (into tokens of the new key).
     const refreshed = await fetch(`${ringStack.gatewayOrigin}/auth/refresh`, {
@@ -135,14 +141,114 @@ describe('the signing key ring: rotation on a schedule, with overlap, and retire
   it('rotates on its own when the key is older than the schedule allows', async () => {
     const scheduled = await startTestStack({ auth: { signingKeyRefreshMs: 200, signingKeyRotationMs: 1_500 } });
     try {
-      const first = await jwksKids(scheduled);
-      expect(first).toHaveLength(1);
-      expect(await waitFor(async () => (await jwksKids(scheduled)).length === 2, 6_000)).toBe(true);
-      expect(await jwksKids(scheduled)).toContain(first[0]);
+      // The first generation (the root), however long the rest of the stack took to start meanwhile.
+      const keys = scheduled.authStore.users.db.collection<{ _id: string; generation: number }>('signingKeys');
+      const first = (await keys.findOne({ generation: 0 }))!._id;
+      expect(await waitFor(async () => (await jwksKids(scheduled)).length >= 2, 6_000)).toBe(true);
+      expect(await jwksKids(scheduled)).toContain(first);
+      expect(await keys.countDocuments({ generation: { $gt: 0 } })).toBeGreaterThanOrEqual(1);
     } finally {
       await scheduled.stop();
     }
   }, 30_000);
+});
+
+describe('a signing-key rotation under load, two auth replicas behind a balancer', () => {
+  /**
+   * Users sign in and use their fresh access token at once, through a gateway whose auth service is two replicas
+   * behind a round-robin balancer (each re-reading the ring every second), while an older token keeps being used.
+   * The new generation is in every replica's JWKS before any token is signed with it (publishAheadMsFor), so the
+   * gateway, whichever replica it asks for the JWKS, never meets a kid it cannot find: no request fails. (Signing at
+   * once — publish ahead 0 — a replica that has not re-read the ring yet answers the gateway's refetch without the key,
+   * and the gateway refuses the new tokens until its next refetch.)
+   */
+  const refreshMs = 1_000;
+  const rootPem = SigningKeys.generatePem();
+  let replicaStack: TestStack;
+  let second: RunningService;
+  let balancer: Balancer;
+  let gateway: RunningGateway;
+  const roomyThrottle = {
+    perEmailAndIp: { failures: 5, seconds: 900 },
+    perIp: { failures: 500, seconds: 900 },
+    perEmail: { softAfter: 10, seconds: 900, maxDelaySeconds: 2 },
+  };
+
+  beforeAll(async () => {
+    const auth = { signingKeyPem: rootPem, signingKeyRefreshMs: refreshMs, signingKeyRotationMs: 0, loginThrottle: roomyThrottle };
+    replicaStack = await startTestStack({ auth });
+    second = await startAuthSubgraph({
+      port: 0,
+      host: '127.0.0.1',
+      mongoUri: process.env['MONGODB_URI']!,
+      dbPrefix: replicaStack.dbPrefix,
+      internalTokenPublicKey: replicaStack.internalKeys.publicKeyPem,
+      logger: createLogger('auth', 'silent'),
+      auth: { ...defaultTokenLifetimes, verifyOnlyPublicKeyPems: [], ...auth },
+    });
+    balancer = await startBalancer('/graphql', replicaStack.subgraphs.auth.url, second.url);
+    const subgraphUrls = Object.fromEntries(Object.entries(replicaStack.subgraphs).map(([name, s]) => [name, s.url]));
+    gateway = await startGateway(
+      gatewayConfigFor({
+        authUrl: balancer.origin,
+        subgraphUrls: { ...subgraphUrls, auth: balancer.url },
+        internalTokenPrivateKey: replicaStack.internalKeys.privateKeyPem,
+      }),
+    );
+    const { tenantId } = await replicaStack.tenantWithKey();
+    await replicaStack.authStore.createUser({ tenantId, email: 'load@example.com', password, role: 'VIEWER' });
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.stop();
+    await second?.stop();
+    await balancer?.close();
+    await replicaStack?.stop();
+  });
+
+  it('signs in and serves fresh and older tokens throughout the rotation: no failed request', async () => {
+    const failures: string[] = [];
+    const kidsSeen = new Set<string>();
+    let answered = 0;
+    const signIn = async (): Promise<string | null> => {
+      const res = await fetch(`${gateway.origin}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'load@example.com', password }),
+      });
+      if (res.status !== 200) return (void failures.push(`login ${res.status} ${await res.text()}`), null);
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    const use = async (token: string, what: string) => {
+      const res = await graphql(gateway.url, '{ me { id } }', { apiKey: token });
+      answered += 1;
+      if (res.status !== 200 || res.body.errors) failures.push(`${what} (kid ${kidOf(token)}): ${res.status} ${JSON.stringify(res.body.errors)}`);
+    };
+    const older = (await signIn())!;
+    let stopping = false;
+    const loops = Array.from({ length: 3 }, async () => {
+      while (!stopping) {
+        const fresh = await signIn();
+        if (fresh) {
+          kidsSeen.add(kidOf(fresh));
+          await use(fresh, 'a fresh token');
+        }
+        await use(older, 'the older token');
+      }
+    });
+    const until = async (check: () => boolean) => {
+      while (!check() && failures.length === 0) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until(() => answered >= 10);
+    const rotated = await SigningKeyRing.rotate(replicaStack.authStore.users.db, rootPem, undefined, undefined, publishAheadMsFor(refreshMs));
+    // Until its tokens have been used many times over after it took over.
+    await until(() => kidsSeen.has(rotated!.kid));
+    const after = answered;
+    await until(() => answered >= after + 30);
+    stopping = true;
+    await Promise.all(loops);
+    expect(failures).toEqual([]);
+    expect(kidsSeen).toEqual(new Set([kidOf(older), rotated!.kid]));
+  }, 120_000);
 });
 
 describe('rate limits belong to the key lineage: rotating a key does not give it a fresh budget', () => {

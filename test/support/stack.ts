@@ -5,6 +5,10 @@ import { JOBS_COLLECTION } from '@linepack/lib/jobs';
 import { until } from '@linepack/lib/testing/until';
 import { ASSET_REFS_COLLECTION } from '@linepack/subgraph-measurements/asset-refs';
 import { startStack, type RunningStack, type StackOptions } from '../../dev/stack';
+import type { GatewayConfig } from '@linepack/gateway/config';
+import { productionWindows } from '@linepack/gateway/rate-limit';
+import { DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS } from '@linepack/lib/config';
+import { supergraphPath } from '@linepack/schema/subgraphs';
 import { canonicalScopes, type Scope } from '@linepack/lib/scopes';
 import type { Tier } from '@linepack/subgraph-auth/documents';
 import { AuthStore } from '@linepack/subgraph-auth/store';
@@ -146,4 +150,30 @@ export function metricValue(text: string, name: string, labels: Record<string, s
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) total += Number(match[3]);
   }
   return total;
+}
+
+/**
+ * The configuration of one more in-process gateway (another replica, or one wired differently) in front of the given
+ * auth service and subgraphs: production defaults, no Redis, no console, every API key verified by the auth service.
+ */
+export function gatewayConfigFor(
+  services: { authUrl: string; subgraphUrls: Record<string, string>; internalTokenPrivateKey: string },
+  overrides: Partial<GatewayConfig> = {},
+): GatewayConfig {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    supergraphPath,
+    credentialCacheTtlSeconds: 0,
+    redisUrl: undefined,
+    rateLimitWindows: productionWindows,
+    trustProxy: false,
+    logLevel: 'silent',
+    requestTimeoutMs: 30_000,
+    maxAccessTokenAgeSeconds: DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS,
+    corsOrigins: [],
+    consoleDir: null,
+    ...services,
+    ...overrides,
+  };
 }

@@ -19,7 +19,25 @@ export interface KeyRingPolicy {
   rotateAfterMs: number;
   /** How often each auth replica re-reads the ring (and rotates when due). */
   refreshMs: number;
+  /** How long a scheduled new generation is published before it signs (default publishAheadMsFor(refreshMs)). */
+  publishAheadMs?: number;
 }
+
+/** A gateway refetches the JWKS for a kid it does not know at most this often (gateway/src/user-tokens.ts). */
+const GATEWAY_JWKS_REFETCH_MS = 5_000;
+
+/**
+ * How long a new generation is in the JWKS before any token is signed with it: every auth replica has re-read the
+ * ring (refreshMs) and publishes it, and a gateway that fetched the JWKS just before that may refetch (it does so for
+ * an unknown kid at most every 5 s) — twice the refresh for a replica that was slow to read, plus that. So no gateway
+ * ever meets a token whose key it cannot find (the default, 30 s refresh: 65 s).
+ */
+export function publishAheadMsFor(refreshMs: number): number {
+  return 2 * refreshMs + GATEWAY_JWKS_REFETCH_MS;
+}
+
+/** `linepack keys rotate-signing` and replicas on the default refresh (30 s). */
+export const DEFAULT_PUBLISH_AHEAD_MS = publishAheadMsFor(30_000);
 
 /** Collection `signingKeys`: one generation per key; the private key is stored encrypted under the root key. */
 interface SigningKeyDocument {
@@ -28,10 +46,15 @@ interface SigningKeyDocument {
   publicKeyPem: string;
   /** AES-256-GCM under a key derived from JWT_SIGNING_KEY: a copy of the database alone cannot sign tokens. */
   wrapped: { iv: string; tag: string; data: string };
+  /** When it was made (and published in the JWKS). */
   activatedAt: Date;
-  /** When the next generation took over: it signs no more, its tokens stay valid until they expire. */
+  /** When it starts signing: a while after it is published (publishAheadMsFor); absent in older documents (activatedAt). */
+  signsFrom?: Date;
+  /** When the next generation took over (its signsFrom): it signs no more, its tokens stay valid until they expire. */
   retiredAt: Date | null;
 }
+
+const signsFrom = (doc: SigningKeyDocument): number => (doc.signsFrom ?? doc.activatedAt).getTime();
 
 const SKEW_MS = 60_000;
 
@@ -68,14 +91,18 @@ function newestReadable(docs: readonly SigningKeyDocument[], wrapKey: Buffer): {
 
 /**
  * The token signing keys, shared by every auth replica through the database, rotated on a schedule with
- * overlap: a new generation signs from the moment it is made; the one it replaced stays in the JWKS until the
- * last access token it signed has expired, and keeps verifying refresh tokens until the last of those has;
- * then it is deleted. JWT_SIGNING_KEY is the root: generation 0, and the key that encrypts the others at rest.
+ * overlap on both sides: a new generation is published in the JWKS at once and signs only from `signsFrom`
+ * (publishAheadMsFor: by then every replica publishes it and every gateway can find it); the one it replaced signs
+ * until then, stays in the JWKS until the last access token it signed has expired, and keeps verifying refresh
+ * tokens until the last of those has; then it is deleted. JWT_SIGNING_KEY is the root: generation 0, and the key
+ * that encrypts the others at rest.
  */
 export class SigningKeyRing implements TokenKeys {
-  private current!: { kid: string; privateKey: KeyObject };
+  private current: { kid: string; privateKey: KeyObject } | undefined;
   private trusted: { published: PublishedKey; publicUntil: number; verifyUntil: number }[] = [];
   private timer: NodeJS.Timeout | null = null;
+  /** A refresh at the moment a published generation starts signing, so every replica switches then. */
+  private switchTimer: NodeJS.Timeout | null = null;
 
   private readonly keys: Collection<SigningKeyDocument>;
 
@@ -103,14 +130,29 @@ export class SigningKeyRing implements TokenKeys {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.switchTimer) clearTimeout(this.switchTimer);
   }
 
-  /** Makes the next generation the signing key (`linepack keys rotate-signing`, or the schedule). Null when another replica just did. */
-  static async rotate(db: Db, rootPem: string, pem = SigningKeys.generatePem(), now = new Date()): Promise<string | null> {
+  private get publishAheadMs(): number {
+    return this.policy.publishAheadMs ?? publishAheadMsFor(this.policy.refreshMs);
+  }
+
+  /**
+   * Makes a new generation, published now and signing `publishAheadMs` later (`linepack keys rotate-signing`, or the
+   * schedule; 0: at once, for a ring that has no key to sign with meanwhile). Null when another replica just did.
+   */
+  static async rotate(
+    db: Db,
+    rootPem: string,
+    pem = SigningKeys.generatePem(),
+    now = new Date(),
+    publishAheadMs = DEFAULT_PUBLISH_AHEAD_MS,
+  ): Promise<{ kid: string; signsFrom: Date } | null> {
     const keys = db.collection<SigningKeyDocument>('signingKeys');
     const latest = await keys.findOne({}, { sort: { generation: -1 } });
     const generation = (latest?.generation ?? -1) + 1;
     const published = publish(createPublicKey(pem));
+    const from = new Date(now.getTime() + publishAheadMs);
     try {
       await keys.insertOne({
         _id: published.kid,
@@ -118,14 +160,16 @@ export class SigningKeyRing implements TokenKeys {
         publicKeyPem: createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString(),
         wrapped: wrap(pem, wrappingKey(rootPem)),
         activatedAt: now,
+        signsFrom: from,
         retiredAt: null,
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) return null; // another replica rotated at the same moment: its key wins
       throw err;
     }
-    await keys.updateMany({ generation: { $lt: generation }, retiredAt: null }, { $set: { retiredAt: now } });
-    return published.kid;
+    // The previous generations sign until the new one does.
+    await keys.updateMany({ generation: { $lt: generation }, retiredAt: null }, { $set: { retiredAt: from } });
+    return { kid: published.kid, signsFrom: from };
   }
 
   async refresh(now = new Date()): Promise<void> {
@@ -138,13 +182,15 @@ export class SigningKeyRing implements TokenKeys {
       latest !== undefined &&
       readable?.doc === latest &&
       this.policy.rotateAfterMs > 0 &&
-      now.getTime() - latest.activatedAt.getTime() >= this.policy.rotateAfterMs;
+      // Counted from when it began signing: a generation still waiting to sign is never replaced.
+      now.getTime() - signsFrom(latest) >= this.policy.rotateAfterMs;
     if (!latest || !readable || due) {
       if (latest && !readable) this.logger.warn('signing keys: JWT_SIGNING_KEY changed, so the ring cannot be read; starting a new generation from it');
       // The root itself when the ring is empty or unreadable (a fresh install, a replaced JWT_SIGNING_KEY); else a new key.
       const fresh = !readable ? this.rootPem : SigningKeys.generatePem();
-      const kid = await SigningKeyRing.rotate(this.db, this.rootPem, fresh, now);
-      if (kid) this.logger.info({ kid }, 'signing keys: a new generation signs from now on');
+      // Nothing to sign with meanwhile (a fresh install, an unreadable ring): the new generation signs at once.
+      const rotated = await SigningKeyRing.rotate(this.db, this.rootPem, fresh, now, readable ? this.publishAheadMs : 0);
+      if (rotated) this.logger.info({ kid: rotated.kid, signsFrom: rotated.signsFrom.toISOString() }, 'signing keys: a new generation is published');
       docs = await this.keys.find({}, { sort: { generation: -1 } }).toArray();
     }
     // Keys whose last refresh token has expired are gone for good.
@@ -153,9 +199,24 @@ export class SigningKeyRing implements TokenKeys {
     const dead = docs.filter((d) => d.retiredAt && d.retiredAt.getTime() + refreshMs < now.getTime());
     if (dead.length > 0) await this.keys.deleteMany({ _id: { $in: dead.map((d) => d._id) } });
     const live = docs.filter((d) => !dead.includes(d));
-    const signing = newestReadable(live, wrapKey);
+    // The newest generation that signs by now; a published one still waiting takes over at its signsFrom.
+    const signing =
+      newestReadable(
+        live.filter((d) => signsFrom(d) <= now.getTime()),
+        wrapKey,
+      ) ?? newestReadable(live, wrapKey);
     if (!signing) throw new Error('signing keys: no generation can be read with JWT_SIGNING_KEY');
+    if (this.current?.kid !== signing.doc._id) this.logger.info({ kid: signing.doc._id }, 'signing keys: this generation signs from now on');
     this.current = { kid: signing.doc._id, privateKey: createPrivateKey(signing.pem) };
+    const waiting = live.find((d) => signsFrom(d) > now.getTime());
+    if (this.switchTimer) clearTimeout(this.switchTimer);
+    this.switchTimer = waiting
+      ? setTimeout(
+          () => void this.refresh().catch((err: Error) => this.logger.error({ err: err.message }, 'signing keys: refresh failed')),
+          signsFrom(waiting) - now.getTime(),
+        )
+      : null;
+    this.switchTimer?.unref();
     this.trusted = live.map((d) => ({
       published: publish(createPublicKey(d.publicKeyPem)),
       publicUntil: d.retiredAt ? d.retiredAt.getTime() + accessMs : Number.POSITIVE_INFINITY,
@@ -164,11 +225,11 @@ export class SigningKeyRing implements TokenKeys {
   }
 
   get kid(): string {
-    return this.current.kid;
+    return this.current!.kid;
   }
 
   get privateKey(): KeyObject {
-    return this.current.privateKey;
+    return this.current!.privateKey;
   }
 
   publicKeyFor(kid: string | undefined): KeyObject | null {
