@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 
 export class ConfigError extends Error {}
@@ -37,6 +37,16 @@ export const metricsEnvSchema = {
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 };
 
+/**
+ * SHUTDOWN_DRAIN_SECONDS: after SIGTERM a service keeps serving this long with /readyz at 503 and `Connection: close`
+ * on every answer, before it stops accepting (lib/shutdown.ts). The default is the chart's preStop pause, so a service
+ * behind a load balancer outside Kubernetes (compose, nginx, systemd) gets the same time to be taken out of rotation.
+ */
+export const DEFAULT_SHUTDOWN_DRAIN_SECONDS = 5;
+export const shutdownDrainEnvSchema = {
+  SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(120).default(DEFAULT_SHUTDOWN_DRAIN_SECONDS),
+};
+
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 
 /** PEM text given either inline or with literal "\n" escapes (as env files often carry it). */
@@ -57,19 +67,59 @@ export const maxAccessTokenAgeSchema = z.coerce.number().int().min(30).max(86_40
 
 export const redisUrlSchema = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
-function isP256(pem: string, kind: 'private' | 'public'): boolean {
+function isP256(key: KeyObject): boolean {
+  return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+}
+
+function isP256PrivateKey(pem: string): boolean {
   try {
-    if (kind === 'public' && !/-----BEGIN PUBLIC KEY-----/.test(pem)) return false;
-    const key = kind === 'private' ? createPrivateKey(pem) : createPublicKey(pem);
-    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+    return isP256(createPrivateKey(pem));
   } catch {
     return false;
   }
 }
 
+const PUBLIC_KEY_BLOCK = /-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g;
+
+/**
+ * The PEM blocks of one or more public keys given as one value (concatenated, in any order, with literal "\n"
+ * escapes or real newlines). Throws, naming the problem, when anything but whitespace lies outside the blocks or a
+ * block is not an EC P-256 public key: a key that silently failed to load would refuse every request it signed.
+ */
+export function publicKeyBlocks(value: string): string[] {
+  const text = value.replace(/\\n/g, '\n');
+  const blocks = text.match(PUBLIC_KEY_BLOCK) ?? [];
+  if (blocks.length === 0) throw new Error('must hold one or more EC P-256 public keys in PEM (-----BEGIN PUBLIC KEY-----)');
+  if (text.replace(PUBLIC_KEY_BLOCK, '').trim() !== '') throw new Error('must hold only PEM public key blocks (found other text beside them)');
+  blocks.forEach((pem, i) => {
+    let key: KeyObject;
+    try {
+      key = createPublicKey(pem);
+    } catch {
+      throw new Error(`key ${i + 1} of ${blocks.length} is not a valid PEM public key`);
+    }
+    if (!isP256(key)) throw new Error(`key ${i + 1} of ${blocks.length} is not an EC P-256 public key`);
+  });
+  return blocks;
+}
+
+/** At most this many keys in a public key set: during a rotation there are two. */
+export const MAX_PUBLIC_KEYS = 8;
+
 /** ES256 keys: checked at start-up, so a wrong key fails here and not on the first request. */
-export const ecPrivateKeySchema = pemSchema.refine((pem) => isP256(pem, 'private'), 'must be an EC P-256 private key in PEM (see `linepack service-keys`)');
-export const ecPublicKeySchema = pemSchema.refine((pem) => isP256(pem, 'public'), 'must be an EC P-256 public key in PEM (see `linepack service-keys`)');
+export const ecPrivateKeySchema = pemSchema.refine(isP256PrivateKey, 'must be an EC P-256 private key in PEM (see `linepack service-keys`)');
+/**
+ * One or more EC P-256 public keys (PEM blocks, concatenated): the identity-token keys a subgraph trusts. Every block
+ * must parse; during a rotation there are two (README, Rotating keys).
+ */
+export const ecPublicKeySetSchema = pemSchema.superRefine((value, ctx) => {
+  try {
+    const blocks = publicKeyBlocks(value);
+    if (blocks.length > MAX_PUBLIC_KEYS) ctx.addIssue({ code: 'custom', message: `holds ${blocks.length} keys; at most ${MAX_PUBLIC_KEYS}` });
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `${(err as Error).message} (see \`linepack service-keys\`)` });
+  }
+});
 
 /**
  * How long a service waits for MongoDB before it answers that the database is unavailable (lib/errors.ts

@@ -1,5 +1,5 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import type { Logger } from './logger';
+import { errorSummary, type Logger } from './logger';
 
 /** The error codes clients can rely on, with the HTTP status a request-level failure answers with. */
 export const errorStatus = {
@@ -77,9 +77,19 @@ function bounded(message: string): string {
 /** The MongoDB driver's errors for a server it cannot reach or lost (by name: the gateway does not ship the driver). */
 const databaseUnavailableErrors = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoPoolClearedError']);
 
-function isDatabaseUnavailable(error: unknown): boolean {
+/**
+ * The driver's labels for an error that reset the connection pool (a network error) or that a retryable write met
+ * (a network error, a primary stepping down): they survive where the error's class does not — a bulk write that
+ * fails on the network throws a MongoBulkWriteError carrying the network error's labels and message.
+ */
+const databaseUnavailableLabels = ['ResetPool', 'RetryableWriteError'];
+
+/** Whether an error (or one it wraps) says the database cannot be reached: an outage, not a bug. */
+export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = (e as { originalError?: unknown }).originalError ?? e.cause) {
     if (databaseUnavailableErrors.has(e.name)) return true;
+    const labels = (e as { errorLabels?: unknown }).errorLabels;
+    if (Array.isArray(labels) && labels.some((label) => databaseUnavailableLabels.includes(label as string))) return true;
   }
   return false;
 }
@@ -97,7 +107,8 @@ export function formatErrorFor(logger: Logger) {
     // The database unreachable is an outage, not a bug: the gateway tells it as SUBGRAPH_UNAVAILABLE (a 503 when
     // nothing could be served), bounded by the driver's timeouts (lib/config.ts mongoTimeoutsEnvSchema).
     if (code === 'INTERNAL_SERVER_ERROR' && isDatabaseUnavailable(error)) {
-      logger.warn({ err: error }, 'database unavailable');
+      // An outage, not a bug: what failed, without a stack (one per operation would flood the log while it lasts).
+      logger.warn({ error: errorSummary(error) }, 'database unavailable');
       return {
         message: 'the database is unavailable; retry shortly',
         extensions: { code: 'DATABASE_UNAVAILABLE' },

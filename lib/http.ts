@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from './logger';
+import { graphqlErrorBody, isDatabaseUnavailable, problem } from './errors';
+import { JsonBodyError } from './json-body';
+import { errorSummary, type Logger } from './logger';
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -57,14 +59,18 @@ export function requestIdOf(res: Response): string {
   return String(res.locals['requestId']);
 }
 
-/** One JSON line per request; never headers or bodies, so no credential can reach the log. */
+/** Health and readiness probes: every few seconds from every orchestrator and gateway, so logged at debug. */
+const probePaths = new Set(['/healthz', '/readyz']);
+
+/** One JSON line per request (probes at debug); never headers or bodies, so no credential can reach the log. */
 export function accessLogMiddleware(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
+    const probe = probePaths.has(req.path);
     res.on('finish', () => {
       // Who, for the gateway: the verified credential's id and tenant (never the secret), and the client address.
       const credential = res.locals['credential'] as { subject?: string; kind?: string; tenantId?: string } | undefined;
-      logger.info(
+      logger[probe ? 'debug' : 'info'](
         {
           requestId: res.locals['requestId'],
           method: req.method,
@@ -81,6 +87,55 @@ export function accessLogMiddleware(logger: Logger) {
   };
 }
 
+/** How long a client is asked to wait (Retry-After) when the database is unavailable: the gateway's SUBGRAPH_UNAVAILABLE says the same. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The last handler of every Express app (gateway, subgraphs, the auth REST routes): an error that reached Express
+ * becomes a JSON answer — problem+json (RFC 9457) on REST routes, a GraphQL error body under /graphql — and at most
+ * one JSON log line, never Express's default handler, which prints the stack as plain text. Body-parser failures are
+ * the client's (4xx, not logged); a database that cannot be reached is 503 with Retry-After, logged at warn without
+ * a stack; anything else is 500, logged at error with its stack inside the JSON line.
+ */
+export function jsonErrorHandler(logger: Logger) {
+  return (err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction): void => {
+    const requestId = res.locals['requestId'] as string | undefined;
+    if (res.headersSent) {
+      // Too late for an answer: end the connection as Express would, but say so in JSON.
+      logger.error({ err, requestId }, 'error after the answer had started');
+      req.socket.destroy();
+      return;
+    }
+    const unavailable = isDatabaseUnavailable(err);
+    const status = unavailable ? 503 : err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (unavailable) logger.warn({ error: errorSummary(err), requestId, path: req.path }, 'database unavailable');
+    else if (status === 500) logger.error({ err, requestId, path: req.path }, 'unhandled error');
+    const [code, message] = unavailable
+      ? ['DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly']
+      : err.type === 'entity.too.large'
+        ? ['PAYLOAD_TOO_LARGE', 'request body too large']
+        : err.type === 'entity.parse.failed'
+          ? ['MALFORMED_JSON', err instanceof JsonBodyError ? err.message : 'malformed JSON body']
+          : err.type === 'charset.unsupported'
+            ? ['UNSUPPORTED_MEDIA_TYPE', err.message]
+            : status === 500
+              ? ['INTERNAL', 'Internal server error']
+              : ['BAD_REQUEST', 'malformed request'];
+    if (unavailable) res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    if (req.path.startsWith('/graphql')) {
+      const body = unavailable
+        ? { errors: [{ message, extensions: { code } }] }
+        : graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message, { reason: code });
+      res.status(status).json(body);
+    } else {
+      res
+        .status(status)
+        .type('application/problem+json')
+        .json(problem(status, code, message));
+    }
+  };
+}
+
 export function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -94,6 +149,7 @@ export function listen(server: Server, port: number, host: string): Promise<numb
 /** In-flight requests get this long to finish on shutdown before their connections are cut (a batch of 10,000 measurements fits). */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Closes a server that serves no client traffic (the metrics port): stop accepting, close idle connections, cut the rest after the grace. */
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
@@ -101,4 +157,57 @@ export function closeServer(server: Server): Promise<void> {
     // Keep-alive clients (HTTP pools in SDKs) would otherwise hold the server open indefinitely.
     setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
   });
+}
+
+/**
+ * Shutting a public HTTP server down without resetting a request that reached it (README, Draining):
+ *
+ *   drain()  — from now on every response says `Connection: close` (also those in flight whose headers are not yet
+ *              sent), so each client learns on its own connection, after its own answer, that this server is going;
+ *              the service's /readyz answers 503 (`draining`). Requests are still served, on new connections too:
+ *              load balancers take a while to stop sending.
+ *   close()  — stops accepting, closes the connections that are idle (no request on them), lets every request in
+ *              flight finish and its connection close after its answer, and cuts what is left after `graceMs`.
+ *
+ * Closing an idle keep-alive connection races a client that sends on it at that instant (HTTP/1.1 §9.3.1: a client
+ * retries then); draining first leaves only connections that stayed idle for the whole drain period.
+ */
+export class HttpDrain {
+  private draining = false;
+  private closing: Promise<void> | null = null;
+  /** Responses not yet finished (whose client may still read a Connection: close). */
+  private readonly inFlight = new Set<ServerResponse>();
+
+  constructor(private readonly server: Server) {
+    // Before the application's listener: a response written synchronously must already know.
+    server.prependListener('request', (_req, res: ServerResponse) => {
+      if (this.draining) res.shouldKeepAlive = false;
+      this.inFlight.add(res);
+      res.once('close', () => this.inFlight.delete(res));
+    });
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    for (const res of this.inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+  }
+
+  close(graceMs: number = SHUTDOWN_GRACE_MS): Promise<void> {
+    this.drain();
+    this.closing ??= new Promise<void>((resolve) => {
+      if (!this.server.listening) return resolve();
+      const cut = setTimeout(() => this.server.closeAllConnections(), graceMs);
+      this.server.close(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+      this.server.closeIdleConnections();
+    });
+    return this.closing;
+  }
 }

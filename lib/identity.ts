@@ -1,7 +1,8 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
+import { MAX_PUBLIC_KEYS, publicKeyBlocks } from './config';
 import { knownScopes, roles, type Scope } from './scopes';
 
 /** The verified caller, as every subgraph sees it. Built only from verified credentials. */
@@ -98,7 +99,7 @@ export function generateInternalKeyPair(): InternalKeyPair {
 
 /**
  * Key objects parsed once per PEM: jsonwebtoken parses a PEM string on every sign and verify, which was a tenth of
- * the gateway's busy time (one token per subgraph request). A process holds one or two keys.
+ * the gateway's busy time (one token per subgraph request). A process holds a few keys.
  */
 const parsedKeys = new Map<string, KeyObject>();
 function keyObject(pem: string, kind: 'private' | 'public'): KeyObject {
@@ -108,6 +109,66 @@ function keyObject(pem: string, kind: 'private' | 'public'): KeyObject {
     if (parsedKeys.size < 16) parsedKeys.set(pem, key);
   }
   return key;
+}
+
+/**
+ * RFC 7638 JWK thumbprint (SHA-256, base64url) of an EC public key: a key id derived from the key itself, so a
+ * gateway and every subgraph name the same key alike without anyone assigning ids.
+ */
+export function jwkThumbprint(publicKey: KeyObject): string {
+  const jwk = publicKey.export({ format: 'jwk' });
+  // The required members of an EC key, in lexicographic order, no whitespace (RFC 7638 §3.2).
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }))
+    .digest('base64url');
+}
+
+/** The kid a gateway puts in the header of the tokens its private key signs. */
+const kidsByPrivatePem = new Map<string, string>();
+export function internalKeyId(privateKeyPem: string): string {
+  let kid = kidsByPrivatePem.get(privateKeyPem);
+  if (!kid) {
+    kid = jwkThumbprint(createPublicKey(keyObject(privateKeyPem, 'private')));
+    if (kidsByPrivatePem.size < 16) kidsByPrivatePem.set(privateKeyPem, kid);
+  }
+  return kid;
+}
+
+/**
+ * The public keys a service accepts identity tokens from, by kid (a JWKS in all but format): one normally, two
+ * during a rotation of the gateway's key (README, Rotating keys). A token names its key in its header; a token
+ * without a kid (from a gateway older than key sets) is tried against each key.
+ */
+export class InternalKeySet {
+  private readonly byKid: ReadonlyMap<string, KeyObject>;
+
+  constructor(publicKeysPem: string) {
+    const blocks = publicKeyBlocks(publicKeysPem);
+    if (blocks.length > MAX_PUBLIC_KEYS) throw new Error(`holds ${blocks.length} keys; at most ${MAX_PUBLIC_KEYS}`);
+    this.byKid = new Map(blocks.map((pem) => keyObject(pem, 'public')).map((key) => [jwkThumbprint(key), key] as const));
+  }
+
+  get kids(): string[] {
+    return [...this.byKid.keys()];
+  }
+
+  /** The keys to try for a token whose header names `kid`: that key, or none; every key for a token without one. */
+  candidates(kid: string | undefined): KeyObject[] {
+    if (kid === undefined) return [...this.byKid.values()];
+    const key = this.byKid.get(kid);
+    return key ? [key] : [];
+  }
+}
+
+const keySets = new Map<string, InternalKeySet>();
+function keySetOf(publicKeys: string | InternalKeySet): InternalKeySet {
+  if (publicKeys instanceof InternalKeySet) return publicKeys;
+  let set = keySets.get(publicKeys);
+  if (!set) {
+    set = new InternalKeySet(publicKeys);
+    if (keySets.size < 16) keySets.set(publicKeys, set);
+  }
+  return set;
 }
 
 /**
@@ -137,6 +198,8 @@ export function mintInternalToken(
     keyObject(privateKeyPem, 'private'),
     {
       algorithm: ALGORITHM,
+      // Which of the subgraphs' trusted keys verifies it (InternalKeySet): the thumbprint of this key's public half.
+      keyid: internalKeyId(privateKeyPem),
       subject: identity.subject,
       audience,
       issuer: ISSUER,
@@ -154,39 +217,70 @@ const CLOCK_TOLERANCE_SECONDS = 5;
  * Subgraph side, one per service: each distinct token is verified once and then answered from memory until it
  * expires. The gateway reuses a token for many requests, and an ECDSA verification per request was a subgraph's
  * largest fixed cost. Keyed by the whole token text, so only a token that passed verifyInternalToken is ever
- * answered from the cache, with the same expiry (and tolerance) the check applies.
+ * answered from the cache, with the same expiry (and tolerance) the check applies. The key set is fixed for the
+ * verifier's life (a service's configuration), so a cached answer never outlives the key that verified it.
  */
 export class InternalTokenVerifier {
   private readonly verified = new LRUCache<string, VouchedIdentity & { expiresAt: number }>({ max: 10_000 });
+  private readonly keys: InternalKeySet;
 
   constructor(
     private readonly audience: string,
-    private readonly publicKeyPem: string,
-  ) {}
+    publicKeys: string | InternalKeySet,
+  ) {
+    this.keys = keySetOf(publicKeys);
+  }
+
+  /** The kids of the keys it trusts (logged at start: which gateway keys this service accepts). */
+  get keyIds(): string[] {
+    return this.keys.kids;
+  }
 
   verify(token: string, now = Date.now()): VouchedIdentity {
     const known = this.verified.get(token);
     if (known && known.expiresAt + CLOCK_TOLERANCE_SECONDS * 1000 > now) return known;
     if (known) this.verified.delete(token);
-    const identity = verifyInternalToken(token, this.audience, this.publicKeyPem);
+    const identity = verifyInternalToken(token, this.audience, this.keys);
     this.verified.set(token, identity);
     return identity;
   }
 }
 
-/** Subgraph side: verifies signature, algorithm, issuer, audience and expiry, then the claim shapes. */
-export function verifyInternalToken(token: string, audience: string, publicKeyPem: string): VouchedIdentity & { expiresAt: number } {
-  let payload: unknown;
+/** The kid of a JWT's header (undefined without one), reading the header only; throws on a token that is not a JWT. */
+function headerKid(token: string): string | undefined {
+  const dot = token.indexOf('.');
+  let header: unknown;
   try {
-    payload = jwt.verify(token, keyObject(publicKeyPem, 'public'), {
-      algorithms: [ALGORITHM],
-      audience,
-      issuer: ISSUER,
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    });
-  } catch (err) {
-    throw new InvalidInternalTokenError((err as Error).message);
+    header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidInternalTokenError('jwt malformed');
   }
+  if (dot <= 0 || typeof header !== 'object' || header === null) throw new InvalidInternalTokenError('jwt malformed');
+  const kid = (header as { kid?: unknown }).kid;
+  if (kid !== undefined && (typeof kid !== 'string' || kid.length === 0 || kid.length > 100)) throw new InvalidInternalTokenError('jwt kid malformed');
+  return kid as string | undefined;
+}
+
+/**
+ * Subgraph side: verifies signature (with the key of the token's kid among `publicKeys`, one or more PEM blocks or
+ * a key set), algorithm, issuer, audience and expiry, then the claim shapes.
+ */
+export function verifyInternalToken(token: string, audience: string, publicKeys: string | InternalKeySet): VouchedIdentity & { expiresAt: number } {
+  const kid = headerKid(token);
+  const candidates = keySetOf(publicKeys).candidates(kid);
+  if (candidates.length === 0) throw new InvalidInternalTokenError(`signed by a key this service does not trust (kid ${kid})`);
+  let payload: unknown;
+  let failure: Error | undefined;
+  for (const key of candidates) {
+    try {
+      payload = jwt.verify(token, key, { algorithms: [ALGORITHM], audience, issuer: ISSUER, clockTolerance: CLOCK_TOLERANCE_SECONDS });
+      failure = undefined;
+      break;
+    } catch (err) {
+      failure = err as Error;
+    }
+  }
+  if (failure) throw new InvalidInternalTokenError(failure.message);
   const claims = claimsSchema.safeParse(payload);
   if (!claims.success) throw new InvalidInternalTokenError('identity token claims are malformed');
   return {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ConfigError, ecPublicKeySchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema } from './config';
+import { ConfigError, ecPublicKeySetSchema, logLevelSchema, metricsEnvSchema, parseConfig, portSchema, shutdownDrainEnvSchema } from './config';
 import { redisEnvSchema, redisTargetOf } from './redis';
 import { startMetricsServerOrWarn } from './metrics';
-import { activeTracing } from './tracing';
-import { createLogger } from './logger';
+import { logProcessFailures, stopOnSignals } from './shutdown';
+import { createLogger, type Logger } from './logger';
 import type { RunningService, SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
 
 /** What every subgraph process needs, from its environment. */
@@ -17,16 +17,21 @@ export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<Subgrap
       .string()
       .regex(/^[a-z0-9_]{1,32}$/, 'lower-case letters, digits and _ only')
       .default('linepack'),
-    INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySchema,
+    INTERNAL_TOKEN_PUBLIC_KEY: ecPublicKeySetSchema,
     ...redisEnvSchema,
     LOG_LEVEL: logLevelSchema,
     ...metricsEnvSchema,
+    ...shutdownDrainEnvSchema,
   });
 }
 
 export type SubgraphEnvConfig = z.output<ReturnType<typeof subgraphConfigSchema>>;
 
-/** Process entry for one subgraph: parse config once, start, stop cleanly on SIGINT/SIGTERM. */
+/**
+ * Process entry for one subgraph: parse config once, start, and on SIGTERM/SIGINT drain (SHUTDOWN_DRAIN_SECONDS:
+ * /readyz 503, still serving), then stop cleanly (lib/shutdown.ts). Everything it logs is JSON (a configuration error
+ * aside: printed as text before anything starts, for the operator reading it).
+ */
 export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (options: SubgraphStartOptions) => Promise<RunningService>): void {
   const { name } = descriptor;
   let config: SubgraphEnvConfig;
@@ -40,22 +45,20 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
     throw err;
   }
   const logger = createLogger(name, config.LOG_LEVEL);
+  logProcessFailures(logger);
   Promise.resolve()
     .then(async () => {
-      const service = await start(startOptionsFromEnv(name, config));
+      const service = await start(startOptionsFromEnv(name, config, logger));
       const metrics = await startMetricsServerOrWarn({ port: config.METRICS_PORT, host: config.METRICS_HOST, service: name }, (m) => logger.error(m));
       if (metrics) logger.info({ port: metrics.port }, `${name} metrics on /metrics`);
       return { service, metrics };
     })
     .then(
-      ({ service, metrics }) => {
-        const shutdown = () =>
-          void Promise.all([service.stop(), metrics?.stop()])
-            .then(() => activeTracing()?.shutdown())
-            .then(() => process.exit(0));
-        process.once('SIGINT', shutdown);
-        process.once('SIGTERM', shutdown);
-      },
+      ({ service, metrics }) =>
+        stopOnSignals(
+          { drain: () => service.drain(), stop: async () => void (await Promise.all([service.stop(), metrics?.stop()])) },
+          { drainMs: config.SHUTDOWN_DRAIN_SECONDS * 1000, logger },
+        ),
       (err: unknown) => {
         if (err instanceof ConfigError) {
           console.error(err.message);
@@ -67,7 +70,7 @@ export function runSubgraphProcess(descriptor: SubgraphDescriptor, start: (optio
     );
 }
 
-export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig): SubgraphStartOptions {
+export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig, logger: Logger): SubgraphStartOptions {
   return {
     port: config.PORT,
     host: config.HOST,
@@ -75,6 +78,6 @@ export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig): Su
     dbPrefix: config.LINEPACK_DB_PREFIX,
     internalTokenPublicKey: config.INTERNAL_TOKEN_PUBLIC_KEY,
     redisUrl: redisTargetOf(`${name} subgraph`, config),
-    logger: createLogger(name, config.LOG_LEVEL),
+    logger,
   };
 }

@@ -2,7 +2,6 @@ import http from 'node:http';
 import express, { type Express, type Request, type Response } from 'express';
 import { ApolloServer, type BaseContext } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from './resolver-map';
@@ -10,9 +9,9 @@ import { parse } from 'graphql';
 import type { Db } from 'mongodb';
 import { scopeEnforcementPlugin } from './authz/scope-plugin';
 import { formatErrorFor, graphqlErrorBody } from './errors';
-import { accessLogMiddleware, closeServer, listen, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from './http';
+import { accessLogMiddleware, HttpDrain, jsonErrorHandler, listen, requestIdMiddleware, requestIdOf } from './http';
 import { deadlineFromHeader, DEADLINE_HEADER, INTERNAL_IDENTITY_HEADER, InternalTokenVerifier, InvalidInternalTokenError, type Identity } from './identity';
-import type { Logger } from './logger';
+import { errorSummary, type Logger } from './logger';
 import { graphqlMetricsMiddleware, operationNamePlugin, requestMetricsOf, watchMongoPool, type RequestMetrics } from './metrics';
 import { connectMongo, databaseName } from './mongo';
 import type { RunningService, SubgraphStartOptions } from './subgraph-types';
@@ -58,12 +57,12 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   const app = express();
   app.disable('x-powered-by');
   const httpServer = http.createServer(app);
+  const httpDrain = new HttpDrain(httpServer);
 
   const apollo = new ApolloServer<BaseSubgraphContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: spec.resolvers as GraphQLResolverMap<unknown> }),
     // Inline tracing only feeds Apollo Studio, which Linepack does not use.
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
       ApolloServerPluginInlineTraceDisabled(),
       scopeEnforcementPlugin<BaseSubgraphContext>(sdl, (context) => context.identity.scopes),
       operationNamePlugin<BaseSubgraphContext>((context) => context.metrics),
@@ -77,18 +76,35 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
   app.use(requestIdMiddleware);
   app.use(accessLogMiddleware(logger));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', async (_req, res) => {
+  const identityTokens = new InternalTokenVerifier(name, options.internalTokenPublicKey);
+  /**
+   * Ready: serving (not draining) and, for a subgraph that owns one, its database answers a ping. A gateway's probe
+   * presents its identity token: the answer then also says whether this subgraph trusts that gateway's key
+   * (`identity`), so a gateway whose key is not trusted here reports itself unavailable (gateway/src/readiness.ts).
+   */
+  app.get('/readyz', async (req, res) => {
+    const token = req.header(INTERNAL_IDENTITY_HEADER);
+    let identity: { identity: 'accepted' } | { identity: 'refused'; reason: string } | Record<string, never> = {};
+    if (token) {
+      try {
+        identityTokens.verify(token);
+        identity = { identity: 'accepted' };
+      } catch (err) {
+        if (!(err instanceof InvalidInternalTokenError)) throw err;
+        identity = { identity: 'refused', reason: err.message };
+      }
+    }
+    if (httpDrain.isDraining) return void res.status(503).json({ status: 'draining', ...identity });
     try {
       await spec.ready?.();
-      res.json({ status: 'ready' });
+      res.json({ status: 'ready', ...identity });
     } catch (err) {
-      logger.warn({ err }, 'not ready');
-      res.status(503).json({ status: 'unavailable' });
+      logger.warn({ error: errorSummary(err) }, 'not ready');
+      res.status(503).json({ status: 'unavailable', ...identity });
     }
   });
   spec.routes?.(app);
 
-  const identityTokens = new InternalTokenVerifier(name, options.internalTokenPublicKey);
   app.use(
     '/graphql',
     graphqlMetricsMiddleware(name),
@@ -127,15 +143,20 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
     }),
   );
 
+  // Anything that reached Express (a REST route's rejected promise, a body-parser failure): JSON, never its default handler.
+  app.use(jsonErrorHandler(logger));
+
   const port = await listen(httpServer, options.port, options.host);
-  logger.info({ port }, `${name} subgraph listening`);
+  logger.info({ port, trustedIdentityKeys: identityTokens.keyIds }, `${name} subgraph listening`);
   return {
     name,
     port,
     url: `http://${options.host}:${port}/graphql`,
+    drain: () => httpDrain.drain(),
     async stop() {
+      // Every request answered first (HttpDrain), so Apollo stops with nothing in flight.
+      await httpDrain.close();
       await apollo.stop();
-      await closeServer(httpServer);
     },
   };
 }
@@ -165,6 +186,7 @@ export async function startDatabaseSubgraph<C extends BaseSubgraphContext>(
     return {
       ...service,
       mongo,
+      drain: () => service.drain(),
       async stop() {
         await service.stop();
         await stopPrepared?.();

@@ -20,6 +20,7 @@ export interface SubgraphStartOptions {
   /** Required by subgraphs that own a database. */
   mongoUri: string | undefined;
   dbPrefix: string;
+  /** The gateway keys whose identity tokens it accepts: one or more PEM public keys (two during a rotation). */
   internalTokenPublicKey: string;
   logger: Logger;
   /** Where domain events are published and read (Redis Streams); without it they wait in the outbox. */
@@ -36,6 +37,9 @@ export interface RunningService {
   port: number;
   /** The subgraph's own MongoDB client, for diagnostics (command monitoring in tests). */
   mongo?: MongoClient;
+  /** Draining: /readyz 503 and `Connection: close` on every answer, still serving (lib/http.ts HttpDrain). */
+  drain(): void;
+  /** Stops accepting, closes idle connections, answers what is in flight, then releases everything. */
   stop(): Promise<void>;
 }
 

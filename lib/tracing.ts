@@ -61,6 +61,22 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 let started: TracingHandle | null = null;
+/** Set by startTracing: the ids of the span active in the caller's context (the OpenTelemetry API is loaded only then). */
+let currentSpanIds: (() => SpanIds | null) | null = null;
+
+/** The ids log lines carry to join their trace (W3C trace-context hex, as the OpenTelemetry log data model names them). */
+export interface SpanIds {
+  trace_id: string;
+  span_id: string;
+}
+
+/**
+ * The trace and span of the code running now — a request's server span or one beneath it — or null when tracing is
+ * off or nothing is traced here. lib/logger.ts adds them to every log line.
+ */
+export function activeSpanIds(): SpanIds | null {
+  return currentSpanIds?.() ?? null;
+}
 
 /** The handle startTracing returned in this process, if tracing is on: shutdown paths flush through it. */
 export function activeTracing(): TracingHandle | null {
@@ -134,6 +150,10 @@ export function startTracing(service: string, options: TracingOptions = {}): Tra
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ]),
   });
+  currentSpanIds = () => {
+    const context = api.trace.getSpan(api.context.active())?.spanContext();
+    return context && api.isSpanContextValid(context) ? { trace_id: context.traceId, span_id: context.spanId } : null;
+  };
   // Node's fetch (undici) is not node:http: the gateway's subgraph calls and the auth introspection go through it.
   const stopFetchTracing = traceFetch(api, provider.getTracer('@linepack/lib/tracing'));
 

@@ -6,9 +6,10 @@
  *   │  to the next worker (round-robin, Linux default)   │  its rate limits counted in the shared Redis (exact across
  *   ├─ serves METRICS_PORT: every worker's registry      │  workers as across replicas)
  *   │  summed with its own (one /metrics per gateway)    ├─ answers the primary's metrics requests (its registry as JSON)
- *   ├─ replaces a worker that dies (back-off, logged)    └─ SIGTERM (from the primary): stops its gateway (requests
+ *   ├─ replaces a worker that dies (back-off, logged)    └─ SIGTERM (from the primary): drains, stops its gateway (requests
  *   └─ SIGTERM/SIGINT: SIGTERM to every worker, waits       in flight finish), flushes its spans, exits 0; SIGINT
- *      for them (within the shutdown grace), exits          (Ctrl-C reaches the whole group) is the primary's to act on
+ *      for them (within the shutdown grace), exits; a       (Ctrl-C reaches the whole group) is the primary's to act on
+ *      second signal is passed on (drain period ends)
  *
  * A worker that cannot start while the gateway is starting stops the whole gateway (exit 1, or 2 for a configuration
  * error), as the single process would: a restart loop would hide the error. Once serving, a worker that dies is
@@ -17,9 +18,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
-import { createLogger } from '@linepack/lib/logger';
+import { createLogger, errorSummary } from '@linepack/lib/logger';
 import { collectProcessMetrics, metricsRegistry, startMetricsServerOrWarn, type MetricsServer } from '@linepack/lib/metrics';
-import { activeTracing } from '@linepack/lib/tracing';
+import { logProcessFailures, stopOnSignals } from '@linepack/lib/shutdown';
 import { GATEWAY_WORKER_ENV, type GatewayProcessConfig } from './config';
 
 /** The first replacement of a dead worker waits this long; each further death of that worker's slot doubles it… */
@@ -31,8 +32,9 @@ const HEALTHY_AFTER_MS = 60_000;
 /** A worker's own scrape bounds each slow source at 1.5 s (lib/metrics.ts): one that says nothing for longer is stuck. */
 const WORKER_METRICS_TIMEOUT_MS = 3_000;
 /**
- * On shutdown a worker drains its requests for up to SHUTDOWN_GRACE_MS, then closes Redis and flushes spans (≤ 1 s);
- * one still alive after this much more is killed, so the primary always exits within the pod's termination grace.
+ * On shutdown a worker drains for SHUTDOWN_DRAIN_SECONDS, answers its requests in flight for up to SHUTDOWN_GRACE_MS,
+ * then closes Redis and flushes spans (≤ 1 s); one still alive after this much more is killed, so the primary always
+ * exits within the pod's termination grace.
  */
 const WORKER_EXIT_MARGIN_MS = 2_000;
 
@@ -82,20 +84,15 @@ export function runGatewayWorker(config: GatewayProcessConfig, workerIndex: numb
   /* eslint-enable @typescript-eslint/no-require-imports */
   // Which process of the pod said it: the worker's slot (stable across replacements) and its pid.
   const logger = createLogger('gateway', config.logLevel).child({ worker: workerIndex, pid: process.pid });
+  logProcessFailures(logger);
   startGateway(config, logger).then(
     (gateway) => {
-      process.once(
-        'SIGTERM',
-        () =>
-          void gateway
-            .stop()
-            .then(() => activeTracing()?.shutdown())
-            .then(() => process.exit(0)),
-      );
+      // SIGTERM from the primary: drain, then stop (lib/shutdown.ts); a second one ends the drain period at once.
+      stopOnSignals(gateway, { drainMs: config.shutdownDrainMs, logger, signals: ['SIGTERM'] });
       process.send?.({ type: 'linepack:gateway-ready', port: gateway.port } satisfies WorkerMessage, undefined, {}, () => undefined);
     },
     (err: unknown) => {
-      console.error('gateway failed to start:', (err as Error).message);
+      logger.fatal({ error: errorSummary(err) }, 'gateway failed to start');
       process.exit(1);
     },
   );
@@ -125,6 +122,7 @@ interface PendingScrape {
 /** The primary: forks `config.workers` gateway workers, keeps them running, serves the gateway's /metrics, stops them. */
 export function runGatewayPrimary(config: GatewayProcessConfig): void {
   const logger = createLogger('gateway', config.logLevel).child({ role: 'primary', pid: process.pid });
+  logProcessFailures(logger);
   const slots: WorkerSlot[] = Array.from({ length: config.workers }, (_, i) => ({
     index: i + 1,
     worker: null,
@@ -210,7 +208,7 @@ export function runGatewayPrimary(config: GatewayProcessConfig): void {
     return AggregatorRegistry.aggregate([await metricsRegistry.getMetricsAsJSON(), await retiredCounts, ...workers]).metrics();
   };
   const metricsServer: Promise<MetricsServer | null> = startMetricsServerOrWarn({ ...config.metrics, service: 'gateway', render: renderMetrics }, (m) =>
-    console.error(`gateway: ${m}`),
+    logger.error(m),
   );
 
   // ── workers ──
@@ -269,29 +267,40 @@ export function runGatewayPrimary(config: GatewayProcessConfig): void {
   const stop = async (exitCode: number) => {
     if (phase === 'stopping') return;
     phase = 'stopping';
-    logger.info({ workers: slots.filter((slot) => slot.worker).length }, 'gateway stopping: each worker answers its requests in flight, then exits');
+    logger.info(
+      { workers: slots.filter((slot) => slot.worker).length, drainSeconds: config.shutdownDrainMs / 1000 },
+      'gateway stopping: each worker drains (readiness 503, still serving), answers its requests in flight, then exits',
+    );
     const exited = new Promise<void>((resolve) => (allWorkersExited = resolve));
     for (const slot of slots) {
       if (slot.replacement) clearTimeout(slot.replacement);
       slot.replacement = null;
-      // Each worker stops its gateway: it stops accepting, answers what is in flight, then exits.
+      // Each worker drains for SHUTDOWN_DRAIN_SECONDS, stops accepting, answers what is in flight, then exits.
       slot.worker?.process.kill('SIGTERM');
     }
     if (slots.every((s) => s.worker === null)) allWorkersExited();
-    const deadline = setTimeout(() => {
-      for (const slot of slots) {
-        if (!slot.worker) continue;
-        logger.warn({ worker: slot.index, workerPid: slot.worker.process.pid }, 'gateway worker still running after the shutdown grace: killed');
-        slot.worker.process.kill('SIGKILL');
-      }
-    }, SHUTDOWN_GRACE_MS + WORKER_EXIT_MARGIN_MS);
+    const deadline = setTimeout(
+      () => {
+        for (const slot of slots) {
+          if (!slot.worker) continue;
+          logger.warn({ worker: slot.index, workerPid: slot.worker.process.pid }, 'gateway worker still running after the shutdown grace: killed');
+          slot.worker.process.kill('SIGKILL');
+        }
+      },
+      config.shutdownDrainMs + SHUTDOWN_GRACE_MS + WORKER_EXIT_MARGIN_MS,
+    );
     await exited;
     clearTimeout(deadline);
     await (await metricsServer)?.stop();
     process.exit(exitCode);
   };
-  process.once('SIGINT', () => void stop(0));
-  process.once('SIGTERM', () => void stop(0));
+  const onSignal = () => {
+    if (phase !== 'stopping') return void stop(0);
+    // A second signal (Ctrl-C twice): the workers end their drain period now (lib/shutdown.ts).
+    for (const slot of slots) slot.worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   for (const slot of slots) fork(slot);
 }

@@ -12,6 +12,7 @@ import {
   metricsEnvSchema,
   parseConfig,
   portSchema,
+  shutdownDrainEnvSchema,
 } from '@linepack/lib/config';
 import { redisEnvSchema, redisTargetOf, type RedisTarget } from '@linepack/lib/redis';
 
@@ -147,6 +148,7 @@ export const gatewayConfigSchema = z.object({
   /** Run only the trusted documents of lib/generated/trusted-documents.ts (persisted-document safelisting); off by default. */
   TRUSTED_DOCUMENTS_ONLY: booleanSchema.default(false),
   ...metricsEnvSchema,
+  ...shutdownDrainEnvSchema,
   ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
 });
 
@@ -195,6 +197,8 @@ export interface GatewayProcessConfig extends GatewayConfig {
   metrics: { port: number; host: string };
   /** Gateway processes sharing the port; 1: this process serves, as it always has (gateway/src/cluster.ts otherwise). */
   workers: number;
+  /** SHUTDOWN_DRAIN_SECONDS: after SIGTERM, how long /readyz says 503 while requests are still served (lib/shutdown.ts). */
+  shutdownDrainMs: number;
 }
 
 /**
@@ -259,5 +263,6 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     inProcessLimitShares: parsed.GATEWAY_REPLICAS * resolved.workers,
     metrics: { port: parsed.METRICS_PORT, host: parsed.METRICS_HOST },
     workers: resolved.workers,
+    shutdownDrainMs: parsed.SHUTDOWN_DRAIN_SECONDS * 1000,
   };
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { MAX_INTERNAL_TOKEN_TTL_SECONDS, mintInternalToken, type VouchedIdentity } from '@linepack/lib/identity';
+import { internalKeyId, MAX_INTERNAL_TOKEN_TTL_SECONDS, mintInternalToken, type VouchedIdentity } from '@linepack/lib/identity';
 
 /**
  * How long a minted identity token is sent before a fresh one is minted: half its life, so a token always reaches
@@ -14,6 +14,9 @@ const REUSE_SECONDS = MAX_INTERNAL_TOKEN_TTL_SECONDS / 2;
  * for up to 60 s, and everything it vouches for is in the cache key, so a different scope set, tenant, session or
  * address gets its own token. What differs per request (the request id, the deadline) travels beside it as headers.
  * A revoked credential is refused by the gateway before any token is looked up.
+ *
+ * Each token names its signing key in its header (`kid`, the key's RFC 7638 thumbprint), so subgraphs that trust
+ * several keys during a rotation pick the right one (lib/identity.ts InternalKeySet).
  */
 export class IdentityTokenCache {
   private readonly tokens: LRUCache<string, string>;
@@ -23,6 +26,11 @@ export class IdentityTokenCache {
     max = 10_000,
   ) {
     this.tokens = new LRUCache({ max, ttl: REUSE_SECONDS * 1000, ttlAutopurge: false });
+  }
+
+  /** The kid of the key this gateway signs with: what a subgraph's key set must hold (readiness reports it). */
+  get keyId(): string {
+    return internalKeyId(this.privateKeyPem);
   }
 
   tokenFor(identity: Omit<VouchedIdentity, 'requestId' | 'deadline'>, audience: string): string {

@@ -8,7 +8,7 @@
  */
 import cluster from 'node:cluster';
 import { ConfigError } from '@linepack/lib/config';
-import { activeTracing, startTracing } from '@linepack/lib/tracing';
+import { startTracing } from '@linepack/lib/tracing';
 import { GATEWAY_WORKER_ENV, gatewayConfigFromEnv, type GatewayProcessConfig } from './config';
 
 let config: GatewayProcessConfig;
@@ -36,18 +36,20 @@ function runSingleProcess(config: GatewayProcessConfig): void {
   // First: the instrumentations patch express, @apollo/*, ioredis and http as the rest loads them.
   startTracing('gateway');
   const { startMetricsServerOrWarn } = require('@linepack/lib/metrics') as typeof import('@linepack/lib/metrics');
+  const { createLogger, errorSummary } = require('@linepack/lib/logger') as typeof import('@linepack/lib/logger');
+  const { logProcessFailures, stopOnSignals } = require('@linepack/lib/shutdown') as typeof import('@linepack/lib/shutdown');
   const { startGateway } = require('./server') as typeof import('./server');
-  Promise.all([startGateway(config), startMetricsServerOrWarn({ ...config.metrics, service: 'gateway' }, (m) => console.error(`gateway: ${m}`))]).then(
-    ([gateway, metrics]) => {
-      const shutdown = () =>
-        void Promise.all([gateway.stop(), metrics?.stop()])
-          .then(() => activeTracing()?.shutdown())
-          .then(() => process.exit(0));
-      process.once('SIGINT', shutdown);
-      process.once('SIGTERM', shutdown);
-    },
+  const logger = createLogger('gateway', config.logLevel);
+  logProcessFailures(logger);
+  Promise.all([startGateway(config, logger), startMetricsServerOrWarn({ ...config.metrics, service: 'gateway' }, (m) => logger.error(m))]).then(
+    ([gateway, metrics]) =>
+      // SIGTERM: /readyz 503 at once, requests served for SHUTDOWN_DRAIN_SECONDS, then the in-flight ones finish (lib/shutdown.ts).
+      stopOnSignals(
+        { drain: () => gateway.drain(), stop: async () => void (await Promise.all([gateway.stop(), metrics?.stop()])) },
+        { drainMs: config.shutdownDrainMs, logger },
+      ),
     (err: unknown) => {
-      console.error('gateway failed to start:', (err as Error).message);
+      logger.fatal({ error: errorSummary(err) }, 'gateway failed to start');
       process.exit(1);
     },
   );

@@ -3,14 +3,13 @@ import { readFileSync } from 'node:fs';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { LRUCache } from 'lru-cache';
 import type { SubgraphName } from '@linepack/schema/subgraphs';
-import { graphqlErrorBody, problem } from '@linepack/lib/errors';
-import { accessLogMiddleware, closeServer, listen, parseAuthorization, requestIdMiddleware, requestIdOf, SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
-import { jsonBody, JsonBodyError } from '@linepack/lib/json-body';
+import { graphqlErrorBody } from '@linepack/lib/errors';
+import { accessLogMiddleware, HttpDrain, jsonErrorHandler, listen, parseAuthorization, requestIdMiddleware, requestIdOf } from '@linepack/lib/http';
+import { jsonBody } from '@linepack/lib/json-body';
 import { checkAccessToken } from '@linepack/lib/access-tokens';
 import { createLogger, type Logger } from '@linepack/lib/logger';
 import { formatErrorFor } from '@linepack/lib/errors';
@@ -54,6 +53,9 @@ export interface RunningGateway {
   url: string;
   origin: string;
   port: number;
+  /** Draining: /readyz 503 and `Connection: close` on every answer, still serving (lib/http.ts HttpDrain). */
+  drain(): void;
+  /** Stops accepting, closes idle connections, answers what is in flight, then releases everything. */
   stop(): Promise<void>;
 }
 
@@ -123,6 +125,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   // Only a configured proxy may speak for the client's address (it feeds the per-IP login throttle).
   app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
+  const httpDrain = new HttpDrain(httpServer);
   const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
   const keyUsage = new KeyUsageReporter(config.authUrl, config.internalTokenPrivateKey, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
@@ -154,8 +157,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   /** When each recently refused credential may send again (its Retry-After). */
   const refusedUntil = new LRUCache<string, number>({ max: 10_000 });
 
-  /** What readiness depends on: the auth service, and each subgraph as the gateway routes to it. */
-  const services = new Map<string, string>([['auth', config.authUrl]]);
+  /** What readiness probes besides the auth service: each subgraph as the gateway routes to it. */
+  const subgraphTargets = new Map<string, string>();
   const identityTokens = new IdentityTokenCache(config.internalTokenPrivateKey);
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
   // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
@@ -165,7 +168,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     buildService: ({ name, url }) => {
       const target = config.subgraphUrls[name as SubgraphName] ?? url;
       if (!target) throw new Error(`no URL for subgraph ${name}`);
-      services.set(name, target);
+      subgraphTargets.set(name, target);
       return new AuthenticatedSubgraphDataSource(name, target, identityTokens, config.deduplicateInflightQueries ?? true);
     },
   });
@@ -184,7 +187,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
       // First: with no operation resolved, no other plugin's didResolveOperation has anything to look at.
       operationSelectionPlugin<GatewayContext>(),
       ...armor.plugins,
-      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: SHUTDOWN_GRACE_MS }),
       scopeEnforcementPlugin<GatewayContext>(
         supergraphSdl,
         (context) => context.credential.scopes,
@@ -212,9 +214,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   // Before authentication: a listed origin's preflight is answered here, never with a 401.
   app.use(corsMiddleware(config.corsOrigins));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  // 503 when the auth service or a subgraph is not ready; Redis away is only "degraded" (limits count in process).
-  const readiness = new Readiness(services, rateLimiter);
+  // 503 while draining, when a dependency refuses this gateway's identity, or when the auth service or every subgraph is
+  // down; a subgraph down or Redis away is only "degraded" (readiness.ts).
+  const readiness = new Readiness(config.authUrl, subgraphTargets, identityTokens, rateLimiter);
   app.get('/readyz', async (_req, res) => {
+    if (httpDrain.isDraining) return void res.status(503).json({ status: 'draining' });
     const report = await readiness.report();
     res.status(report.status === 'unavailable' ? 503 : 200).json(report);
   });
@@ -364,42 +368,23 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     }),
   );
 
-  // Body-parser failures and anything unexpected: a clear status, never a stack trace.
-  app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
-    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) logger.error({ err, requestId: requestIdOf(res) }, 'unhandled error');
-    const [code, message] =
-      err.type === 'entity.too.large'
-        ? ['PAYLOAD_TOO_LARGE', 'request body too large']
-        : err.type === 'entity.parse.failed'
-          ? ['MALFORMED_JSON', err instanceof JsonBodyError ? err.message : 'malformed JSON body']
-          : err.type === 'charset.unsupported'
-            ? ['UNSUPPORTED_MEDIA_TYPE', err.message]
-            : status === 500
-              ? ['INTERNAL', 'Internal server error']
-              : ['BAD_REQUEST', 'malformed request'];
-    if (req.path.startsWith('/graphql')) {
-      res.status(status).json(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_USER_INPUT', message, { reason: code }));
-    } else {
-      res
-        .status(status)
-        .type('application/problem+json')
-        .json(problem(status, code, message));
-    }
-  });
+  // Body-parser failures and anything unexpected: a clear status and one JSON log line, never a stack in the answer.
+  app.use(jsonErrorHandler(logger));
 
   const port = await listen(httpServer, config.port, config.host);
   // Registered once serving: a gateway that failed to start leaves no collector behind.
   const unwatchRedis = redis ? watchRedis(redis, 'gateway') : () => undefined;
   const origin = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
-  logger.info({ port }, 'gateway listening');
+  logger.info({ port, identityKey: identityTokens.keyId }, 'gateway listening');
   return {
     url: `${origin}/graphql`,
     origin,
     port,
+    drain: () => httpDrain.drain(),
     async stop() {
+      // Every request answered first (HttpDrain), so Apollo stops with nothing in flight.
+      await httpDrain.close();
       await apollo.stop();
-      await closeServer(httpServer);
       rateLimiter.close();
       unwatchRedis();
       revocations?.close();

@@ -36,7 +36,39 @@ it('requires MONGODB_URI only of subgraphs that own a database', () => {
   expect(parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), env).PORT).toBe(4003);
   expect(() =>
     parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: keys.privateKeyPem }),
-  ).toThrow('INTERNAL_TOKEN_PUBLIC_KEY: must be an EC P-256 public key');
+  ).toThrow('INTERNAL_TOKEN_PUBLIC_KEY: must hold one or more EC P-256 public keys in PEM');
+});
+
+describe('INTERNAL_TOKEN_PUBLIC_KEY is a key set (two keys during a rotation of the gateway key)', () => {
+  const analytics = (value: string) =>
+    parseConfig('analytics subgraph', subgraphConfigSchema({ defaultPort: 4003, ownsDatabase: false }), { INTERNAL_TOKEN_PUBLIC_KEY: value });
+  const next = generateInternalKeyPair();
+
+  it('accepts several concatenated PEM blocks, on one line with \\n escapes too', () => {
+    expect(analytics(`${keys.publicKeyPem}${next.publicKeyPem}`).INTERNAL_TOKEN_PUBLIC_KEY).toContain(next.publicKeyPem.trim());
+    expect(() => analytics(`${keys.publicKeyPem}\n${next.publicKeyPem}`.replace(/\n/g, '\\n'))).not.toThrow();
+  });
+
+  it.each([
+    ['a second block that is a private key', () => `${keys.publicKeyPem}${next.privateKeyPem}`, 'must hold only PEM public key blocks'],
+    [
+      'a block that does not parse',
+      () => `${keys.publicKeyPem}-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----`,
+      'key 2 of 2 is not a valid PEM public key',
+    ],
+    ['text between the keys', () => `${keys.publicKeyPem}old key follows\n${next.publicKeyPem}`, 'must hold only PEM public key blocks'],
+    ['nine keys', () => Array.from({ length: 9 }, () => generateInternalKeyPair().publicKeyPem).join(''), 'holds 9 keys; at most 8'],
+  ])('refuses %s, naming the variable and the rule (no key is silently ignored)', (_what, value, expected) => {
+    expect(() => analytics(value())).toThrow(ConfigError);
+    expect(() => analytics(value())).toThrow(`INTERNAL_TOKEN_PUBLIC_KEY: ${expected}`);
+  });
+});
+
+it('reads SHUTDOWN_DRAIN_SECONDS (default 5, the chart preStop pause) and refuses a bad one', () => {
+  expect(gatewayConfigFromEnv(gatewayEnv).shutdownDrainMs).toBe(5_000);
+  expect(gatewayConfigFromEnv({ ...gatewayEnv, SHUTDOWN_DRAIN_SECONDS: '0' }).shutdownDrainMs).toBe(0);
+  expect(() => gatewayConfigFromEnv({ ...gatewayEnv, SHUTDOWN_DRAIN_SECONDS: 'soon' })).toThrow('SHUTDOWN_DRAIN_SECONDS');
+  expect(() => gatewayConfigFromEnv({ ...gatewayEnv, SHUTDOWN_DRAIN_SECONDS: '600' })).toThrow('SHUTDOWN_DRAIN_SECONDS');
 });
 
 describe('GATEWAY_WORKERS', () => {

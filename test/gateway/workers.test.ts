@@ -18,6 +18,7 @@ import { repoRoot } from '@linepack/lib/repo-root';
 import { tierLimits } from '@linepack/gateway/rate-limit';
 import { metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually, waitFor } from '../support/wait';
+import { holdingProxy } from '../support/holding-proxy';
 
 jest.setTimeout(180_000);
 
@@ -183,47 +184,6 @@ async function killLeftovers(gateway: GatewayCluster | undefined): Promise<void>
   for (const pid of processesWithMarker(gateway.marker)) process.kill(pid, 'SIGKILL');
 }
 
-/**
- * The analytics subgraph behind a pass-through proxy that holds the requests carrying `holdWhen` until released: a
- * gateway request that needs one stays in flight for as long as the test wants.
- */
-async function holdingProxy(target: string, holdWhen: string) {
-  const held: (() => void)[] = [];
-  let arrived: () => void = () => undefined;
-  const firstArrival = new Promise<void>((resolve) => (arrived = resolve));
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const forward = async () => {
-        const headers = Object.fromEntries(
-          Object.entries(req.headers).filter(([name, v]) => typeof v === 'string' && !['host', 'connection', 'content-length'].includes(name)),
-        ) as Record<string, string>;
-        try {
-          const answer = await fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body: body.length ? body : undefined });
-          res
-            .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
-            .end(Buffer.from(await answer.arrayBuffer()));
-        } catch (err) {
-          res.writeHead(502).end((err as Error).message);
-        }
-      };
-      if (!body.toString().includes(holdWhen)) return void forward();
-      held.push(() => void forward());
-      arrived();
-    });
-  });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
-  return {
-    url: `http://127.0.0.1:${port}/graphql`,
-    /** Resolves once a held request has arrived. */
-    firstArrival,
-    release: () => held.splice(0).forEach((forward) => forward()),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 let stack: TestStack;
 let gateway: GatewayCluster;
 let enterpriseKey: string;
@@ -364,7 +324,7 @@ it('stops, exit status 1, when a worker cannot start — no restart loop, no pro
   startedByTests.push(broken);
   await exited(broken.primary);
   expect(broken.primary.exitCode).toBe(1);
-  expect(broken.output()).toContain('gateway failed to start:');
+  expect(broken.output()).toContain('"msg":"gateway failed to start"');
   expect(broken.output()).not.toContain('gateway worker died');
   expect(processesWithMarker(broken.marker)).toEqual([]);
 });

@@ -29,7 +29,10 @@ const SERVER = 1;
 const CLIENT = 2;
 
 /** Runs the probe in `mode`; its SPAN lines and its PROBE summary. */
-async function runProbe(mode: 'stack' | 'otlp', env: Record<string, string> = {}): Promise<{ spans: ProbeSpan[]; summary: Record<string, unknown> }> {
+async function runProbe(
+  mode: 'stack' | 'otlp',
+  env: Record<string, string> = {},
+): Promise<{ spans: ProbeSpan[]; logs: Record<string, unknown>[]; summary: Record<string, unknown> }> {
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('OTEL_')) childEnv[name] = value;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/ops/support/trace-probe.ts'), mode], {
@@ -47,7 +50,8 @@ async function runProbe(mode: 'stack' | 'otlp', env: Record<string, string> = {}
   const spans = lines.filter((l) => l.startsWith('SPAN ')).map((l) => JSON.parse(l.slice(5)) as ProbeSpan);
   const summaryLine = lines.find((l) => l.startsWith('PROBE '));
   if (!summaryLine) throw new Error(`trace probe (${mode}) printed no summary:\n${stderr.slice(-4000)}`);
-  return { spans, summary: JSON.parse(summaryLine.slice(6)) as Record<string, unknown> };
+  const logs = lines.filter((l) => l.startsWith('LOG ')).map((l) => JSON.parse(l.slice(4)) as Record<string, unknown>);
+  return { spans, logs, summary: JSON.parse(summaryLine.slice(6)) as Record<string, unknown> };
 }
 
 test('tracing is off, and costs nothing, without OTEL_EXPORTER_OTLP_ENDPOINT or an exporter', () => {
@@ -58,6 +62,7 @@ test('tracing is off, and costs nothing, without OTEL_EXPORTER_OTLP_ENDPOINT or 
 
 describe('one federated query through the whole stack', () => {
   let spans: ProbeSpan[];
+  let logs: Record<string, unknown>[];
   let summary: { status: number; errors: unknown; data: { assets: { edges: unknown[] } }; requestId: string; apiKey: string };
   let trace: ProbeSpan[];
   let gatewayServer: ProbeSpan;
@@ -72,6 +77,7 @@ describe('one federated query through the whole stack', () => {
   beforeAll(async () => {
     const result = await runProbe('stack');
     spans = result.spans;
+    logs = result.logs;
     summary = result.summary as typeof summary;
     for (const span of spans) byId.set(span.spanId, span);
     const roots = spans.filter((s) => s.kind === SERVER && s.parentSpanId === null && s.attributes['url.path'] === '/graphql');
@@ -131,6 +137,23 @@ describe('one federated query through the whole stack', () => {
         expect(text).not.toMatch(/eyJ[\w-]+\.[\w-]+/);
       }
     }
+  });
+
+  test('every log line written while serving the request carries its trace_id and the span it was written under', () => {
+    const ofRequest = logs.filter((line) => line['requestId'] === summary.requestId);
+    // The gateway's access log line, the auth service's (the key's introspection) and each subgraph's.
+    expect(new Set(ofRequest.map((line) => line['service']))).toEqual(new Set(['gateway', 'auth', 'assets', 'measurements']));
+    const spanIds = new Set(trace.map((s) => s.spanId));
+    for (const line of ofRequest) {
+      expect([line['service'], line['trace_id']]).toEqual([line['service'], gatewayServer.traceId]);
+      expect(spanIds.has(String(line['span_id']))).toBe(true);
+    }
+    // The gateway's line names the gateway's server span; a subgraph's, a span of that subgraph.
+    expect(ofRequest.find((line) => line['service'] === 'gateway')!['span_id']).toBe(gatewayServer.spanId);
+    // Levels are names, as in every line (lib/logger.ts).
+    for (const line of logs) expect(typeof line['level']).toBe('string');
+    // Lines written outside any request (start-up) carry no trace.
+    expect(logs.some((line) => line['msg'] === 'gateway listening' && line['trace_id'] === undefined)).toBe(true);
   });
 
   test('probes are not traced', () => {

@@ -27,6 +27,8 @@ export async function startGatewayProcess(
     // Replicas on one machine: each its own free metrics port (the default, 9464, is one per host).
     METRICS_PORT: '0',
     LOG_LEVEL: 'silent',
+    // Nothing balances load to a test's replica: stopped, it closes at once (requests in flight still finish).
+    SHUTDOWN_DRAIN_SECONDS: '0',
     ...env,
   };
   for (const [name, service] of Object.entries(stack.subgraphs)) childEnv[`SUBGRAPH_URL_${name.toUpperCase()}`] = service.url;

@@ -1,6 +1,5 @@
-import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
-import { ConfigError, ecPrivateKeySchema, maxAccessTokenAgeSchema, parseConfig } from '@linepack/lib/config';
+import { ConfigError, ecPrivateKeySchema, maxAccessTokenAgeSchema, parseConfig, publicKeyBlocks } from '@linepack/lib/config';
 import { startTracing } from '@linepack/lib/tracing';
 
 // First: the instrumentations patch express, mongodb, ioredis and http as the subgraph loads them.
@@ -31,19 +30,11 @@ const authEnvSchema = z.object({
 /** Every block must be an EC P-256 public key: a key that silently fails to load would log everyone out mid-rotation. */
 function verifyOnlyKeys(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
-  const blocks = raw.replace(/\\n/g, '\n').match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
-  const valid = blocks.filter((pem) => {
-    try {
-      const key = createPublicKey(pem);
-      return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
-    } catch {
-      return false;
-    }
-  });
-  if (blocks.length === 0 || valid.length !== blocks.length) {
-    throw new ConfigError('auth subgraph: invalid configuration\n  JWT_VERIFY_ONLY_PUBLIC_KEYS: must be one or more EC P-256 public keys in PEM');
+  try {
+    return publicKeyBlocks(raw);
+  } catch (err) {
+    throw new ConfigError(`auth subgraph: invalid configuration\n  JWT_VERIFY_ONLY_PUBLIC_KEYS: ${(err as Error).message}`);
   }
-  return valid;
 }
 
 runSubgraphProcess(descriptor, (options) => {

@@ -67,11 +67,12 @@ const keyUseBody = z.object({ uses: z.array(z.object({ id: z.string().max(100), 
 const REVOCATION_LIST_LIMIT = 10_000;
 
 /** The identity a gateway vouches for with its identity token (audience auth), or null when there is none or it is not genuine. */
-function vouchedIdentity(req: Request, internalTokenPublicKey: string): Identity | null {
+function vouchedIdentity(req: Request, internalTokenPublicKeys: string): Identity | null {
   const token = req.header(INTERNAL_IDENTITY_HEADER);
   if (!token) return null;
   try {
-    const vouched = verifyInternalToken(token, 'auth', internalTokenPublicKey);
+    // One or more keys (a rotation of the gateway's key): the token's kid picks one.
+    const vouched = verifyInternalToken(token, 'auth', internalTokenPublicKeys);
     // The gateway's calls here are one-off tokens that sign the request id in.
     return { ...vouched, requestId: vouched.requestId ?? req.header('x-request-id') ?? 'unknown' };
   } catch {
@@ -387,12 +388,12 @@ export function authRoutes(app: Express, deps: AuthRestDependencies): void {
   router.use((_req, res) => sendProblem(res, 404, 'NOT_FOUND', 'No such auth route'));
 
   // Body-parser failures: malformed JSON and oversized bodies are the client's problem, never a 500.
-  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+  // Anything else (a database outage: 503 with Retry-After) is the service's JSON error handler's (lib/http.ts).
+  router.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, next: NextFunction) => {
     if (err.type === 'entity.too.large') return sendProblem(res, 413, 'PAYLOAD_TOO_LARGE', 'Request body too large', 'at most 16 KiB');
     if (err.type === 'entity.parse.failed') return sendProblem(res, 400, 'MALFORMED_JSON', 'Malformed JSON body', err.message);
     if (err.type === 'charset.unsupported') return sendProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type', err.message);
-    logger.error({ err }, 'auth route failed');
-    sendProblem(res, 500, 'INTERNAL', 'Internal server error');
+    next(err);
   });
 
   app.use('/auth', router);

@@ -1,5 +1,5 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { USER_TOKEN_ALGORITHM } from '@linepack/lib/identity';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { jwkThumbprint, USER_TOKEN_ALGORITHM } from '@linepack/lib/identity';
 
 export interface PublishedKey {
   kid: string;
@@ -7,15 +7,10 @@ export interface PublishedKey {
   publicJwk: JsonWebKey;
 }
 
-/** RFC 7638 thumbprint: a kid derived from the key itself, identical on every auth replica. */
-function thumbprint(jwk: JsonWebKey): string {
-  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y });
-  return createHash('sha256').update(canonical).digest('base64url');
-}
-
 export function publish(publicKey: KeyObject): PublishedKey {
   const jwk = publicKey.export({ format: 'jwk' });
-  const kid = thumbprint(jwk);
+  // RFC 7638 thumbprint: a kid derived from the key itself, identical on every auth replica.
+  const kid = jwkThumbprint(publicKey);
   return { kid, publicKey, publicJwk: { ...jwk, kid, alg: USER_TOKEN_ALGORITHM, use: 'sig' } };
 }
 

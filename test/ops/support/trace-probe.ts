@@ -4,7 +4,7 @@
  * finished span, prefixed `SPAN `, and what the test needs to check them (`PROBE {...}`).
  *
  *   stack: the whole stack in this process (dev/stack.ts), one federated query with a known X-Request-ID,
- *          spans kept in memory.
+ *          spans kept in memory; every service's log lines printed too (`LOG {...}`).
  *   otlp:  tracing from OTEL_EXPORTER_OTLP_ENDPOINT alone; one traced request and one /healthz, then shutdown
  *          (which must flush to the collector within a second).
  */
@@ -36,7 +36,14 @@ async function stackProbe(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startTestStack, createAsset, graphql } = require('../../support/stack') as typeof import('../../support/stack');
 
-  const stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], dbPrefix: `trace${randomBytes(4).toString('hex')}` });
+  // Every service's log lines, to check that those of the traced request carry its trace (printed `LOG {...}`).
+  const logLines: string[] = [];
+  const stack = await startTestStack({
+    redisUrl: process.env['REDIS_URL'],
+    dbPrefix: `trace${randomBytes(4).toString('hex')}`,
+    logLevel: 'info',
+    logDestination: { write: (line: string) => void logLines.push(line.trimEnd()) },
+  });
   try {
     const { apiKey } = await stack.tenantWithKey();
     await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Traced line' });
@@ -57,6 +64,7 @@ async function stackProbe(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await tracing.forceFlush();
     for (const span of exporter.getFinishedSpans()) printSpan(span);
+    for (const line of logLines) process.stdout.write(`LOG ${line}\n`);
     process.stdout.write(`PROBE ${JSON.stringify({ status: res.status, errors: res.body.errors ?? null, data: res.body.data, requestId, apiKey })}\n`);
   } finally {
     await stack.stop();
