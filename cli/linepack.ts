@@ -5,9 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
+import { parseArgs, parseEnv } from 'node:util';
 import { ConfigError } from '@linepack/lib/config';
-import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { generateInternalKeyPair, internalKeyId, InternalKeySet } from '@linepack/lib/identity';
 import { createLogger } from '@linepack/lib/logger';
 import { createRedisClient, redisReady, redisTargetFromEnv, type RedisTarget } from '@linepack/lib/redis';
 import { RevocationPublisher } from '@linepack/lib/revocations';
@@ -35,8 +35,9 @@ const usage = `usage: linepack <command> [options]
   keys list      --tenant ID [--json]
   keys revoke    --tenant ID --id KEY_ID [--json]
   keys rotate-signing [--json]
-                 a new token signing key signs from now on (every auth replica within 30 s); the previous one
-                 stays trusted until the tokens it signed expire. Needs JWT_SIGNING_KEY (or the state dir's key)
+                 a new token signing key, published in the JWKS now and signing about a minute later (once every
+                 auth replica publishes it); the previous one signs until then and stays trusted until the tokens it
+                 signed expire. Needs JWT_SIGNING_KEY (or the state dir's key)
   users create   --tenant ID --email EMAIL --role viewer|engineer|admin [--password-stdin] [--json]
                  the password is asked for (not echoed), or read from stdin with --password-stdin; never an argument
   users reset-password --tenant ID --email EMAIL [--json]
@@ -61,6 +62,11 @@ const usage = `usage: linepack <command> [options]
                  category, rule and due date. digs commands use LINEPACK_API_KEY (analytics:read, measurements:read,
                  assets:read)
   service-keys   print fresh service keys as env lines (identity-token key pair, JWT signing key) for docker compose
+  service-keys rotate [--env-file FILE] [--json]
+                 a new identity-token key pair and the three steps of its rotation without downtime, as env lines:
+                 subgraphs trust old + new, gateways sign with new, subgraphs trust new only. The keys in use are read
+                 from FILE (as service-keys writes it) or the environment (INTERNAL_TOKEN_PUBLIC_KEY, and
+                 INTERNAL_TOKEN_PRIVATE_KEY when set, checked to match)
   <subgraph> rebuild (--tenant ID | --all-tenants) [--json]
                  drop a subgraph's event projections (analytics, compliance) and replay the domain event streams
 
@@ -71,6 +77,12 @@ Database: MONGODB_URI, else mongodbUri from $LINEPACK_STATE_DIR/dev.json (defaul
 written by npm start). Database names use LINEPACK_DB_PREFIX (default linepack).`;
 
 class UsageError extends Error {}
+
+/** The variables of an env file (dotenv syntax, as `service-keys` writes it), read by Node's own parser. */
+function envFile(file: string): Record<string, string> {
+  if (!existsSync(file)) throw new UsageError(`no such env file: ${file}`);
+  return parseEnv(readFileSync(file, 'utf8')) as Record<string, string>;
+}
 
 /** The gateway of the running development system (dev.json), else the default port. */
 function devGatewayUrl(): string {
@@ -312,7 +324,7 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const { values } = parseArgs({
-    args: argv.slice(group === 'service-keys' ? 1 : 2),
+    args: argv.slice(group === 'service-keys' && action !== 'rotate' ? 1 : 2),
     options: {
       name: { type: 'string' },
       tier: { type: 'string' },
@@ -343,6 +355,7 @@ async function run(argv: string[]): Promise<void> {
       'include-repaired': { type: 'boolean', default: false },
       csv: { type: 'boolean', default: false },
       'page-size': { type: 'string' },
+      'env-file': { type: 'string' },
     },
     allowPositionals: group === 'ili' || group === 'digs',
   });
@@ -424,10 +437,12 @@ async function run(argv: string[]): Promise<void> {
       if (!rootPem) throw new UsageError("no signing key: set JWT_SIGNING_KEY (the auth service's), or run against a state dir with jwt-signing-key.pem");
       const client = await connectMongo(mongoUri(), { serverSelectionTimeoutMS: 5_000 });
       try {
-        const kid = await SigningKeyRing.rotate(client.db(databaseName(dbPrefix(), 'auth')), rootPem);
+        const rotated = await SigningKeyRing.rotate(client.db(databaseName(dbPrefix(), 'auth')), rootPem);
         print(
-          { kid },
-          kid ? `signing key ${kid} signs from now on (auth replicas pick it up within 30 s)` : 'another rotation happened at the same moment; nothing to do',
+          rotated ? { kid: rotated.kid, signsFrom: rotated.signsFrom.toISOString() } : { kid: null },
+          rotated
+            ? `signing key ${rotated.kid} is published now (every auth replica within 30 s) and signs from ${rotated.signsFrom.toISOString()}, once every gateway can find it`
+            : 'another rotation happened at the same moment; nothing to do',
         );
       } finally {
         await client.close();
@@ -547,6 +562,61 @@ async function run(argv: string[]): Promise<void> {
       const row: DigRow = { measurement: rest, assessment };
       if (values.csv) process.stdout.write(digCsvHeader() + digCsvRow(row));
       else print(measurement, digSheetText(row));
+      return;
+    }
+    case 'service-keys rotate': {
+      // The keys in use: an env file as `service-keys` writes it, or this process's environment.
+      const current = values['env-file'] ? envFile(values['env-file']) : process.env;
+      const publicKeys = current['INTERNAL_TOKEN_PUBLIC_KEY'];
+      if (!publicKeys) throw new UsageError('service-keys rotate needs the current INTERNAL_TOKEN_PUBLIC_KEY: --env-file FILE, or in the environment');
+      let trusted: InternalKeySet;
+      try {
+        trusted = new InternalKeySet(publicKeys);
+      } catch (err) {
+        throw new UsageError(`INTERNAL_TOKEN_PUBLIC_KEY ${(err as Error).message}`);
+      }
+      if (trusted.kids.length > 1) {
+        throw new UsageError(
+          `INTERNAL_TOKEN_PUBLIC_KEY holds ${trusted.kids.length} keys: a rotation is under way; finish it (step 3: the subgraphs keep only the key the gateways sign with) first`,
+        );
+      }
+      const privateKey = current['INTERNAL_TOKEN_PRIVATE_KEY'];
+      if (privateKey && !trusted.kids.includes(internalKeyId(privateKey.replace(/\\n/g, '\n')))) {
+        throw new UsageError('INTERNAL_TOKEN_PRIVATE_KEY is not the key INTERNAL_TOKEN_PUBLIC_KEY trusts: these are not the keys in use');
+      }
+      const next = generateInternalKeyPair();
+      const oldPublic = publicKeys.replace(/\\n/g, '\n').trim();
+      const steps = [
+        {
+          step: 1,
+          roll: 'subgraphs',
+          what: 'every subgraph trusts the old and the new key',
+          env: { INTERNAL_TOKEN_PUBLIC_KEY: `${oldPublic}\n${next.publicKeyPem.trim()}` },
+        },
+        {
+          step: 2,
+          roll: 'gateway',
+          what: "once every subgraph runs step 1 (every gateway's /readyz stays 200), the gateways sign with the new key",
+          env: { INTERNAL_TOKEN_PRIVATE_KEY: next.privateKeyPem.trim() },
+        },
+        {
+          step: 3,
+          roll: 'subgraphs',
+          what: 'once no gateway signs with the old key (the gateway rollout is done), the subgraphs trust the new key only',
+          env: { INTERNAL_TOKEN_PUBLIC_KEY: next.publicKeyPem.trim() },
+        },
+      ];
+      const oneLine = (pem: string) => JSON.stringify(pem).slice(1, -1);
+      print(
+        { oldKid: trusted.kids[0], newKid: internalKeyId(next.privateKeyPem), steps },
+        [
+          `# Rotating the internal identity key (README, Rotating keys): kid ${trusted.kids[0]} → ${internalKeyId(next.privateKeyPem)}.`,
+          ...steps.flatMap(({ step, roll, what, env }) => [
+            `# Step ${step} — ${what}; roll the ${roll}:`,
+            ...Object.entries(env).map(([name, value]) => `${name}="${oneLine(value)}"`),
+          ]),
+        ].join('\n'),
+      );
       return;
     }
     case 'service-keys': {
