@@ -7,6 +7,7 @@
  * refuse what is broken.
  * The first run builds helm with Go and installs kubernetes-validate from PyPI (a couple of minutes when cold).
  */
+import { DEFAULT_SHUTDOWN_DRAIN_SECONDS } from '@linepack/lib/config';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,8 +102,8 @@ it('deploys the gateway and every subgraph of the registry, each on its registry
       capabilities: { drop: ['ALL'] },
     });
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
-    // Services answer requests in flight for 10 s after SIGTERM, which comes after the preStop pause.
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(10 + (container.lifecycle?.preStop?.sleep?.seconds ?? 0));
+    // After the preStop pause, SIGTERM: services drain (SHUTDOWN_DRAIN_SECONDS, 5 by default), then answer requests in flight for 10 s.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(DEFAULT_SHUTDOWN_DRAIN_SECONDS + 10 + (container.lifecycle?.preStop?.sleep?.seconds ?? 0));
     expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
     expect(deployment.spec.template.metadata.annotations).toMatchObject({
       'prometheus.io/scrape': 'true',
@@ -541,7 +542,7 @@ describe('rotation and shutdown', () => {
     for (const [name, template] of [...podTemplates(rendered.default), ...podTemplates(rendered.full)]) {
       const container = template.spec.containers[0];
       expect([name, container.lifecycle]).toEqual([name, { preStop: { sleep: { seconds: 5 } } }]);
-      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 10);
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + DEFAULT_SHUTDOWN_DRAIN_SECONDS + 10);
     }
   });
 });
