@@ -84,12 +84,20 @@ const databaseUnavailableErrors = new Set(['MongoServerSelectionError', 'MongoNe
  */
 const databaseUnavailableLabels = ['ResetPool', 'RetryableWriteError'];
 
+/**
+ * A socket error the driver passes on as it is (a write to a connection the server has just closed rejects with
+ * Node's own EPIPE error, which a bulk write then wraps, copying its code): the network, not a bug — when a driver
+ * error carries it, so that no other service's socket error is called a database's.
+ */
+const networkErrorCodes = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
 /** Whether an error (or one it wraps) says the database cannot be reached: an outage, not a bug. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = (e as { originalError?: unknown }).originalError ?? e.cause) {
     if (databaseUnavailableErrors.has(e.name)) return true;
     const labels = (e as { errorLabels?: unknown }).errorLabels;
     if (Array.isArray(labels) && labels.some((label) => databaseUnavailableLabels.includes(label as string))) return true;
+    if (e.name.startsWith('Mongo') && networkErrorCodes.has(String((e as { code?: unknown }).code))) return true;
   }
   return false;
 }
