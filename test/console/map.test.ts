@@ -3,12 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { crc32, deflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { defaultConsoleDir, gatewayConfigFromEnv } from '@linepack/gateway/config';
-import { productionWindows } from '@linepack/gateway/rate-limit';
 import { startGateway, type RunningGateway } from '@linepack/gateway/server';
 import { ConfigError } from '@linepack/lib/config';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
-import { supergraphPath } from '@linepack/schema/subgraphs';
-import { allReadWriteScopes, graphql, startTestStack, type TestStack } from '../support/stack';
+import { allReadWriteScopes, gatewayConfigFor, graphql, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
 import { checkLayout, DESKTOP, expectNoAxeViolations, horizontalOverflow, inBrowser, launchBrowser, PHONE, shot, until, visible } from './support/browser';
 import { requireBuiltConsole, seedTenant, signIn, visibleText, type SeededTenant } from './support/console';
@@ -347,24 +345,16 @@ describe('with CONSOLE_MAP_TILE_URL', () => {
     // A second gateway in front of the same services, configured with tiles, as an operator's deployment would be.
     let gateway: RunningGateway | null = null;
     try {
-      gateway = await startGateway({
-        port: 0,
-        host: '127.0.0.1',
-        authUrl: stack.authUrl,
-        internalTokenPrivateKey: stack.internalKeys.privateKeyPem,
-        supergraphPath,
-        credentialCacheTtlSeconds: 0,
-        redisUrl: undefined,
-        rateLimitWindows: productionWindows,
-        trustProxy: false,
-        logLevel: 'silent',
-        requestTimeoutMs: 30_000,
-        maxAccessTokenAgeSeconds: 3_600,
-        subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, s.url])),
-        corsOrigins: [],
-        consoleDir: defaultConsoleDir,
-        consoleMapTiles: { url: `${tileOrigin}/tiles/{z}/{x}/{y}.png`, attribution: 'Tiles <b>© Test Co</b>' },
-      });
+      gateway = await startGateway(
+        gatewayConfigFor(
+          {
+            authUrl: stack.authUrl,
+            subgraphUrls: Object.fromEntries(Object.entries(stack.subgraphs).map(([name, s]) => [name, s.url])),
+            internalTokenPrivateKey: stack.internalKeys.privateKeyPem,
+          },
+          { consoleDir: defaultConsoleDir, consoleMapTiles: { url: `${tileOrigin}/tiles/{z}/{x}/{y}.png`, attribution: 'Tiles <b>© Test Co</b>' } },
+        ),
+      );
       const origin = gateway.origin;
       const page = await fetch(`${origin}/map`, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);

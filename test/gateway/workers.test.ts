@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { exited } from '@linepack/lib/infra/child-process';
@@ -19,6 +19,7 @@ import { tierLimits } from '@linepack/gateway/rate-limit';
 import { metricValue, startTestStack, type TestStack } from '../support/stack';
 import { eventually, waitFor } from '../support/wait';
 import { holdingProxy } from '../support/holding-proxy';
+import { processesWithMarker, processState, running } from '../support/linepack-process';
 
 jest.setTimeout(180_000);
 
@@ -61,37 +62,6 @@ async function startGatewayCluster(stack: TestStack, env: Record<string, string>
   primary.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   primary.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   return { primary, port, metricsPort, marker, output: () => output };
-}
-
-/** The process's state letter (R, S, Z…) from /proc/<pid>/stat, or null when it is gone. */
-function processState(pid: number): { state: string; parent: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
-    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: state!, parent: Number(parent) };
-  } catch {
-    return null;
-  }
-}
-
-const running = (pid: number) => {
-  const state = processState(pid)?.state;
-  return state !== undefined && state !== 'Z' && state !== 'X';
-};
-
-/** Running processes whose environment carries `marker` (this test's gateway: its primary and its workers). */
-function processesWithMarker(marker: string): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`LINEPACK_TEST_MARKER=${marker}`) && running(pid);
-      } catch {
-        return false; // gone meanwhile, or not ours to read
-      }
-    });
 }
 
 const commandLine = (pid: number) => {

@@ -18,6 +18,7 @@ import { generateInternalKeyPair, INTERNAL_IDENTITY_HEADER, mintInternalToken, t
 import { freePort } from '@linepack/lib/infra/free-port';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { holdingProxy } from '../support/holding-proxy';
+import { processesWithMarker } from '../support/linepack-process';
 import { RawConnection, type RawResponse } from '../support/raw-http';
 import { allReadWriteScopes, startTestStack, type TestStack } from '../support/stack';
 import { canConnect, waitFor } from '../support/wait';
@@ -58,24 +59,6 @@ function startProcess(entry: string, port: number, env: Record<string, string>):
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   return { child, port, marker, output: () => output, exited };
-}
-
-/** Pids of running processes started with this marker in their environment (a gateway's primary and workers). */
-function processesWith(marker: string): number[] {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const state = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const running = !/^[ZX]/.test(state.slice(state.lastIndexOf(')') + 2));
-        return running && readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`LINEPACK_TEST_MARKER=${marker}`);
-      } catch {
-        return false;
-      }
-    });
 }
 
 /** Every line a service printed is one JSON object with a string level (lib/logger.ts). */
@@ -130,7 +113,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const service of started) {
     if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
-    for (const pid of processesWith(service.marker)) process.kill(pid, 'SIGKILL');
+    for (const pid of processesWithMarker(service.marker)) process.kill(pid, 'SIGKILL');
   }
   held?.release();
   await held?.close();
@@ -188,7 +171,7 @@ async function drainGatewayUnderLoad(gateway: ServiceProcess): Promise<void> {
   for (const connection of [writing, reading]) expect(await connection.ended).toEqual({ how: 'closed' });
 
   expect(await gateway.exited).toEqual({ code: 0, signal: null });
-  expect(processesWith(gateway.marker)).toEqual([]);
+  expect(processesWithMarker(gateway.marker)).toEqual([]);
   expectJsonLines(gateway.output());
   expect(gateway.output()).toContain('"msg":"draining: /readyz answers 503, requests are still served until the drain period ends"');
 }
@@ -214,7 +197,7 @@ it('the gateway with GATEWAY_WORKERS=2 drains the same way, every worker, and no
   const gateway = startProcess('gateway/src/main.ts', await freePort(), { ...gatewayEnv(), GATEWAY_WORKERS: '2' });
   started.push(gateway);
   await untilReady(gateway, 'gateway workers serving');
-  expect(processesWith(gateway.marker).length).toBeGreaterThanOrEqual(3);
+  expect(processesWithMarker(gateway.marker).length).toBeGreaterThanOrEqual(3);
   await drainGatewayUnderLoad(gateway);
 });
 
@@ -275,7 +258,7 @@ it('a subgraph process drains on SIGTERM: requests waiting for their database ar
     expect([readBack.status, json(readBack).data]).toEqual([200, { assets: { totalCount: expect.any(Number) } }]);
     for (const connection of [writing, reading]) expect(await connection.ended).toEqual({ how: 'closed' });
     expect(await subgraph.exited).toEqual({ code: 0, signal: null });
-    expect(processesWith(subgraph.marker)).toEqual([]);
+    expect(processesWithMarker(subgraph.marker)).toEqual([]);
     expectJsonLines(subgraph.output());
   } finally {
     mongo.release();

@@ -87,3 +87,34 @@ export function runProcess(command: readonly string[], options: { env?: NodeJS.P
 export function runEntry(file: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ProcessRun> {
   return runProcess([process.execPath, '--import', 'tsx', path.join(repoRoot, file), ...args], { env });
 }
+
+/** The process's state letter (R, S, Z…) from /proc/<pid>/stat, or null when it is gone. */
+export function processState(pid: number): { state: string; parent: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: state!, parent: Number(parent) };
+  } catch {
+    return null;
+  }
+}
+
+export const running = (pid: number) => {
+  const state = processState(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
+};
+
+/** Running processes whose environment carries LINEPACK_TEST_MARKER=`marker` (a test's service: e.g. a gateway's primary and workers). */
+export function processesWithMarker(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`LINEPACK_TEST_MARKER=${marker}`) && running(pid);
+      } catch {
+        return false; // gone meanwhile, or not ours to read
+      }
+    });
+}
