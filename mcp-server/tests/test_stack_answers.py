@@ -125,7 +125,7 @@ async def test_field_selection_and_compact_views(stack: Stack, big_segment):
         text = await refused(client, "list_assets", {"fields": ["name", "maop"]})
         assert "'maop'" in text and "maopKpa" in text
         some, _ = await answer(client, "list_anomaly_assessments", {"asset_id": seg["id"], "first": 50,
-                                                                    "response_category": "MONITORED",
+                                                                    "response_category": "OTHER",
                                                                     "fields": ["erf", "safePressureKpa"]})
         assert all(set(i) <= {"measurementId", "erf", "safePressureKpa"} for i in some["items"])
         item = next(i for i in some["items"] if "erf" in i and "safePressureKpa" in i)

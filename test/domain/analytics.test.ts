@@ -76,7 +76,7 @@ it('answers IMMEDIATE within seconds of recording an 85 % anomaly, and the risk 
   const asset = res.body.data!['asset'];
   expect(asset.anomalyAssessments.edges[0].node).toEqual({
     responseCategory: 'IMMEDIATE',
-    ruleRef: '§192.933(d)(1)(i)',
+    ruleRef: '§192.933(d)(1)(iii)',
     repairDueAt: '2026-03-02T00:00:00.000Z',
     measurement: { id: measurementId, depthPctWt: 85 },
   });
@@ -151,7 +151,7 @@ it('categorises a dent recorded through the gateway by §195.452(h)(4) and score
   expect(res.body.data!['asset'].risk.drivers[0]).toBe('1 SIXTY_DAY anomaly, a dent: likelihood 4');
 });
 
-it('a dent with metal loss on the top of a gas HCA segment is immediate under §192.933(d)(1)(v)', async () => {
+it('a dent with metal loss on the top of a gas HCA segment is immediate under §192.933(d)(1)(ii)', async () => {
   const segment = await createAsset(stack.gatewayUrl, apiKey, {
     type: 'SEGMENT',
     name: 'Line 12 · MP 1–2',
@@ -171,7 +171,7 @@ it('a dent with metal loss on the top of a gas HCA segment is immediate under §
     (r) => r.body.data?.['asset']?.anomalyAssessments.totalCount === 1 && r.body.data['asset'].risk != null,
     15_000,
   );
-  expect(res.body.data!['asset'].anomalyAssessments.edges[0].node).toMatchObject({ responseCategory: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(v)' });
+  expect(res.body.data!['asset'].anomalyAssessments.edges[0].node).toMatchObject({ responseCategory: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(ii)' });
   expect(res.body.data!['asset'].risk.likelihood).toBe(5);
 });
 

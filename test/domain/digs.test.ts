@@ -107,15 +107,15 @@ describe('the dig list', () => {
     const north = await pipeline(apiKey, 'North line');
     const south = await pipeline(apiKey, 'South line');
     const hca = await segment(apiKey, 'North · MP 0–2 (HCA, class 3)', north.id, { classLocation: 3, inHca: true });
-    const rural = await segment(apiKey, 'South · MP 4–9 (class 1)', south.id, { classLocation: 1, inHca: false });
+    const rural = await segment(apiKey, 'South · MP 4–9 (class 2)', south.id, { classLocation: 2, inHca: false });
     const ids = await anomalies(call, [
       // 85 % (95 % with the tool's 10 %) is deeper than 80 % of wall: IMMEDIATE, due on discovery.
       { key: 'n-worst', assetId: hca.id, depthPctWt: 85, lengthMm: 60 },
-      // Failure-pressure ratio 1.28 ≤ 1.67 in a class 3 HCA: ONE_YEAR.
+      // Failure-pressure ratio 1.28 < 1.50 in a class 3 HCA: ONE_YEAR under §192.933(d)(2)(iv).
       { key: 'n-year', assetId: hca.id, depthPctWt: 40, lengthMm: 300 },
-      // Ratio 1.86: MONITORED, no due date, not on the dig list by default.
+      // Ratio 1.86: no §192.933(d) condition, the operator's B31.8S schedule under (c) — OTHER, no due date, not on the dig list by default.
       { key: 'n-monitored', assetId: hca.id, depthPctWt: 20, lengthMm: 50 },
-      // Outside an HCA, ratio 1.13 ≤ 1.39 in class 1: TWO_YEAR under §192.714(d)(2).
+      // Outside an HCA, ratio 1.13 < 1.39 in class 2: TWO_YEAR under §192.714(d)(2)(iv).
       { key: 's-two-year', assetId: rural.id, depthPctWt: 50, lengthMm: 300 },
       // Ratio 0.96 ≤ 1.1: IMMEDIATE, discovered earlier than the northern one.
       { key: 's-immediate', assetId: rural.id, depthPctWt: 60, lengthMm: 300, observedAt: '2026-01-15T00:00:00Z' },
@@ -142,7 +142,7 @@ describe('the dig list', () => {
     expect(await digIds(call, { inHca: false, pipelineId: north.id })).toEqual([]);
     expect(await digIds(call, { responseCategories: ['IMMEDIATE'] })).toEqual([ids['s-immediate'], ids['n-worst']]);
     expect(await digIds(call, { dueBefore: '2027-01-01T00:00:00Z' })).toEqual([ids['s-immediate'], ids['n-worst']]);
-    expect(await digIds(call, { responseCategories: ['MONITORED'] })).toEqual([ids['n-monitored']]);
+    expect(await digIds(call, { responseCategories: ['OTHER'] })).toEqual([ids['n-monitored']]);
 
     const first = await call(DIG_LIST, { first: 3 });
     expect(first.body.data!['digList'].pageInfo.hasNextPage).toBe(true);
@@ -162,9 +162,9 @@ describe('field results', () => {
       { key: 'e-called-deep', assetId: seg.id, depthPctWt: 75, lengthMm: 60 },
       { key: 'e-called-shallow', assetId: seg.id, depthPctWt: 20, lengthMm: 50 },
     ]);
-    // The tool's 75 % plus its 10 % tolerance is 85 %, deeper than 80 % of wall: IMMEDIATE under §192.933(d)(1)(i).
+    // The tool's 75 % plus its 10 % tolerance is 85 %, deeper than 80 % of wall: IMMEDIATE under §192.933(d)(1)(iii).
     expect(await assessmentOf(call, ids['e-called-deep']!)).toMatchObject({ responseCategory: 'IMMEDIATE', depthSource: 'TOOL', depthWithTolerancePctWt: 85 });
-    expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'MONITORED' });
+    expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'OTHER' });
 
     const RECORD = `mutation($i: FieldResultInput!) { recordFieldResult(input: $i) { id measuredDepthPctWt recordedBy assessment { responseCategory depthSource } } }`;
     const shallower = await call(RECORD, {
@@ -181,10 +181,11 @@ describe('field results', () => {
     const recorded = shallower.body.data!['recordFieldResult'];
     expect(recorded.recordedBy).toMatch(/^api_key:/);
     // The mutation's answer already holds the new assessment.
-    expect(recorded.assessment).toEqual({ responseCategory: 'MONITORED', depthSource: 'FIELD' });
+    // Measured 50 %: ratio 1.74, not under class 3's 1.50 — off the dig list (OTHER, the operator's schedule).
+    expect(recorded.assessment).toEqual({ responseCategory: 'OTHER', depthSource: 'FIELD' });
     const measured = await assessmentOf(call, ids['e-called-deep']!);
     expect(measured).toMatchObject({
-      responseCategory: 'MONITORED',
+      responseCategory: 'OTHER',
       depthSource: 'FIELD',
       depthPctWt: 50,
       depthWithTolerancePctWt: 50,
@@ -219,7 +220,7 @@ describe('field results', () => {
     expect(deeper.body.data!['recordFieldResult'].measuredDepthPctWt).toBeCloseTo(89.4737, 3);
     expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({
       responseCategory: 'IMMEDIATE',
-      ruleRef: '§192.933(d)(1)(i)',
+      ruleRef: '§192.933(d)(1)(iii)',
       depthSource: 'FIELD',
       repairDueAt: '2026-03-02T00:00:00.000Z',
     });
@@ -236,7 +237,7 @@ describe('field results', () => {
         measuredLengthMm: 50,
       },
     });
-    expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'MONITORED', fieldResult: { measuredDepthPctWt: 20 } });
+    expect(await assessmentOf(call, ids['e-called-shallow']!)).toMatchObject({ responseCategory: 'OTHER', fieldResult: { measuredDepthPctWt: 20 } });
   });
 });
 
@@ -364,7 +365,7 @@ describe('repairs and pressure reductions', () => {
     const other = await segment(apiKey, 'West · MP 4–8 (HCA, class 3)', line.id, { classLocation: 3, inHca: true });
     ids = await anomalies(call, [
       { key: 'w-worst', assetId: seg.id, depthPctWt: 85, lengthMm: 60 },
-      // Discovered by an earlier run; ratio 1.86, remaining life 15.8 years: MONITORED.
+      // Discovered by an earlier run; ratio 1.86, remaining life 15.8 years: class 1, the operator's schedule (OTHER).
       { key: 'w-shallow', assetId: seg.id, depthPctWt: 20, lengthMm: 50, observedAt: '2025-01-05T00:00:00Z' },
       { key: 'w-elsewhere', assetId: other.id, depthPctWt: 40, lengthMm: 300 },
     ]);
@@ -373,14 +374,15 @@ describe('repairs and pressure reductions', () => {
   const REDUCE = `mutation($i: PressureReductionInput!) { recordPressureReduction(input: $i) { id reducedPressureKpa inForce inForceDays liftedAt measurements { id } } }`;
 
   it('keeps an immediate anomaly under a pressure reduction on the dig list, showing the reduction', async () => {
-    // §192.933(a)(1)(i), current text (eCFR as reproduced by law.cornell.edu/cfr/text/49/192.933, amended by
-    // 87 FR 52224, Aug. 24, 2022): "If an operator is unable to respond within the time limits for certain conditions
-    // specified in this section, the operator must temporarily reduce the operating pressure of the pipeline or take
-    // other action that ensures the safety of the covered segment. An operator must reduce the operating pressure to one
-    // of the following: (A) A level not exceeding 80 percent of the operating pressure at the time the condition was
-    // discovered; (B) A level not exceeding the predicted failure pressure times the design factor for the class location
-    // in which the affected pipeline is located; or (C) A level not exceeding the predicted failure pressure divided by
-    // 1.1." Temporary: the condition stays due and listed. 5,520 kPa is (A): 80 % of 6,900 kPa.
+    // §192.933(a)(1)(i), current text (eCFR, https://www.ecfr.gov/current/title-49/section-192.933, read from the eCFR's
+    // export at github.com/MichalOpoka/ecfr, commit 7483bd4766f0f243d2280756a25dc1c6c2ef402c, as amended through 89 FR
+    // 33281, Apr. 29, 2024): "If an operator is unable to respond within the time limits for certain conditions specified
+    // in this section, the operator must temporarily reduce the operating pressure of the pipeline or take other action
+    // that ensures the safety of the covered segment. An operator must reduce the operating pressure to one of the
+    // following: (A) A level not exceeding 80 percent of the operating pressure at the time the condition was
+    // discovered; (B) A level not exceeding the predicted failure pressure times the design factor for the class
+    // location in which the affected pipeline is located; or (C) A level not exceeding the predicted failure pressure
+    // divided by 1.1." Temporary: the condition stays due and listed. 5,520 kPa is (A): 80 % of 6,900 kPa.
     const res = await call(REDUCE, {
       i: {
         idempotencyKey: 'pr-1',
@@ -424,11 +426,12 @@ describe('repairs and pressure reductions', () => {
   });
 
   it('counts how long a lifted reduction was in force (§192.933(a)(2) asks for a justification past 365 days)', async () => {
-    // §192.933(a) before the 2022 amendment, as PHMSA published the rule language (primis.phmsa.dot.gov/gasimp, Rule
-    // Section §192.933(a)): "A reduction in operating pressure cannot exceed 365 days without an operator providing a
-    // technical justification that the continued pressure restriction will not jeopardize the integrity of the
-    // pipeline." The 2022 text keeps the 365 days as (a)(2) "Long-term pressure reduction", with notice to PHMSA under
-    // §192.18 (its exact wording was not reachable here to quote).
+    // §192.933(a)(2), current text (same source): "Long-term pressure reduction. When a pressure reduction exceeds 365
+    // days, an operator must notify PHMSA under § 192.18 and explain the reasons for the remediation delay. This notice
+    // must include a technical justification that the continued pressure reduction will not jeopardize the integrity of
+    // the pipeline." §195.452(h)(1)(ii) (eCFR, commit e43581862920bce09ed9a142e2cccb9ded381e55): "When a pressure
+    // reduction exceeds 365 days, the operator must notify PHMSA in accordance with paragraph (m) of this section and
+    // explain the reasons for the delay."
     const long = await call(REDUCE, {
       i: {
         idempotencyKey: 'pr-old',

@@ -314,14 +314,16 @@ test("the unity plot is the matched pairs with both depths, and each point is it
 });
 
 /**
- * 49 CFR 192.933(b): "Discovery of condition. Discovery of a condition occurs when an operator has adequate
- * information about a condition to determine that the condition presents a potential threat to the integrity of the
- * pipeline. ... An operator must promptly, but no later than 180 days after conducting an integrity assessment, obtain
- * sufficient information about a condition to make that determination, unless the operator demonstrates that 180 days
- * is impracticable." §192.933(d)(1): "(1) Immediate repair conditions. An operator's evaluation and remediation
- * schedule must provide for immediate repair conditions." §192.933(d)(2): "One-year conditions. Except for conditions
- * listed in paragraphs (d)(1) and (d)(3) of this section, an operator must remediate any of the following within one
- * year of discovery of the condition".
+ * 49 CFR 192.933(b), current text (https://www.ecfr.gov/current/title-49/section-192.933; read from the eCFR's export,
+ * github.com/MichalOpoka/ecfr at commit 7483bd4766f0f243d2280756a25dc1c6c2ef402c): "Discovery of condition. Discovery of
+ * a condition occurs when an operator has adequate information about a condition to determine that the condition
+ * presents a potential threat to the integrity of the pipeline. … An operator must promptly, but no later than 180 days
+ * after conducting an integrity assessment, obtain sufficient information about a condition to make that determination,
+ * unless the operator demonstrates that the 180-day period is impracticable." §192.933(d)(1): "Immediate repair
+ * conditions. An operator's evaluation and remediation schedule must follow ASME/ANSI B31.8S-2004, section 7
+ * (incorporated by reference, see § 192.7) in providing for immediate repair conditions." §192.933(d)(2): "One-year
+ * conditions. Except for conditions listed in paragraphs (d)(1) and (3) of this section, an operator must remediate any
+ * of the following within 1 year of discovery of the condition".
  */
 test("§192.933(b): the run's discovery date is the assessments' discoveredAt, and repair due dates count from it", async () => {
   const ofB = (await assessments()).filter((a) => a.measurement.runId === runBId && a.responseCategory != null);

@@ -88,7 +88,7 @@ it('answers IMMEDIATE for metal loss deeper than 80 % of wall on a gas segment i
     depthWithTolerancePctWt: 92,
     failurePressureKpa: null,
     responseCategory: 'IMMEDIATE',
-    ruleRef: '§192.933(d)(1)(i)',
+    ruleRef: '§192.933(d)(1)(iii)',
     repairDueAt: '2026-03-02T00:00:00.000Z',
     remainingLifeYears: 0,
   });
@@ -107,12 +107,14 @@ it('assesses a shallow feature with tolerance, grows it from the matching featur
   const result = await until(read, (a) => a.anomalyAssessments.totalCount === 2);
   const byId = Object.fromEntries(result.anomalyAssessments.edges.map((e: { node: { measurement: { id: string } } }) => [e.node.measurement.id, e.node]));
   // Matched across 0.4 m and 20° (clock wraps at 360°): 30 % of 7.9 mm = 2.37 mm in 1,826 days = 0.474 mm/year,
-  // above the 0.3 mm/year floor. At 50 % + 10 % tolerance the failure-pressure ratio is 1.65 > 1.39 (class 1): monitored.
+  // above the 0.3 mm/year floor. At 50 % + 10 % tolerance the failure-pressure ratio is 1.65; class 1 metal loss above
+  // 1.1 × MAOP follows the operator's B31.8S schedule (§192.714(d)(2)(iv) via (c)): OTHER, no due date.
   expect(byId[newer]).toMatchObject({
     growthBasis: 'MATCHED',
     matchedMeasurementId: older,
-    responseCategory: 'MONITORED',
-    ruleRef: '§192.714(d)(3)',
+    responseCategory: 'OTHER',
+    ruleRef: '§192.714(c)',
+    repairDueAt: null,
     depthWithTolerancePctWt: 60,
   });
   expect(byId[newer].growthRateMmPerYear).toBeCloseTo(2.37 / (1826 / 365.25), 6);
@@ -120,14 +122,15 @@ it('assesses a shallow feature with tolerance, grows it from the matching featur
   expect(byId[older]).toMatchObject({ growthBasis: 'FLOOR', matchedMeasurementId: null });
   expect(byId[newer].remainingLifeYears).toBeGreaterThan(0);
 
-  // MAOP raised so the same feature's failure-pressure ratio falls to ≤ 1.39 (class 1): TWO_YEAR outside an HCA.
+  // The segment reclassed to class 2 and its MAOP raised so the same feature's failure-pressure ratio falls to 1.3, below
+  // class 2's 1.39: TWO_YEAR outside an HCA (§192.714(d)(2)(iv)).
   const pf = byId[newer].failurePressureKpa as number;
-  await upsertAsset(seg, { ...gasSegment, classLocation: 1, maopKpa: Math.round(pf / 1.3) });
+  await upsertAsset(seg, { ...gasSegment, classLocation: 2, maopKpa: Math.round(pf / 1.3) });
   const raised = await until(read, (a) =>
     a.anomalyAssessments.edges.some((e: { node: { responseCategory: string } }) => e.node.responseCategory === 'TWO_YEAR'),
   );
   const two = raised.anomalyAssessments.edges.find((e: { node: { measurement: { id: string } } }) => e.node.measurement.id === newer).node;
-  expect(two).toMatchObject({ responseCategory: 'TWO_YEAR', ruleRef: '§192.714(d)(2)', repairDueAt: '2028-03-01T00:00:00.000Z' });
+  expect(two).toMatchObject({ responseCategory: 'TWO_YEAR', ruleRef: '§192.714(d)(2)(iv)', repairDueAt: '2028-03-01T00:00:00.000Z' });
 });
 
 it('says why an anomaly cannot be assessed', async () => {
@@ -148,7 +151,8 @@ it('says why an anomaly cannot be assessed', async () => {
     () => assessments(seg, { assessable: true }),
     (a) => a.anomalyAssessments.totalCount === 1,
   );
-  expect(categorised.anomalyAssessments.edges[0].node.responseCategory).toBe('MONITORED');
+  // A 1 % dent on the bottom meets no §192.714(d) condition: the operator's schedule under (c).
+  expect(categorised.anomalyAssessments.edges[0].node).toMatchObject({ responseCategory: 'OTHER', ruleRef: '§192.714(c)' });
 });
 
 it('lists the risk register highest score first, and a second tenant sees none of it', async () => {

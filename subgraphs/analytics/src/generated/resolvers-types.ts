@@ -141,7 +141,7 @@ export type AnomalyAssessment = {
   repairDueAt: Maybe<Scalars['DateTime']['output']>;
   /** The response category; null when not assessable. */
   responseCategory: Maybe<ResponseCategory>;
-  /** The rule that decided the category, e.g. §192.933(d)(1)(ii). */
+  /** The rule that decided the category, e.g. §192.933(d)(1)(i). */
   ruleRef: Maybe<Scalars['String']['output']>;
   /** The ILI run that reported the anomaly, when it came from a run. */
   runId: Maybe<Scalars['ID']['output']>;
@@ -823,13 +823,16 @@ export type RepairType =
  */
 export type ResponseCategory =
   /**
-   * Metal loss > 80 % of wall; gas: Pf ≤ 1.1 × MAOP, a dent between 8 and 4 o'clock with metal loss, cracking or a
-   * stress riser, a crack deeper than 50 % of wall; liquid: burst pressure below MOP, a dent on the top of the pipe
-   * with metal loss, cracking or a stress riser, or deeper than 6 % of the diameter. Repair on discovery (pressure
-   * reduced meanwhile).
+   * Metal loss > 80 % of wall; gas: Pf ≤ 1.1 × MAOP, metal loss on a longitudinal seam below 1.25 × MAOP, a dent
+   * between 8 and 4 o'clock with metal loss, cracking or a stress riser, a crack deeper than 50 % of wall; liquid: burst
+   * pressure below MOP, a dent on the top of the pipe with metal loss, cracking or a stress riser, or deeper than 6 % of
+   * the diameter. Repair on discovery (pressure reduced meanwhile).
    */
   | 'IMMEDIATE'
-  /** Gas (§192.933(d)(3), §192.714(d)(3)): any other metal loss or dent; monitored and re-evaluated at the next assessment. */
+  /**
+   * Gas (§192.933(d)(3), §192.714(d)(3)): a monitored condition. Each one presumes an engineering analysis (§192.712(c))
+   * or a fracture-mechanics failure pressure (§192.712(d)) that Linepack does not hold, so no assessment is given it.
+   */
   | 'MONITORED'
   /**
    * Liquid (§195.452(h)(4)(iii)): safe operating pressure below MOP; general corrosion, or metal loss at a pipeline
@@ -839,22 +842,24 @@ export type ResponseCategory =
    */
   | 'ONE_HUNDRED_EIGHTY_DAY'
   /**
-   * Gas in an HCA (§192.933(d)(2)): failure-pressure ratio ≤ 1.25 / 1.39 / 1.67 / 2.00 for class 1 / 2 / 3 / 4; a
-   * smooth dent between 8 and 4 o'clock deeper than 6 % of the diameter, a dent deeper than 2 % at a girth or seam
-   * weld, a dent between 4 and 8 o'clock with metal loss, cracking or a stress riser. Within one year of discovery.
+   * Gas in an HCA (§192.933(d)(2)): metal loss with Pf < 1.39 × MAOP (class 2) or < 1.50 × MAOP (class 3, 4); at a
+   * pipeline crossing, in widespread circumferential corrosion, at a girth weld or on a seam, Pf < 1.39 × MAOP (class 1)
+   * or < 1.50 × MAOP; a smooth dent between 8 and 4 o'clock deeper than 6 % of the diameter, a dent deeper than 2 % at a
+   * girth or seam weld, a dent between 4 and 8 o'clock with metal loss, cracking or a stress riser. Within one year of
+   * discovery.
    */
   | 'ONE_YEAR'
-  /** Liquid (§195.452(h)(4)(iv)): any other metal loss or dent; evaluated and scheduled by the operator. */
+  /**
+   * Any other metal loss or dent, scheduled by the operator: gas under §192.933(c) / §192.714(c) (ASME B31.8S section 7;
+   * class 1 metal loss above 1.1 × MAOP included), liquid under §195.452(h)(4)(iv). No due date.
+   */
   | 'OTHER'
   /**
    * Liquid (§195.452(h)(4)(ii)): a dent on the top of the pipe deeper than 3 % of the diameter (0.250 in below NPS 12),
    * or on the bottom with metal loss, cracking or a stress riser. Within 60 days of discovery.
    */
   | 'SIXTY_DAY'
-  /**
-   * Gas outside an HCA (§192.714(d)(2)): failure-pressure ratio ≤ 1.39 / 1.67 / 2.00 / 2.50 for class 1 / 2 / 3 / 4;
-   * the same dent conditions as ONE_YEAR. Within two years of discovery.
-   */
+  /** Gas outside an HCA (§192.714(d)(2)): the conditions of ONE_YEAR at the same ratios. Within two years of discovery. */
   | 'TWO_YEAR';
 
 /** A risk band on the 5 × 5 matrix. */

@@ -1,69 +1,38 @@
 /**
- * Response categories under the integrity-management repair criteria:
- *   gas in an HCA (covered segment) §192.933(d), gas outside an HCA §192.714(d) — both as revised by
- *   the 2022 gas transmission rule (Amdt. 192-132, 87 FR 52224, in force since May 24, 2023) — and
- *   liquid §195.452(h)(4).
- * Metal loss (responseCategory: Modified B31G informs it), dents (dentCategory: depth as % of the
- * diameter, clock position, metal loss / cracking / stress riser, weld interaction) and cracks
- * (crackCategory) are decided here. Every condition that depends on an engineering analysis the
- * operator may have made (the "unless an engineering analysis … demonstrates critical strain levels
- * are not exceeded" of the gas dent conditions) is taken as not made: Linepack holds no such analysis.
- * The category is decided on the depth with the ILI tool tolerance added and on the failure pressure
- * computed from that depth, so tool uncertainty never makes a feature look better than it may be.
+ * Response categories under the integrity-management repair criteria: gas in an HCA (covered segment) §192.933(d),
+ * gas outside an HCA §192.714(d) — both as the 2022 gas transmission rule (Amdt. 192-132, 87 FR 52224, in force
+ * May 24, 2023) and its later amendments wrote them — and liquid §195.452(h)(4). Each decision's reason quotes the
+ * paragraph it applied, in the eCFR's words (regulation-text.ts says where they were read).
+ * Metal loss (responseCategory: Modified B31G, or RSTRENG over a field profile, informs it), dents (dentCategory: depth
+ * as % of the diameter, clock position, metal loss / cracking / stress riser, weld interaction) and cracks
+ * (crackCategory) are decided here. Every condition that depends on an engineering analysis the operator may have made
+ * (the "unless … § 192.712(c) … critical strain levels are not exceeded" of the gas dent conditions) is taken as not
+ * made: Linepack holds no such analysis. The category is decided on the depth with the ILI tool tolerance added and on
+ * the failure pressure computed from that depth, so tool uncertainty never makes a feature look better than it may be.
  */
 import { addYearsUtc, addDaysUtc } from './dates';
 import { deeperThanB31GLimit } from './b31g';
+import { gasParagraphs, LIQUID_METAL_LOSS_PARAGRAPHS, type GasParagraphs } from './regulation-text';
 
 export type ResponseCategory = 'IMMEDIATE' | 'SIXTY_DAY' | 'ONE_YEAR' | 'TWO_YEAR' | 'ONE_HUNDRED_EIGHTY_DAY' | 'MONITORED' | 'OTHER';
 
-export interface CategoryCriterion {
-  category: ResponseCategory;
-  ruleRef: string;
-  criterion: string;
-}
-
-/** §192.933(d)(2)(iv): one-year metal-loss condition in an HCA when FPR ≤ these, by class location. */
-export const HCA_ONE_YEAR_FPR: Readonly<Record<1 | 2 | 3 | 4, number>> = { 1: 1.25, 2: 1.39, 3: 1.67, 4: 2.0 };
-/** §192.714(d)(2): two-year metal-loss condition outside an HCA when FPR ≤ these, by class location. */
-export const NON_HCA_TWO_YEAR_FPR: Readonly<Record<1 | 2 | 3 | 4, number>> = { 1: 1.39, 2: 1.67, 3: 2.0, 4: 2.5 };
-/** §192.933(d)(1)(ii) / §192.714(d)(1)(ii): immediate when the predicted failure pressure is ≤ 1.1 × MAOP. */
+/**
+ * Gas metal loss, §192.933(d)(2)(iv) (in an HCA, one-year) and §192.714(d)(2)(iv) (outside, two-year): scheduled when
+ * the predicted failure pressure is less than this × MAOP, by class location. Class 1 has no ratio: its metal loss
+ * above 1.1 × MAOP follows ASME B31.8S section 7, Figure 4, "in accordance with paragraph (c)".
+ */
+export const GAS_METAL_LOSS_SCHEDULED_FPR: Readonly<Record<1 | 2 | 3 | 4, number | null>> = { 1: null, 2: 1.39, 3: 1.5, 4: 1.5 };
+/**
+ * §192.933(d)(2)(v) / §192.714(d)(2)(v): metal loss at a pipeline crossing, in widespread circumferential corrosion or
+ * that could affect a girth weld (and (d)(2)(vi): metal loss on a longitudinal seam): less than 1.39 × MAOP in class 1
+ * "or where Class 2 locations contain Class 1 pipe that has been uprated", 1.50 × MAOP elsewhere. Linepack records no
+ * uprating, so class 2 takes 1.50 (the higher ratio catches more).
+ */
+export const GAS_LOCATED_METAL_LOSS_FPR: Readonly<Record<1 | 2 | 3 | 4, number>> = { 1: 1.39, 2: 1.5, 3: 1.5, 4: 1.5 };
+/** §192.933(d)(1)(i) / §192.714(d)(1)(i): immediate when the predicted failure pressure is ≤ 1.1 × MAOP. */
 export const GAS_IMMEDIATE_FPR = 1.1;
-
-/** The criteria as data, for the SDL descriptions and the README. */
-export const categoryCriteria: readonly CategoryCriterion[] = [
-  {
-    category: 'IMMEDIATE',
-    ruleRef: '§192.933(d)(1)(i) / §192.714(d)(1)(i) / §195.452(h)(4)(i)(A)',
-    criterion: 'metal loss deeper than 80 % of nominal wall, regardless of dimensions',
-  },
-  { category: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(ii) / §192.714(d)(1)(ii)', criterion: 'gas: predicted failure pressure ≤ 1.1 × MAOP at the anomaly' },
-  {
-    category: 'IMMEDIATE',
-    ruleRef: '§195.452(h)(4)(i)(B)',
-    criterion: 'liquid: predicted burst pressure below the established maximum operating pressure at the anomaly',
-  },
-  {
-    category: 'ONE_YEAR',
-    ruleRef: '§192.933(d)(2)',
-    criterion: 'gas in an HCA: failure pressure ratio ≤ 1.25 (class 1), 1.39 (class 2), 1.67 (class 3), 2.00 (class 4)',
-  },
-  {
-    category: 'TWO_YEAR',
-    ruleRef: '§192.714(d)(2)',
-    criterion: 'gas outside an HCA: failure pressure ratio ≤ 1.39 (class 1), 1.67 (class 2), 2.00 (class 3), 2.50 (class 4)',
-  },
-  {
-    category: 'ONE_HUNDRED_EIGHTY_DAY',
-    ruleRef: '§195.452(h)(4)(iii)',
-    criterion: 'liquid: the remaining strength gives a safe operating pressure below the established maximum operating pressure',
-  },
-  {
-    category: 'MONITORED',
-    ruleRef: '§192.933(d)(3) / §192.714(d)(3)',
-    criterion: 'gas: any other metal loss — recorded and re-evaluated at the next assessment',
-  },
-  { category: 'OTHER', ruleRef: '§195.452(h)(4)(iv)', criterion: 'liquid: any other metal loss — evaluated and scheduled by the operator' },
-];
+/** §192.933(d)(1)(iv) / §192.714(d)(1)(iv): metal loss on a susceptible longitudinal seam, immediate below 1.25 × MAOP. */
+export const GAS_SEAM_IMMEDIATE_FPR = 1.25;
 
 export interface CategoryInput {
   regulation: 'CFR_192' | 'CFR_195';
@@ -93,97 +62,134 @@ export interface CategoryDecision {
 
 const fmt = (n: number) => n.toFixed(2);
 
-/**
- * The paragraphs of §195.452(h)(4) (as in force: the 2002 repair criteria, Amdt. 195-74, 67 FR 1650) that decide a
- * liquid metal-loss category beyond the remaining-strength tests, quoted in each decision's reason.
- */
-export const LIQUID_METAL_LOSS_PARAGRAPHS = {
-  generalCorrosion: { ruleRef: '§195.452(h)(4)(iii)(E)', text: 'An area of general corrosion with a predicted metal loss greater than 50% of nominal wall.' },
-  locatedMetalLoss: {
-    ruleRef: '§195.452(h)(4)(iii)(F)',
-    text: 'Predicted metal loss greater than 50% of nominal wall that is located at a crossing of another pipeline, or is in an area with widespread circumferential corrosion, or is in an area that could affect a girth weld.',
-  },
-  seamCorrosion: { ruleRef: '§195.452(h)(4)(iii)(H)', text: 'Corrosion of or along a longitudinal seam weld.' },
-  gougeOrGroove: { ruleRef: '§195.452(h)(4)(iii)(I)', text: 'A gouge or groove greater than 12.5% of nominal wall.' },
-} as const;
-
 /** §195.452(h)(4)(iii)(E), (F): "greater than 50% of nominal wall". */
 export const LIQUID_HALF_WALL_PCT = 50;
 /** §195.452(h)(4)(iii)(I): "greater than 12.5% of nominal wall". */
 export const LIQUID_GOUGE_GROOVE_PCT = 12.5;
 
-function liquidLocatedMetalLoss(input: CategoryInput): string | null {
+/** Where metal loss lies that the located-metal-loss conditions name (crossing, circumferential corrosion, girth weld). */
+function locatedMetalLoss(input: CategoryInput): string | null {
   if (input.atPipelineCrossing) return 'at a crossing of another pipeline';
   if (input.metalLossKind === 'CIRCUMFERENTIAL_CORROSION') return 'in an area of widespread circumferential corrosion';
   if (input.interactsWithGirthWeld) return 'in an area that could affect a girth weld';
   return null;
 }
 
+const onSeam = (input: CategoryInput) => input.interactsWithSeamWeld === true && (input.featureType ?? 'METAL_LOSS') === 'METAL_LOSS';
+
 export function responseCategory(input: CategoryInput): CategoryDecision {
   const { regulation, depthPctWt, failurePressureKpa: pf, safePressureKpa, maopKpa: maop } = input;
   if (deeperThanB31GLimit(depthPctWt / 100)) {
+    const liquid = regulation === 'CFR_195';
+    const gas = gasParagraphs(input.inHca);
     return {
       category: 'IMMEDIATE',
-      ruleRef: regulation === 'CFR_195' ? '§195.452(h)(4)(i)(A)' : input.inHca ? '§192.933(d)(1)(i)' : '§192.714(d)(1)(i)',
-      reason: `metal loss ${depthPctWt.toFixed(1)} % of wall is deeper than 80 %: "Metal loss greater than 80% of nominal wall regardless of dimensions."`,
+      ruleRef: liquid ? LIQUID_METAL_LOSS_PARAGRAPHS.deep.ruleRef : `${gas.section}(d)(1)(iii)`,
+      reason: `metal loss ${depthPctWt.toFixed(1)} % of wall is deeper than 80 %: "${liquid ? LIQUID_METAL_LOSS_PARAGRAPHS.deep.text : gas.metalLossDeep}"`,
     };
   }
   if (pf == null || maop == null) throw new Error('a failure pressure and MAOP are required below 80 % depth');
-  const fpr = pf / maop;
-  if (regulation === 'CFR_195') {
-    if (pf < maop)
-      return {
-        category: 'IMMEDIATE',
-        ruleRef: '§195.452(h)(4)(i)(B)',
-        reason: `predicted burst pressure ${pf.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa`,
-      };
-    if (safePressureKpa != null && safePressureKpa < maop) {
-      return {
-        category: 'ONE_HUNDRED_EIGHTY_DAY',
-        ruleRef: '§195.452(h)(4)(iii)(D)',
-        reason: `safe operating pressure ${safePressureKpa.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa`,
-      };
-    }
-    const p = LIQUID_METAL_LOSS_PARAGRAPHS;
-    const deep = depthPctWt > LIQUID_HALF_WALL_PCT;
-    if (deep && input.metalLossKind === 'GENERAL_CORROSION')
-      return {
-        category: 'ONE_HUNDRED_EIGHTY_DAY',
-        ruleRef: p.generalCorrosion.ruleRef,
-        reason: `general corrosion ${depthPctWt.toFixed(1)} % of wall: "${p.generalCorrosion.text}"`,
-      };
-    const where = liquidLocatedMetalLoss(input);
-    if (deep && where)
-      return {
-        category: 'ONE_HUNDRED_EIGHTY_DAY',
-        ruleRef: p.locatedMetalLoss.ruleRef,
-        reason: `metal loss ${depthPctWt.toFixed(1)} % of wall ${where}: "${p.locatedMetalLoss.text}"`,
-      };
-    if (input.interactsWithSeamWeld && (input.featureType ?? 'METAL_LOSS') === 'METAL_LOSS')
-      return { category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: p.seamCorrosion.ruleRef, reason: `metal loss at a seam weld: "${p.seamCorrosion.text}"` };
-    if ((input.featureType === 'GOUGE' || input.metalLossKind === 'GROOVE') && depthPctWt > LIQUID_GOUGE_GROOVE_PCT)
-      return {
-        category: 'ONE_HUNDRED_EIGHTY_DAY',
-        ruleRef: p.gougeOrGroove.ruleRef,
-        reason: `${input.featureType === 'GOUGE' ? 'gouge' : 'groove'} ${depthPctWt.toFixed(1)} % of wall: "${p.gougeOrGroove.text}"`,
-      };
+  return regulation === 'CFR_195' ? liquidMetalLoss(input, pf, safePressureKpa, maop) : gasMetalLoss(input, pf / maop);
+}
+
+function liquidMetalLoss(input: CategoryInput, pf: number, safePressureKpa: number | null, maop: number): CategoryDecision {
+  const p = LIQUID_METAL_LOSS_PARAGRAPHS;
+  const { depthPctWt } = input;
+  if (pf < maop)
     return {
-      category: 'OTHER',
-      ruleRef: '§195.452(h)(4)(iv)',
-      reason: `safe operating pressure ${safePressureKpa?.toFixed(0)} kPa covers MOP ${maop.toFixed(0)} kPa and no 180-day condition applies`,
+      category: 'IMMEDIATE',
+      ruleRef: p.burstBelowMop.ruleRef,
+      reason: `predicted burst pressure ${pf.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa: "${p.burstBelowMop.text}"`,
     };
-  }
-  const immediateRef = input.inHca ? '§192.933(d)(1)(ii)' : '§192.714(d)(1)(ii)';
-  if (fpr <= GAS_IMMEDIATE_FPR) return { category: 'IMMEDIATE', ruleRef: immediateRef, reason: `failure pressure ratio ${fmt(fpr)} ≤ 1.1` };
+  if (safePressureKpa != null && safePressureKpa < maop)
+    return {
+      category: 'ONE_HUNDRED_EIGHTY_DAY',
+      ruleRef: p.safeBelowMop.ruleRef,
+      reason: `safe operating pressure ${safePressureKpa.toFixed(0)} kPa is below MOP ${maop.toFixed(0)} kPa: "${p.safeBelowMop.text}"`,
+    };
+  const deep = depthPctWt > LIQUID_HALF_WALL_PCT;
+  if (deep && input.metalLossKind === 'GENERAL_CORROSION')
+    return {
+      category: 'ONE_HUNDRED_EIGHTY_DAY',
+      ruleRef: p.generalCorrosion.ruleRef,
+      reason: `general corrosion ${depthPctWt.toFixed(1)} % of wall: "${p.generalCorrosion.text}"`,
+    };
+  const where = locatedMetalLoss(input);
+  if (deep && where)
+    return {
+      category: 'ONE_HUNDRED_EIGHTY_DAY',
+      ruleRef: p.locatedMetalLoss.ruleRef,
+      reason: `metal loss ${depthPctWt.toFixed(1)} % of wall ${where}: "${p.locatedMetalLoss.text}"`,
+    };
+  if (onSeam(input))
+    return { category: 'ONE_HUNDRED_EIGHTY_DAY', ruleRef: p.seamCorrosion.ruleRef, reason: `metal loss at a seam weld: "${p.seamCorrosion.text}"` };
+  if ((input.featureType === 'GOUGE' || input.metalLossKind === 'GROOVE') && depthPctWt > LIQUID_GOUGE_GROOVE_PCT)
+    return {
+      category: 'ONE_HUNDRED_EIGHTY_DAY',
+      ruleRef: p.gougeOrGroove.ruleRef,
+      reason: `${input.featureType === 'GOUGE' ? 'gouge' : 'groove'} ${depthPctWt.toFixed(1)} % of wall: "${p.gougeOrGroove.text}"`,
+    };
+  return {
+    category: 'OTHER',
+    ruleRef: p.other.ruleRef,
+    reason: `safe operating pressure ${safePressureKpa?.toFixed(0)} kPa covers MOP ${maop.toFixed(0)} kPa and no 180-day condition applies: "${p.other.text}"`,
+  };
+}
+
+/**
+ * Gas metal loss below 80 % of wall, most urgent first: (d)(1)(i) failure pressure ≤ 1.1 × MAOP; (d)(1)(iv) on a
+ * longitudinal seam below 1.25 × MAOP; then the second tier — (d)(2)(vi) on a seam, (d)(2)(v) at a crossing, in
+ * circumferential corrosion or at a girth weld (1.39 × MAOP in class 1, else 1.50), (d)(2)(iv) any metal loss below
+ * 1.39 × MAOP in class 2 or 1.50 × MAOP in class 3 and 4 — and otherwise the schedule of paragraph (c) (ASME B31.8S
+ * section 7), which Linepack does not compute: OTHER, no due date.
+ * The seam conditions are written in a §192.712(d) failure pressure (a fracture-mechanics model for seam and crack-like
+ * defects) on seams of the listed kinds; Linepack records no seam type and computes no such pressure, so it takes every
+ * seam as one of the listed kinds and screens with the Modified B31G (or RSTRENG) failure pressure, and says so. That is
+ * more urgent than ignoring the seam, and the operator's §192.712(d) analysis decides.
+ */
+function gasMetalLoss(input: CategoryInput, fpr: number): CategoryDecision {
+  const text = gasParagraphs(input.inHca);
   const cls = (input.classLocation ?? 4) as 1 | 2 | 3 | 4;
-  if (input.inHca) {
-    const limit = HCA_ONE_YEAR_FPR[cls];
-    if (fpr <= limit) return { category: 'ONE_YEAR', ruleRef: '§192.933(d)(2)', reason: `failure pressure ratio ${fmt(fpr)} ≤ ${fmt(limit)} (class ${cls})` };
-    return { category: 'MONITORED', ruleRef: '§192.933(d)(3)', reason: `failure pressure ratio ${fmt(fpr)} > ${fmt(limit)} (class ${cls})` };
-  }
-  const limit = NON_HCA_TWO_YEAR_FPR[cls];
-  if (fpr <= limit) return { category: 'TWO_YEAR', ruleRef: '§192.714(d)(2)', reason: `failure pressure ratio ${fmt(fpr)} ≤ ${fmt(limit)} (class ${cls})` };
-  return { category: 'MONITORED', ruleRef: '§192.714(d)(3)', reason: `failure pressure ratio ${fmt(fpr)} > ${fmt(limit)} (class ${cls})` };
+  const ratio = `failure pressure ratio ${fmt(fpr)}`;
+  const quote = (paragraph: string) => `"${paragraph}"`;
+  const seamScreen = '(screened with the Modified B31G / RSTRENG failure pressure: Linepack records no seam type and computes no § 192.712(d) pressure)';
+  if (fpr <= GAS_IMMEDIATE_FPR)
+    return { category: 'IMMEDIATE', ruleRef: `${text.section}(d)(1)(i)`, reason: `${ratio} ≤ 1.1: ${quote(text.metalLossFailurePressure)}` };
+  if (onSeam(input) && fpr < GAS_SEAM_IMMEDIATE_FPR)
+    return {
+      category: 'IMMEDIATE',
+      ruleRef: `${text.section}(d)(1)(iv)`,
+      reason: `metal loss on a longitudinal seam, ${ratio} < 1.25 ${seamScreen}: ${quote(text.seamMetalLossImmediate)}`,
+    };
+  const located = GAS_LOCATED_METAL_LOSS_FPR[cls];
+  if (onSeam(input) && fpr < located)
+    return {
+      category: text.secondTier,
+      ruleRef: `${text.section}(d)(2)(vi)`,
+      reason: `metal loss on a longitudinal seam, ${ratio} < ${fmt(located)} (class ${cls}) ${seamScreen}: ${quote(text.seamMetalLossScheduled)}`,
+    };
+  const where = locatedMetalLoss(input);
+  if (where && fpr < located)
+    return {
+      category: text.secondTier,
+      ruleRef: `${text.section}(d)(2)(v)`,
+      reason: `metal loss ${where}, ${ratio} < ${fmt(located)} (class ${cls}): ${quote(text.locatedMetalLoss)}`,
+    };
+  const scheduled = GAS_METAL_LOSS_SCHEDULED_FPR[cls];
+  if (scheduled != null && fpr < scheduled)
+    return {
+      category: text.secondTier,
+      ruleRef: `${text.section}(d)(2)(iv)`,
+      reason: `${ratio} < ${fmt(scheduled)} (class ${cls}): ${quote(text.metalLossScheduled)}`,
+    };
+  return {
+    category: 'OTHER',
+    ruleRef: `${text.section}(c)`,
+    reason:
+      scheduled == null
+        ? `${ratio} > 1.1 in class 1: ${quote(text.metalLossScheduled)} — scheduled under ${text.section}(c), ${quote(text.schedule)} (Linepack computes no date from the B31.8S figure)`
+        : `${ratio} ≥ ${fmt(scheduled)} (class ${cls}) and none of the conditions of ${text.section}(d) applies: scheduled under ${text.section}(c), ${quote(text.schedule)} (Linepack computes no date from the B31.8S figure)`,
+  };
 }
 
 /** A dent as the dent conditions read it (null: not reported). */
@@ -237,55 +243,44 @@ interface DentCondition {
   test: DentTest;
 }
 
-const CRITICAL_STRAIN_PROVISO =
-  'unless an engineering analysis performed in accordance with § 192.712(c) demonstrates critical strain levels are not exceeded.';
-
 /**
- * The gas dent conditions of §192.933(d) (in an HCA: second tier ONE_YEAR) and §192.714(d) (outside: TWO_YEAR),
- * which the 2022 rule wrote alike, most urgent first. The engineering-analysis provisos are taken as not met.
+ * The gas dent conditions of §192.933(d) (in an HCA: second tier ONE_YEAR) and §192.714(d) (outside: TWO_YEAR), most
+ * urgent first, each in its own section's words. The engineering-analysis provisos are taken as not met, so the
+ * monitored dent conditions of (d)(3) — each of which presumes such an analysis — are never assigned: a dent meeting
+ * none of (d)(1) and (d)(2) is scheduled under paragraph (c) (dentCategory).
  */
-function gasDentConditions(inHca: boolean): DentCondition[] {
-  const section = inHca ? '§192.933(d)' : '§192.714(d)';
-  const second: ResponseCategory = inHca ? 'ONE_YEAR' : 'TWO_YEAR';
+function gasDentConditions(text: GasParagraphs): DentCondition[] {
+  const section = `${text.section}(d)`;
   return [
     {
       category: 'IMMEDIATE',
-      ruleRef: `${section}(1)(v)`,
-      text: `A dent located between the 8 o'clock and 4 o'clock positions (upper 2/3 of the pipe) that has metal loss, cracking, or a stress riser, ${CRITICAL_STRAIN_PROVISO}`,
+      ruleRef: `${section}(1)(ii)`,
+      text: text.dentTopWithIndication,
       test: (d) => (d.top && d.indications.length > 0 ? `a dent on the upper 2/3 of the pipe with ${d.indications.join(', ')}` : null),
     },
     {
-      category: second,
+      category: text.secondTier,
       ruleRef: `${section}(2)(i)`,
-      text: `A smooth dent located between the 8 o'clock and 4 o'clock positions (upper 2/3 of the pipe) with a depth greater than 6% of the pipeline diameter (greater than 0.50 inches in depth for a pipeline diameter less than Nominal Pipe Size (NPS) 12), ${CRITICAL_STRAIN_PROVISO}`,
+      text: text.smoothTopDent,
       test: (d) => {
         const deep = d.top && d.indications.length === 0 ? d.deeperThan(6, 0.5) : null;
         return deep ? `a smooth dent on the upper 2/3 of the pipe ${deep}` : null;
       },
     },
     {
-      category: second,
+      category: text.secondTier,
       ruleRef: `${section}(2)(ii)`,
-      text: `A dent with a depth greater than 2% of the pipeline's diameter (0.250 inches in depth for a pipeline diameter less than NPS 12) that affects pipe curvature at a girth weld or at a longitudinal or helical (spiral) seam weld, ${CRITICAL_STRAIN_PROVISO}`,
+      text: text.dentAtWeld,
       test: (d) => {
         const deep = d.atWeld ? d.deeperThan(2, 0.25) : null;
         return deep ? `a dent ${deep} ${d.atWeld}` : null;
       },
     },
     {
-      category: second,
+      category: text.secondTier,
       ruleRef: `${section}(2)(iii)`,
-      text: `A dent located between the 4 o'clock position and the 8 o'clock position (bottom 1/3 of the pipe) that has metal loss, cracking, or a stress riser, ${CRITICAL_STRAIN_PROVISO}`,
+      text: text.bottomDentWithIndication,
       test: (d) => (!d.top && d.indications.length > 0 ? `a dent on the bottom 1/3 of the pipe with ${d.indications.join(', ')}` : null),
-    },
-    {
-      category: 'MONITORED',
-      ruleRef: `${section}(3)(i)`,
-      text: "A dent with a depth greater than 6% of the pipeline diameter (greater than 0.50 inches in depth for a pipeline diameter less than NPS 12) located between the 4 o'clock position and the 8 o'clock position (bottom 1/3 of the pipe).",
-      test: (d) => {
-        const deep = !d.top ? d.deeperThan(6, 0.5) : null;
-        return deep ? `a dent on the bottom 1/3 of the pipe ${deep}` : null;
-      },
     },
   ];
 }
@@ -353,13 +348,13 @@ export const LIQUID_DENT_CONDITIONS: readonly DentCondition[] = [
 
 /** Every dent condition, for the README and the tests. */
 export const dentConditions = (regulation: 'CFR_192' | 'CFR_195', inHca: boolean): readonly DentCondition[] =>
-  regulation === 'CFR_195' ? LIQUID_DENT_CONDITIONS : gasDentConditions(inHca);
+  regulation === 'CFR_195' ? LIQUID_DENT_CONDITIONS : gasDentConditions(gasParagraphs(inHca));
 
 /**
  * A dent's category: the first (most urgent) dent condition of its regulation that it meets. What was not reported
  * is taken the urgent way and said so in the reason — no clock position: on the top; no depth: deeper than every
  * depth threshold; an indication or weld interaction not reported: absent (the ILI vendor reports those it finds).
- * A dent meeting none is MONITORED (gas) or OTHER (liquid, §195.452(h)(4)(iv)).
+ * A dent meeting none is OTHER: scheduled under §192.933(c) / §192.714(c) (gas) or §195.452(h)(4)(iv) (liquid).
  */
 export function dentCategory(input: DentInput): CategoryDecision {
   const assumptions: string[] = [];
@@ -397,30 +392,30 @@ export function dentCategory(input: DentInput): CategoryDecision {
   if (input.regulation === 'CFR_195')
     return {
       category: 'OTHER',
-      ruleRef: '§195.452(h)(4)(iv)',
-      reason: `a dent (${described}) meeting none of the conditions of §195.452(h)(4)(i)–(iii): evaluated and scheduled by the operator${note}`,
+      ruleRef: LIQUID_METAL_LOSS_PARAGRAPHS.other.ruleRef,
+      reason: `a dent (${described}) meeting none of the conditions of §195.452(h)(4)(i)–(iii): "${LIQUID_METAL_LOSS_PARAGRAPHS.other.text}"${note}`,
     };
-  const section = input.inHca ? '§192.933(d)' : '§192.714(d)';
+  const text = gasParagraphs(input.inHca);
+  const bottomDeep = !top && facts.deeperThan(6, 0.5);
   return {
-    category: 'MONITORED',
-    ruleRef: `${section}(3)`,
-    reason: `a dent (${described}) meeting none of the immediate or ${input.inHca ? 'one-year' : 'two-year'} conditions of ${section}: recorded and re-evaluated at the next assessment${note}`,
+    category: 'OTHER',
+    ruleRef: `${text.section}(c)`,
+    reason: `a dent (${described}) meeting none of the immediate or ${input.inHca ? 'one-year' : 'two-year'} conditions of ${text.section}(d): scheduled under ${text.section}(c), "${text.schedule}"${
+      bottomDeep
+        ? ` — it becomes a monitored condition once an engineering analysis shows critical strain levels are not exceeded: "${text.bottomDentMonitored}"`
+        : ''
+    }${note}`,
   };
 }
 
-/** §192.933(d)(1)(iii)(A) / §192.714(d)(1)(iii)(A): "Crack depth plus any metal loss is greater than 50% of pipe wall thickness". */
+/** §192.933(d)(1)(v)(A) / §192.714(d)(1)(v)(A): "Crack depth plus any metal loss is greater than 50 percent of pipe wall thickness". */
 export const GAS_CRACK_IMMEDIATE_PCT_WT = 50;
 
-export const CRACK_PARAGRAPHS = {
-  gasImmediateDepth: 'Crack depth plus any metal loss is greater than 50% of pipe wall thickness;',
-  liquidCrack: 'A potential crack indication that when excavated is determined to be a crack.',
-} as const;
-
 /**
- * A crack's category, or why it has none. Gas: the depth condition of §192.933(d)(1)(iii)(A) / §192.714(d)(1)(iii)(A);
- * a shallower crack's conditions are written in a failure pressure from a fracture-mechanics model (§192.712(d)),
- * which Linepack does not compute. Liquid: an ILI crack indication is scheduled as the 180-day condition it becomes
- * when excavated (§195.452(h)(4)(iii)(G)) — the operator's excavation finding is not recorded, so the rule's
+ * A crack's category, or why it has none. Gas: the depth condition of (d)(1)(v)(A); (d)(1)(v)(B) needs the tool's
+ * maximum measurable depth and the other crack conditions a §192.712(d) fracture-mechanics failure pressure, which
+ * Linepack records and computes neither of. Liquid: an ILI crack indication is scheduled as the 180-day condition it
+ * becomes when excavated (§195.452(h)(4)(iii)(G)) — the operator's excavation finding is not recorded, so the rule's
  * earliest reading is taken.
  */
 export function crackCategory(input: {
@@ -428,17 +423,20 @@ export function crackCategory(input: {
   inHca: boolean;
   depthPctWt: number | null;
 }): CategoryDecision | { category: null; reason: string } {
-  if (input.regulation === 'CFR_195')
+  if (input.regulation === 'CFR_195') {
+    const { crack } = LIQUID_METAL_LOSS_PARAGRAPHS;
     return {
       category: 'ONE_HUNDRED_EIGHTY_DAY',
-      ruleRef: '§195.452(h)(4)(iii)(G)',
-      reason: `an ILI crack indication, scheduled as a crack until excavation shows otherwise: "${CRACK_PARAGRAPHS.liquidCrack}"`,
+      ruleRef: crack.ruleRef,
+      reason: `an ILI crack indication, scheduled as a crack until excavation shows otherwise: "${crack.text}"`,
     };
-  const ref = input.inHca ? '§192.933(d)(1)(iii)(A)' : '§192.714(d)(1)(iii)(A)';
+  }
+  const text = gasParagraphs(input.inHca);
+  const ref = `${text.section}(d)(1)(v)(A)`;
   if (input.depthPctWt == null)
     return { category: null, reason: `a crack needs its depth (depthPctWt) for ${ref}, and a fracture-mechanics failure pressure (§192.712(d)) for the rest` };
   if (input.depthPctWt > GAS_CRACK_IMMEDIATE_PCT_WT)
-    return { category: 'IMMEDIATE', ruleRef: ref, reason: `a crack ${input.depthPctWt.toFixed(1)} % of wall deep: "${CRACK_PARAGRAPHS.gasImmediateDepth}"` };
+    return { category: 'IMMEDIATE', ruleRef: ref, reason: `a crack ${input.depthPctWt.toFixed(1)} % of wall deep: "${text.crackDepth}"` };
   return {
     category: null,
     reason: `a crack ${input.depthPctWt.toFixed(1)} % of wall deep (not over 50 %, ${ref}); its other conditions need a fracture-mechanics failure pressure (§192.712(d)), not Modified B31G`,

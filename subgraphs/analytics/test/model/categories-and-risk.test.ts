@@ -10,7 +10,7 @@ import { depthWithTolerance } from '../../src/model/tool-tolerance';
 
 const gas = { regulation: 'CFR_192' as const, inHca: true, classLocation: 1 };
 
-describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % of wall is immediate', () => {
+describe('§192.933(d)(1)(iii) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % of wall is immediate', () => {
   it('80 % is assessed by its failure pressure; 80.01 % is immediate whatever its length', () => {
     const pipe = {
       outsideDiameterMm: 508,
@@ -27,7 +27,7 @@ describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % o
     expect(above).toMatchObject({ applicable: false, reason: 'DEPTH_ABOVE_80_PCT_WALL' });
     expect(responseCategory({ ...gas, depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 })).toMatchObject({
       category: 'IMMEDIATE',
-      ruleRef: '§192.933(d)(1)(i)',
+      ruleRef: '§192.933(d)(1)(iii)',
     });
     expect(
       responseCategory({ ...gas, regulation: 'CFR_195', depthPctWt: 80.01, failurePressureKpa: null, safePressureKpa: null, maopKpa: 5000 }),
@@ -55,31 +55,39 @@ describe('§192.933(d)(1) / §195.452(h)(4)(i)(A): metal loss deeper than 80 % o
       safePressureKpa: figures.safePressureKpa,
       maopKpa: pipe.maopKpa,
     });
-    expect(decision.ruleRef).not.toBe('§192.933(d)(1)(i)');
+    expect(decision.ruleRef).not.toBe('§192.933(d)(1)(iii)');
     expect(remainingLife(pipe, (tolerant / 100) * pipe.wallThicknessMm, 0.1).years).toBe(0);
   });
 });
 
-describe('gas: predicted failure pressure ≤ 1.1 × MAOP is immediate (§192.933(d)(1)(ii), §192.714(d)(1)(ii))', () => {
+describe('gas: the failure-pressure ratios of §192.933(d) and §192.714(d) at their boundaries (texts quoted in repair-conditions.test.ts)', () => {
   it.each([
-    [5500, 'IMMEDIATE', '§192.933(d)(1)(ii)'], // exactly 1.1 × MAOP
-    [5501, 'ONE_YEAR', '§192.933(d)(2)'], // just above, and ≤ 1.25 × MAOP in class 1
-    [6250, 'ONE_YEAR', '§192.933(d)(2)'], // exactly 1.25
-    [6251, 'MONITORED', '§192.933(d)(3)'],
-  ])('in an HCA, class 1, MAOP 5000 kPa, Pf %s kPa → %s', (pf, category, ruleRef) => {
-    expect(responseCategory({ ...gas, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 })).toMatchObject({
+    // In an HCA, MAOP 5,000 kPa. (d)(1)(i): ≤ 1.1 × MAOP.
+    [2, 5500, 'IMMEDIATE', '§192.933(d)(1)(i)'],
+    // (d)(2)(iv): "less than 1.39 times the MAOP for Class 2 locations, and less than 1.50 times the MAOP for Class 3 and 4".
+    [2, 5501, 'ONE_YEAR', '§192.933(d)(2)(iv)'],
+    [2, 6949, 'ONE_YEAR', '§192.933(d)(2)(iv)'],
+    [2, 6950, 'OTHER', '§192.933(c)'],
+    [3, 7499, 'ONE_YEAR', '§192.933(d)(2)(iv)'],
+    [4, 7500, 'OTHER', '§192.933(c)'],
+    // Class 1 above 1.1 × MAOP: ASME B31.8S Figure 4, "in accordance with paragraph (c)".
+    [1, 5501, 'OTHER', '§192.933(c)'],
+  ])('in an HCA, class %s, Pf %s kPa → %s (%s)', (cls, pf, category, ruleRef) => {
+    expect(responseCategory({ ...gas, classLocation: cls, depthPctWt: 40, failurePressureKpa: pf, safePressureKpa: pf * 0.72, maopKpa: 5000 })).toMatchObject({
       category,
       ruleRef,
     });
   });
 
   it.each([
-    [1, 6950, 'TWO_YEAR'],
-    [1, 6951, 'MONITORED'], // 1.39 × 5000 = 6950
-    [3, 10000, 'TWO_YEAR'],
-    [4, 12500, 'TWO_YEAR'],
-    [4, 12501, 'MONITORED'],
-  ])('outside an HCA (§192.714(d)(2)), class %s, Pf %s kPa → %s', (cls, pf, category) => {
+    [1, 5500, 'IMMEDIATE'],
+    [1, 6000, 'OTHER'],
+    [2, 6949, 'TWO_YEAR'],
+    [2, 6950, 'OTHER'],
+    [3, 7499, 'TWO_YEAR'],
+    [4, 7499, 'TWO_YEAR'],
+    [4, 7500, 'OTHER'],
+  ])('outside an HCA (§192.714(d)(2)(iv)), class %s, Pf %s kPa → %s', (cls, pf, category) => {
     expect(
       responseCategory({
         regulation: 'CFR_192',
