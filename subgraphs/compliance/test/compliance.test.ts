@@ -242,8 +242,12 @@ it('answers NOT_EVALUATED, never OK, for an asset whose asset event compliance h
 });
 
 it('a PLANNED class 3 HCA segment reads NOT_IN_SERVICE with what it will owe, has no status rows, and starts owing when ACTIVE', async () => {
-  // §195.452(b)(1) (La. Admin. Code 33:V.30452, verbatim adoption): a new pipeline's program is due by the "Date the
-  // pipeline begins operation"; Part 192's O&M intervals likewise run from operation. Nothing is owed before.
+  // §195.452(b), eCFR (https://www.ecfr.gov/current/title-49/section-195.452; read from the eCFR export
+  // github.com/MichalOpoka/ecfr, commit e43581862920bce09ed9a142e2cccb9ded381e55): a Category 3 pipeline (constructed or
+  // converted after May 29, 2001) must "(1) Develop a written integrity management program …" by "1 year after the date
+  // the pipeline begins operation" and "(2) Include in the program an identification of each pipeline or pipeline
+  // segment …" by the "Date the pipeline begins operation." Part 192's O&M intervals likewise run from operation.
+  // Nothing is owed before.
   const segment = randomUUID();
   const query = `query($r: [_Any!]!, $asOf: DateTime) { _entities(representations: $r) { ... on Asset { compliance(asOf: $asOf) {
     state obligations { obligation state explanation dueAt } } } } }`;
@@ -325,7 +329,10 @@ describe("the tenant's time zone (complianceSettings / updateComplianceSettings)
     state timeZone obligations { obligation state lastCompletedAt dueDate dueAt violations { rule } } } } } }`;
 
   it('counts calendar days in the zone: a valve inspection at 2026-05-01T19:30-05:00 meets a 15-month limit due 2026-05-01 in Chicago', async () => {
-    // §192.745(a): "at intervals not exceeding 15 months, but at least once each calendar year" (La. Admin. Code XIII-2945).
+    // §192.745(a), eCFR (https://www.ecfr.gov/current/title-49/section-192.745, last amended 68 FR 53901; read from the
+    // eCFR export github.com/MichalOpoka/ecfr, commit 4be71cd556562e5e40cd1567e88024a34a57c8be): "Each transmission line
+    // valve that might be required during any emergency must be inspected and partially operated at intervals not
+    // exceeding 15 months, but at least once each calendar year."
     expect(await settings()).toEqual({ timeZone: 'UTC' });
     const valve = randomUUID();
     await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' }, zoneTenant);

@@ -565,7 +565,8 @@ export function carriesObligations(asset: Pick<AssetAttributes, 'status'>): bool
 /**
  * The obligations a PLANNED asset will carry once it is in service (evaluated as if ACTIVE), none for
  * any other status. Nothing is owed before: the operation-and-maintenance intervals run from
- * operation, and §195.452(b)(1) dates even a new pipeline's integrity management program from the
+ * operation, and §195.452(b) dates even a new (Category 3) pipeline's integrity management program from its start:
+ * the program is due "1 year after the date the pipeline begins operation", the identification of its segments by the
  * "Date the pipeline begins operation" — but the answer must say so rather than read as compliant.
  */
 export function obligationsOnceInService(asset: AssetAttributes): ApplicableObligation[] {

@@ -260,12 +260,15 @@ describe('§192.705(b) PATROL: the table by class location and crossing', () => 
     expect(timing.reference).toBe('§192.705(b)');
   });
 
-  // §192.705(b), as amended by Amdt. 192-78 (reglogic copy): "(b) The frequency of patrols is determined by the size of
-  // the line, the operating pressures, the class location, terrain, weather, and other relevant factors, but intervals
-  // between patrols may not be longer than prescribed in the following table" — class 1 and 2: 15 months / once each
-  // calendar year (7½ months / twice at highway and railroad crossings); class 3: 7½ / twice (4½ / four times at
-  // crossings); class 4: 4½ months / four times each calendar year. An unknown class cannot be shown to be
-  // in a laxer row, so it takes the class 4 row, which every other row is no stricter than.
+  // §192.705(b), eCFR (https://www.ecfr.gov/current/title-49/section-192.705, last amended by Amdt. 192-78, 61 FR
+  // 28786; read from the eCFR export github.com/MichalOpoka/ecfr, commit 4be71cd556562e5e40cd1567e88024a34a57c8be):
+  // "(b) The frequency of patrols is determined by the size of the line, the operating pressures, the class location,
+  // terrain, weather, and other relevant factors, but intervals between patrols may not be longer than prescribed in the
+  // following table:" — class 1, 2: "7½ months; but at least twice each calendar year" at highway and railroad
+  // crossings, "15 months; but at least once each calendar year." at all other places; class 3: "4½ months; but at least
+  // four times each calendar year" / "7½ months; but at least twice each calendar year."; class 4: "4½ months; but at
+  // least four times each calendar year" at both. An unknown class cannot be shown to be in a laxer row, so it takes the
+  // class 4 row, which every other row is no stricter than.
   it.each<['HIGHWAY' | null]>([[null], ['HIGHWAY']])('class unknown, crossing %s → the class 4 row (4½ months, four times), explained', (crossing) => {
     const variant = patrolTiming(null, crossing);
     expect(variant.timing).toBe(patrolTiming(4, null).timing);
