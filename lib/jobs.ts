@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
+import { IdleBackoff } from './idle-backoff';
 import type { Logger } from './logger';
 import { isDuplicateKeyError } from './mongo';
 
@@ -52,6 +53,8 @@ export interface JobDocument<Input = Record<string, unknown>, Checkpoint = Recor
   errorCount: number;
   /** Why the job failed as a whole (e.g. "3 rows were rejected; nothing was stored"); null otherwise. */
   failure: string | null;
+  /** A FAILED job that stopped on an internal error rather than on its input: starting it again resumes it. */
+  retryable?: boolean;
   lease: { owner: string; until: Date } | null;
   /** How many times a runner has claimed it: more than one means it was resumed. */
   attempts: number;
@@ -69,7 +72,8 @@ export interface JobCommit<Checkpoint> {
   errorCount?: number;
 }
 
-export type JobOutcome = { state: 'SUCCEEDED'; counts?: Record<string, number> } | { state: 'FAILED'; failure: string; counts?: Record<string, number> };
+export type JobOutcome =
+  { state: 'SUCCEEDED'; counts?: Record<string, number> } | { state: 'FAILED'; failure: string; counts?: Record<string, number>; retryable?: boolean };
 
 export interface JobHandler<Input, Checkpoint> {
   /**
@@ -94,8 +98,9 @@ export class JobStore {
   }
 
   /**
-   * Queues a job, or answers with the job already started under this key (whatever its state): a client that
-   * retries a start never starts the work twice. `created` says which.
+   * Queues a job, or answers with the job already started under this key: a client that retries a start never starts
+   * the work twice. `created` says which. A job that FAILED on an internal error (not on its input) is queued again,
+   * from its checkpoint: starting it again is how it is resumed.
    */
   async start<Input extends Record<string, unknown>>(
     tenantId: string,
@@ -130,7 +135,25 @@ export class JobStore {
       if (!isDuplicateKeyError(err)) throw err;
       const existing = await this.jobs.findOne({ tenantId, kind, key });
       if (!existing) throw err;
-      return { job: existing as JobDocument<Input>, created: false };
+      const requeued =
+        existing.state === 'FAILED' && existing.retryable
+          ? await this.jobs.findOneAndUpdate(
+              { _id: existing._id, state: 'FAILED', retryable: true },
+              {
+                $set: {
+                  state: 'QUEUED',
+                  failure: null,
+                  retryable: false,
+                  finishedAt: null,
+                  lease: null,
+                  updatedAt: now,
+                  progress: { ...existing.progress, phase: 'queued' },
+                },
+              },
+              { returnDocument: 'after' },
+            )
+          : null;
+      return { job: (requeued ?? existing) as JobDocument<Input>, created: false };
     }
   }
 
@@ -142,8 +165,10 @@ export class JobStore {
 export interface JobRunnerOptions {
   /** How long a claim lasts without a commit or heartbeat; a runner that died releases its jobs after this. */
   leaseMs?: number;
-  /** How often an idle runner looks for work. */
+  /** How soon a runner looks for work again after finding some; while it finds none the wait doubles up to maxPollMs. */
   pollMs?: number;
+  /** The longest wait of an idle runner: a job queued by another replica is claimed within this (one queued here at once). */
+  maxPollMs?: number;
   /** Jobs this runner does at once (of different tenants). */
   concurrency?: number;
   logger: Logger;
@@ -154,7 +179,7 @@ export class JobRunner {
   private readonly jobs: Collection<JobDocument>;
   private readonly owner = randomUUID();
   private readonly leaseMs: number;
-  private readonly pollMs: number;
+  private readonly backoff: IdleBackoff;
   private readonly concurrency: number;
   private readonly running = new Map<string, { tenantId: string; abort: AbortController; done: Promise<void> }>();
   private stopped = false;
@@ -168,7 +193,8 @@ export class JobRunner {
   ) {
     this.jobs = db.collection<JobDocument>(JOBS_COLLECTION);
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs ?? 500;
+    const pollMs = options.pollMs ?? 500;
+    this.backoff = new IdleBackoff(pollMs, Math.max(pollMs, options.maxPollMs ?? 5_000));
     this.concurrency = options.concurrency ?? 2;
   }
 
@@ -176,9 +202,11 @@ export class JobRunner {
     this.schedule(0);
   }
 
-  /** Looks for work now (a job was just queued) instead of at the next poll. */
+  /** Looks for work now (a job was just queued, or one finished) instead of at the next poll. */
   wake(): void {
-    if (!this.stopped && !this.polling) this.schedule(0);
+    if (this.stopped || this.polling) return;
+    this.backoff.busy();
+    this.schedule(0);
   }
 
   async stop(): Promise<void> {
@@ -194,33 +222,45 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      let claimed = false;
       this.polling = this.poll()
+        .then((n) => {
+          claimed = n > 0;
+        })
         .catch((err: unknown) => this.options.logger.error({ err }, 'job runner: claiming a job failed'))
         .finally(() => {
           this.polling = null;
-          this.schedule(this.pollMs);
+          this.schedule(claimed ? this.backoff.busy() : this.backoff.idle());
         });
     }, ms);
   }
 
-  private async poll(): Promise<void> {
+  /** Claims and launches jobs while there are slots and runnable jobs; how many it claimed. */
+  private async poll(): Promise<number> {
+    let claimed = 0;
     while (!this.stopped && this.running.size < this.concurrency) {
       const job = await this.claim();
-      if (!job) return;
+      if (!job) return claimed;
       this.launch(job);
+      claimed++;
     }
+    return claimed;
   }
 
-  /** The oldest runnable job of a tenant no runner is working for now. */
+  /**
+   * The oldest runnable job of a tenant no runner is working for now. An idle runner asks one indexed question (is
+   * anything QUEUED or abandoned?) and stops there; only when something is does it read the busy tenants and claim.
+   */
   private async claim(): Promise<JobDocument | null> {
     const now = new Date();
+    const runnable: Filter<JobDocument> = {
+      kind: { $in: Object.keys(this.handlers) },
+      $or: [{ state: 'QUEUED' }, { state: 'RUNNING', 'lease.until': { $lte: now } }],
+    };
+    if (!(await this.jobs.findOne(runnable, { projection: { _id: 1 } }))) return null;
     const busyTenants = await this.jobs.distinct('tenantId', { state: 'RUNNING', 'lease.until': { $gt: now } });
     return this.jobs.findOneAndUpdate(
-      {
-        kind: { $in: Object.keys(this.handlers) },
-        tenantId: { $nin: [...new Set([...busyTenants, ...[...this.running.values()].map((r) => r.tenantId)])] },
-        $or: [{ state: 'QUEUED' }, { state: 'RUNNING', 'lease.until': { $lte: now } }],
-      },
+      { ...runnable, tenantId: { $nin: [...new Set([...busyTenants, ...[...this.running.values()].map((r) => r.tenantId)])] } },
       { $set: { state: 'RUNNING', lease: { owner: this.owner, until: new Date(now.getTime() + this.leaseMs) }, updatedAt: now }, $inc: { attempts: 1 } },
       { sort: { createdAt: 1 }, returnDocument: 'after' },
     );
@@ -282,8 +322,8 @@ export class JobRunner {
         // Stopping (or a lost lease) leaves the job RUNNING: its lease runs out and a runner resumes it.
         if (abort.signal.aborted) return;
         logger.error({ err, jobId: job._id }, 'job failed on an unexpected error');
-        outcome = { state: 'FAILED', failure: 'the job stopped on an internal error; starting it again with the same key resumes it' };
-        // An unexpected error is retried by a new start only if the job is made runnable again: keep it FAILED and say so.
+        // Not retried by itself (an error that recurs would loop): FAILED, and a new start with the same key resumes it.
+        outcome = { state: 'FAILED', failure: 'the job stopped on an internal error; starting it again with the same key resumes it', retryable: true };
       }
       const now = new Date();
       await this.update(
@@ -291,6 +331,7 @@ export class JobRunner {
         {
           state: outcome.state,
           failure: outcome.state === 'FAILED' ? outcome.failure : null,
+          retryable: outcome.state === 'FAILED' && outcome.retryable === true,
           ...(outcome.counts ? { counts: outcome.counts } : {}),
           finishedAt: now,
           lease: null,

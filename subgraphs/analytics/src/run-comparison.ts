@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { heavyWork } from '@linepack/lib/fair-share';
 import type { Logger } from '@linepack/lib/logger';
+import { IdleBackoff } from '@linepack/lib/idle-backoff';
 import { Analyzer, type BatchContext } from './compute';
 import { ANALYTICS_COLLECTIONS, type AssetProjection } from './documents';
 import {
@@ -371,7 +372,8 @@ export class RunComparisonWorker {
   constructor(
     db: Db,
     private readonly logger: Logger,
-    private readonly options: { pollMs?: number; concurrency?: number } = {},
+    /** pollMs: the wait after finding a request; while idle it doubles up to maxPollMs (a request made here wakes it at once). */
+    private readonly options: { pollMs?: number; maxPollMs?: number; concurrency?: number } = {},
   ) {
     this.requests = requestsOf(db);
     this.comparer = new RunComparer(db);
@@ -404,8 +406,9 @@ export class RunComparisonWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const { pollMs = 500, concurrency = 2 } = this.options;
+    const { pollMs = 500, maxPollMs = 5_000, concurrency = 2 } = this.options;
     for (let n = 0; n < concurrency; n++) {
+      const backoff = new IdleBackoff(pollMs, Math.max(pollMs, maxPollMs));
       this.loops.push(
         (async () => {
           while (this.running) {
@@ -415,15 +418,19 @@ export class RunComparisonWorker {
             } catch (err) {
               this.logger.error({ err }, 'run comparison worker: reading requests failed');
             }
-            if (!served && this.running) {
+            if (served) backoff.busy();
+            else if (this.running) {
+              const waitMs = backoff.idle();
               await new Promise<void>((resolve) => {
-                const wake = () => {
+                const wake = (byRequest: boolean) => {
                   clearTimeout(timer);
-                  this.wakers.delete(wake);
+                  this.wakers.delete(woken);
+                  if (byRequest) backoff.busy();
                   resolve();
                 };
-                const timer = setTimeout(wake, pollMs);
-                this.wakers.add(wake);
+                const woken = () => wake(true);
+                const timer = setTimeout(() => wake(false), waitMs);
+                this.wakers.add(woken);
               });
             }
           }
