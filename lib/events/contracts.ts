@@ -161,13 +161,15 @@ export type MeasurementRecordedData = z.output<typeof measurementRecordedData>;
 /**
  * An ILI listing import (measurements' ili_runs): `ili.run.started` when the import job is queued (its features will
  * follow as measurement.recorded events, so a consumer can hold them until the run is complete), `ili.run.imported`
- * once every feature and tally row is stored. The imported event carries the tally rows run alignment needs (girth
+ * once every feature and tally row is stored, `ili.run.failed` when the import fails (before or after some features were
+ * written: a consumer holding them assesses them as they are). The imported event carries the tally rows run alignment needs (girth
  * welds, wall changes and the named fittings and markers) because the tally stays in measurements' own database.
  * The relays of runs and of measurements are not ordered with each other: a consumer may hear of the run before,
  * among or after its features, and counts them (`featureCount`) rather than trusting the order.
  */
 export const ILI_RUN_STARTED = 'ili.run.started';
 export const ILI_RUN_IMPORTED = 'ili.run.imported';
+export const ILI_RUN_FAILED = 'ili.run.failed';
 
 const iliRunFields = {
   id: z.string().min(1),
@@ -204,3 +206,13 @@ export const iliRunImportedData = z.object({
   tally: z.array(iliTallyRowData),
 });
 export type IliRunImportedData = z.output<typeof iliRunImportedData>;
+
+export const iliRunFailedData = z.object({
+  id: z.string().min(1),
+  assetId: z.string().min(1),
+  /** Why, in words (the import job's failure). */
+  failure: z.string(),
+  /** Features stored before it failed (0 when the listing was refused before anything was written). */
+  featuresWritten: z.number().int().min(0),
+});
+export type IliRunFailedData = z.output<typeof iliRunFailedData>;

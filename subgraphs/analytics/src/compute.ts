@@ -8,7 +8,7 @@ import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import type { InteractionRule } from './model/interaction';
 import { clusterNote, runKeyOf } from './clusters';
 import { DEFAULT_TOOL_TOLERANCE_PCT_WT, depthWithTolerance } from './model/tool-tolerance';
-import { requestRunComparison, runsOf, type IliRunProjection, type RunAnomalyProjection } from './ili-runs';
+import { HELD_RUN_STATUSES, requestRunComparison, runsOf, type IliRunProjection, type RunAnomalyProjection } from './ili-runs';
 import { DigRecordReader, NO_DIG_RECORDS, type AnomalyDigRecords } from './integrity/anomaly-records';
 import {
   ANALYTICS_COLLECTIONS,
@@ -453,9 +453,11 @@ export class Analyzer {
     const waiting = [...new Set(rows.filter((r) => r.runId && !r.fromRun).map((r) => r.runId!))];
     const importedRuns = new Set(
       waiting.length
-        ? (await this.iliRuns.find({ _id: { $in: waiting }, tenantId: context.tenantId, status: { $exists: true } }, { projection: { _id: 1 } }).toArray()).map(
-            (r) => r._id,
-          )
+        ? (
+            await this.iliRuns
+              .find({ _id: { $in: waiting }, tenantId: context.tenantId, status: { $in: [...HELD_RUN_STATUSES] } }, { projection: { _id: 1 } })
+              .toArray()
+          ).map((r) => r._id)
         : [],
     );
     const previousByRun = new Map<string, RunFeature[]>();

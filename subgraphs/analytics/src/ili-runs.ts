@@ -1,5 +1,5 @@
 import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
-import type { IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
+import type { IliRunFailedData, IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
 import type { ClusterMembership } from './clusters';
@@ -44,8 +44,11 @@ export interface RunComparisonRecord {
 export interface IliRunProjection extends TenantDocument {
   _id: string;
   assetId: string;
-  /** IMPORTING from ili.run.started, IMPORTED from ili.run.imported; absent while only features were heard of. */
-  status?: 'IMPORTING' | 'IMPORTED';
+  /**
+   * IMPORTING from ili.run.started, IMPORTED from ili.run.imported, FAILED from ili.run.failed (its features are then
+   * assessed one by one, not held for a comparison); absent while only features were heard of.
+   */
+  status?: 'IMPORTING' | 'IMPORTED' | 'FAILED';
   runDate?: Date;
   discoveredAt?: Date;
   toolTolerancePctWt?: number | null;
@@ -146,11 +149,14 @@ const PENDING_COMPARISON: RunComparisonRecord = {
   inputsKey: null,
 };
 
-/** Projects ili.run.started: never moves an IMPORTED run back. */
+/** Runs whose features wait for the run's comparison rather than being assessed as they arrive. */
+export const HELD_RUN_STATUSES = ['IMPORTING', 'IMPORTED'] as const;
+
+/** Projects ili.run.started (again, when a failed import is resumed): never moves an IMPORTED run back. */
 export async function projectRunStarted(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunStartedData, eventId: string): Promise<void> {
   const { id, ...fields } = run;
   await upsertOne(runs, { _id: id, tenantId }, { $set: { ...fields, sourceEventId: eventId } });
-  await runs.updateOne({ _id: id, tenantId, status: { $exists: false } }, { $set: { status: 'IMPORTING' } });
+  await runs.updateOne({ _id: id, tenantId, status: { $ne: 'IMPORTED' } }, { $set: { status: 'IMPORTING' } });
   await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
 }
 
@@ -159,6 +165,19 @@ export async function projectRunImported(runs: Collection<IliRunProjection>, ten
   const { id, ...fields } = run;
   await upsertOne(runs, { _id: id, tenantId }, { $set: { ...fields, status: 'IMPORTED', sourceEventId: eventId } });
   await runs.updateOne({ _id: id, tenantId, comparison: { $exists: false } }, { $set: { comparison: PENDING_COMPARISON } });
+}
+
+/**
+ * Projects ili.run.failed: the run will not complete (unless its import is resumed), so the features it wrote are no
+ * longer held for a comparison. Never moves an IMPORTED run back. Whether it changed anything.
+ */
+export async function projectRunFailed(runs: Collection<IliRunProjection>, tenantId: string, run: IliRunFailedData): Promise<boolean> {
+  const changed = await runs.updateOne(
+    { _id: run.id, tenantId, status: { $nin: ['IMPORTED', 'FAILED'] } },
+    { $set: { status: 'FAILED', assetId: run.assetId } },
+    { upsert: false },
+  );
+  return changed.modifiedCount > 0;
 }
 
 /** Counts newly projected features per run (documents created by the batch), creating a run heard of by features only. */

@@ -3,8 +3,10 @@ import type { DomainEvent } from '@linepack/lib/events/consumer';
 import {
   ASSET_UPSERTED,
   assetUpsertedData,
+  ILI_RUN_FAILED,
   ILI_RUN_IMPORTED,
   ILI_RUN_STARTED,
+  iliRunFailedData,
   iliRunImportedData,
   iliRunStartedData,
   MEASUREMENT_RECORDED,
@@ -13,7 +15,17 @@ import {
 import { upsertIfNewer } from '@linepack/lib/events/projection';
 import { Analyzer } from './compute';
 import { ANALYTICS_COLLECTIONS, type AnomalyProjection, type AssetProjection, type CpReadingProjection } from './documents';
-import { countProjectedFeatures, ILI_RUN_COLLECTIONS, isComparable, projectRunImported, projectRunStarted, requestRunComparison, runsOf } from './ili-runs';
+import {
+  countProjectedFeatures,
+  HELD_RUN_STATUSES,
+  ILI_RUN_COLLECTIONS,
+  isComparable,
+  projectRunFailed,
+  projectRunImported,
+  projectRunStarted,
+  requestRunComparison,
+  runsOf,
+} from './ili-runs';
 import { ensureRunComparisonIndexes } from './run-comparison';
 
 /** Every index starts with tenantId. */
@@ -99,6 +111,15 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
         const run = iliRunImportedData.parse(event.data);
         await projectRunImported(runs, event.tenantId, run, event.id);
         add(comparisons, event.tenantId, run.assetId);
+      } else if (event.type === ILI_RUN_FAILED) {
+        // The features it wrote were held for a comparison that will not come: assess the segment's anomalies again,
+        // which now takes them one by one (a resumed import holds the rest again with ili.run.started).
+        const run = iliRunFailedData.parse(event.data);
+        if (await projectRunFailed(runs, event.tenantId, run)) {
+          add(changedAssets, event.tenantId, run.assetId);
+          add(riskTouched, event.tenantId, run.assetId);
+          add(riskInputChanged, event.tenantId, run.assetId);
+        }
       } else if (event.type === MEASUREMENT_RECORDED) {
         const m = measurementRecordedData.parse(event.data);
         if (m.type === 'ILI_ANOMALY') {
@@ -166,7 +187,7 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
       const heardOfRuns = new Set<string>();
       for (const [tenantId, byRun] of added)
         for (const run of await countProjectedFeatures(runs, tenantId, byRun)) {
-          if (run.status !== undefined) heardOfRuns.add(`${tenantId}:${run._id}`);
+          if ((HELD_RUN_STATUSES as readonly string[]).includes(run.status ?? '')) heardOfRuns.add(`${tenantId}:${run._id}`);
           if (isComparable(run) && run.comparison?.state !== 'COMPLETE') add(comparisons, tenantId, run.assetId);
         }
       // A feature just projected for the first time, of a run already heard of, waits for its run comparison (assessNew

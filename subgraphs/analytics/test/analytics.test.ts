@@ -264,3 +264,43 @@ it("changes a tenant's tool tolerance, reassesses its anomalies with it, and lea
   expect((await update({ toolTolerancePctWt: null })).data!['updateAnalyticsSettings']).toMatchObject({ toolTolerancePctWt: 10 });
   await until(depthOf, (d) => d === 40);
 });
+
+it("holds an importing run's features for its comparison, and assesses them one by one once ili.run.failed says the run will not complete", async () => {
+  const seg = randomUUID();
+  await upsertAsset(seg, { ...gasSegment, classLocation: 2 });
+  const runId = `run-${randomUUID()}`;
+  const run = {
+    id: runId,
+    assetId: seg,
+    runDate: '2026-02-01T00:00:00.000Z',
+    discoveredAt: '2026-02-01T00:00:00.000Z',
+    toolTolerancePctWt: null,
+    certaintyPct: 80,
+  };
+  await publish('measurements', 'ili.run.started', run);
+  const held = [
+    await anomaly(seg, { runId, observedAt: run.runDate, odometerM: 10, clockDeg: 30, depthPctWt: 30, lengthMm: 50 }),
+    await anomaly(seg, { runId, observedAt: run.runDate, odometerM: 20, clockDeg: 60, depthPctWt: 35, lengthMm: 60 }),
+  ];
+  // Hand-recorded after them on the same stream: once it is assessed, the run's features have been projected and held.
+  const sentinel = await anomaly(seg, { runId: null, observedAt: '2026-02-02T00:00:00.000Z', odometerM: 500, depthPctWt: 20, lengthMm: 40 });
+  const ids = (a: { anomalyAssessments: { edges: { node: { measurement: { id: string } } }[] } }) =>
+    a.anomalyAssessments.edges.map((e) => e.node.measurement.id);
+  const before = await until(
+    () => assessments(seg),
+    (a) => ids(a).includes(sentinel),
+  );
+  expect(ids(before)).toEqual([sentinel]);
+
+  await publish('measurements', 'ili.run.failed', {
+    id: runId,
+    assetId: seg,
+    failure: 'the import stopped on an internal error while writing',
+    featuresWritten: 2,
+  });
+  const after = await until(
+    () => assessments(seg),
+    (a) => a.anomalyAssessments.totalCount === 3,
+  );
+  expect(ids(after).sort()).toEqual([...held, sentinel].sort());
+});

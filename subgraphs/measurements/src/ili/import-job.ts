@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { ILI_RUN_IMPORTED } from '@linepack/lib/events/contracts';
+import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';
@@ -131,11 +131,22 @@ async function completeRun(store: IliStore, runId: string, girthWelds: number): 
 }
 
 /**
+ * Marks the run FAILED and queues ili.run.failed in the same write, so a consumer holding the run's features for its
+ * comparison assesses those already written instead of waiting for a run that will not complete.
+ */
+async function failRun(store: IliStore, input: IliImportInput, failure: string, featuresWritten: number): Promise<void> {
+  const event = outboxEntry(ILI_RUN_FAILED, { id: input.runId, assetId: input.assetId, failure, featuresWritten });
+  await store.runs.updateOne({ _id: input.runId, status: { $ne: 'COMPLETE' } }, { $set: { status: 'FAILED' }, $push: { outbox: event } as never });
+}
+
+/**
  * An ILI listing import in two passes over the stored file. Pass 1 reads every row and checks it (the listing's rules,
- * then the rules every measurement obeys): any rejected row fails the import with all of them and nothing is stored.
- * Pass 2 reads it again and writes each batch's features (as measurements) and tally, committing after each batch; a
- * resumed job skips the batches committed. Every write is keyed by run and row, so the batch a crash cut short is
- * written again without duplicates.
+ * then the rules every measurement obeys) while hashing the bytes it reads against the announced SHA-256: a wrong hash
+ * or any rejected row fails the import — with all of the rows — and nothing is stored. Pass 2 reads it again and
+ * writes each batch's features (as measurements) and tally, committing after each batch; a resumed job skips the
+ * batches committed. Every write is keyed by run and row, so the batch a crash cut short is written again without
+ * duplicates. A pass 2 that stops on an error marks the run FAILED (ili.run.failed: the features it wrote are assessed
+ * one by one) and leaves the job resumable: starting it again with the same key carries on from its checkpoint.
  */
 export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCheckpoint> {
   return {
@@ -144,26 +155,25 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
       const store = new IliStore(db, job.tenantId);
       const measurements = new MeasurementRepository(db, job.tenantId);
       const fail = async (failure: string, counts?: Record<string, number>): Promise<JobOutcome> => {
-        await store.runs.updateOne({ _id: input.runId }, { $set: { status: 'FAILED' } });
+        await failRun(store, input, failure, 0);
         return { state: 'FAILED', failure, ...(counts ? { counts } : {}) };
       };
       const upload = await store.upload(input.uploadId);
       if (!upload) return fail('the uploaded file is no longer stored');
       const profile = validateMappingProfile(input.profile);
       const format = listingFormatOf(upload);
-      const read = () => parseListing(store.fileStream(upload), format, profile, input.pipe);
 
       let checkpoint = job.checkpoint;
       if (!checkpoint) {
-        const integrity = await store.verifyUpload(upload);
-        if (integrity) return fail(integrity);
         const errors: JobItemError[] = [];
         let errorCount = 0;
         let rows = 0;
         let features = 0;
         let tallyItems = 0;
+        const { stream, verify } = store.hashedRead(upload);
+        let headerError: string | null = null;
         try {
-          for await (const batch of read()) {
+          for await (const batch of parseListing(stream, format, profile, input.pipe)) {
             if (signal.aborted) throw new Error('stopping');
             const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
             const rejected: JobItemError[] = [...batch.rejected.map(rowError), ...featureErrors(featureRows, input, profile)];
@@ -175,9 +185,13 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
             await commit({ checkpoint: null, progress: { done: rows, total: null, phase: 'checking rows' }, errors, errorCount });
           }
         } catch (err) {
-          if (err instanceof ListingHeaderError) return fail(err.message);
-          throw err;
+          if (!(err instanceof ListingHeaderError)) throw err;
+          headerError = err.message;
         }
+        // Bytes that are not the file announced explain a refused header or rows better than the header or rows do.
+        const integrity = await verify();
+        if (integrity) return fail(integrity);
+        if (headerError) return fail(headerError);
         const counts = { rows, features: 0, tallyItems: 0, rejectedRows: new Set(errors.map((e) => e.rowNumber)).size };
         if (errorCount > 0) {
           errors.sort((a, b) => a.rowNumber - b.rowNumber);
@@ -187,41 +201,55 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
         checkpoint = { batchesWritten: 0, rows, features: 0, tallyItems: 0 };
         await store.runs.updateOne({ _id: input.runId }, { $set: { featureCount: features, tallyItemCount: tallyItems } });
         await commit({ checkpoint, progress: { done: 0, total: rows, phase: 'writing' }, counts: { rows, features: 0, tallyItems: 0, rejectedRows: 0 } });
+      } else {
+        // Resumed after a failure: the run is importing again, and analytics holds its features for the comparison again.
+        const run = await store.run(input.runId);
+        if (run?.status === 'FAILED')
+          await store.runs.updateOne(
+            { _id: input.runId, status: 'FAILED' },
+            { $set: { status: 'IMPORTING' }, $push: { outbox: outboxEntry(ILI_RUN_STARTED, iliRunEventFields(run)) } as never },
+          );
       }
 
       let batchIndex = 0;
       let rowsRead = 0;
       let girthWelds = 0;
       const state = { ...checkpoint };
-      for await (const batch of read()) {
-        if (signal.aborted) throw new Error('stopping');
-        girthWelds += batch.rows.filter((row) => row.kind === 'GIRTH_WELD').length;
-        rowsRead += batch.rows.length + new Set(batch.rejected.map((e) => e.rowNumber)).size;
-        if (batchIndex++ < state.batchesWritten) continue;
-        const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
-        const tallyRows = batch.rows.filter((row) => TALLY_KINDS.has(row.kind));
-        if (featureRows.length > 0) {
-          const { items } = validateBatch(featureRows.map((row) => featureItem(row, input)));
-          await measurements.record(items);
+      try {
+        for await (const batch of parseListing(store.fileStream(upload), format, profile, input.pipe)) {
+          if (signal.aborted) throw new Error('stopping');
+          girthWelds += batch.rows.filter((row) => row.kind === 'GIRTH_WELD').length;
+          rowsRead += batch.rows.length + new Set(batch.rejected.map((e) => e.rowNumber)).size;
+          if (batchIndex++ < state.batchesWritten) continue;
+          const featureRows = batch.rows.filter((row) => !TALLY_KINDS.has(row.kind));
+          const tallyRows = batch.rows.filter((row) => TALLY_KINDS.has(row.kind));
+          if (featureRows.length > 0) {
+            const { items } = validateBatch(featureRows.map((row) => featureItem(row, input)));
+            await measurements.record(items);
+          }
+          if (tallyRows.length > 0) {
+            // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
+            await heavyWork.run(job.tenantId, () =>
+              insertKeepingDuplicates(
+                store.tally.collection,
+                tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
+              ),
+            );
+          }
+          state.batchesWritten = batchIndex;
+          state.features += featureRows.length;
+          state.tallyItems += tallyRows.length;
+          const done = Math.min(state.rows, rowsRead);
+          await commit({
+            checkpoint: state,
+            progress: { done, total: state.rows, phase: 'writing' },
+            counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 },
+          });
         }
-        if (tallyRows.length > 0) {
-          // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
-          await heavyWork.run(job.tenantId, () =>
-            insertKeepingDuplicates(
-              store.tally.collection,
-              tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
-            ),
-          );
-        }
-        state.batchesWritten = batchIndex;
-        state.features += featureRows.length;
-        state.tallyItems += tallyRows.length;
-        const done = Math.min(state.rows, rowsRead);
-        await commit({
-          checkpoint: state,
-          progress: { done, total: state.rows, phase: 'writing' },
-          counts: { rows: state.rows, features: state.features, tallyItems: state.tallyItems, rejectedRows: 0 },
-        });
+      } catch (err) {
+        // Stopping (or a lost lease) is not a failure: the job stays RUNNING and is resumed. Anything else fails it.
+        if (!signal.aborted) await failRun(store, input, 'the import stopped on an internal error while writing', state.features);
+        throw err;
       }
       await completeRun(store, input.runId, girthWelds);
       await store.deleteUploadParts(upload._id);

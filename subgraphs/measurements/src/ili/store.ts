@@ -96,27 +96,51 @@ export class IliStore {
     return updated ?? (await this.upload(uploadId))!;
   }
 
+  private async part(upload: IliUploadDocument, index: number): Promise<Buffer> {
+    const part = await this.parts.findOne({ _id: `${upload._id}:${index}` });
+    if (!part) throw new Error(`upload ${upload._id}: part ${index} is missing`);
+    return Buffer.from(part.data.buffer ?? part.data);
+  }
+
   /** The uploaded file as a stream of its parts, read one part at a time. */
   fileStream(upload: IliUploadDocument): Readable {
-    const parts = this.parts;
-    return Readable.from(
+    return this.hashedRead(upload).stream;
+  }
+
+  /**
+   * The uploaded file as a stream, hashed on the way: the import's first pass checks the bytes against the announced
+   * size and SHA-256 as it parses them, rather than reading the file once more first. `verify()` — after the parser is
+   * done with the stream — hashes whatever it left unread, and says what is wrong or null.
+   */
+  hashedRead(upload: IliUploadDocument): { stream: Readable; verify: () => Promise<string | null> } {
+    const hash = createHash('sha256');
+    let next = 0;
+    const read = (index: number) => this.part(upload, index);
+    const stream = Readable.from(
       (async function* () {
-        for (let index = 0; index < upload.receivedParts; index++) {
-          const part = await parts.findOne({ _id: `${upload._id}:${index}` });
-          if (!part) throw new Error(`upload ${upload._id}: part ${index} is missing`);
-          yield Buffer.from(part.data.buffer ?? part.data);
+        while (next < upload.receivedParts) {
+          const part = await read(next);
+          // Hashed and counted before it is handed on: a stream destroyed at this yield has hashed exactly `next` parts.
+          hash.update(part);
+          next++;
+          yield part;
         }
       })(),
     );
-  }
-
-  /** Checks the stored bytes against the announced size and SHA-256 (one pass over the parts). */
-  async verifyUpload(upload: IliUploadDocument): Promise<string | null> {
-    if (upload.receivedBytes !== upload.sizeBytes) return incompleteUpload(upload);
-    const hash = createHash('sha256');
-    for await (const chunk of this.fileStream(upload)) hash.update(chunk as Buffer);
-    const actual = hash.digest('hex');
-    return actual === upload.sha256 ? null : `the uploaded bytes have SHA-256 ${actual}, not the ${upload.sha256} announced`;
+    const verify = async (): Promise<string | null> => {
+      if (upload.receivedBytes !== upload.sizeBytes) return incompleteUpload(upload);
+      // The parser may stop before the end (a refused header, a reader that does not drain): stop the stream and let
+      // its generator settle, then hash the rest.
+      if (!stream.closed) {
+        const closed = new Promise((resolve) => stream.once('close', resolve));
+        stream.destroy();
+        await closed;
+      }
+      while (next < upload.receivedParts) hash.update(await read(next++));
+      const actual = hash.digest('hex');
+      return actual === upload.sha256 ? null : `the uploaded bytes have SHA-256 ${actual}, not the ${upload.sha256} announced`;
+    };
+    return { stream, verify };
   }
 
   async deleteUploadParts(uploadId: string): Promise<void> {

@@ -1,0 +1,163 @@
+/**
+ * An ILI import that stops on an error after its second pass began (here: an upload part gone from the store half-way
+ * through the write) marks its run FAILED and queues ili.run.failed with the features it wrote — analytics then
+ * assesses those instead of holding them for a comparison that will not come — and the job is FAILED but resumable:
+ * started again with the same key, it carries on from its checkpoint, puts the run back to IMPORTING (ili.run.started
+ * again) and ends with exactly the listing's counts and ili.run.imported.
+ * The first pass hashes the bytes it parses: a file whose bytes are not the SHA-256 announced is refused, nothing stored.
+ * The handler runs in a job runner of this process against the real database; nothing is timed.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Db, MongoClient } from 'mongodb';
+import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
+import type { OutboxEntry } from '@linepack/lib/events/outbox';
+import { generateTwoRunListing } from '@linepack/lib/ili/generator';
+import { TALLY_KINDS } from '@linepack/lib/ili/listing';
+import { writePofListingCsv } from '@linepack/lib/ili/write';
+import { ensureJobIndexes, JOBS_COLLECTION, JobRunner, JobStore, type JobDocument, type JobHandler } from '@linepack/lib/jobs';
+import { createLogger } from '@linepack/lib/logger';
+import { connectMongo } from '@linepack/lib/mongo';
+import { until } from '@linepack/lib/testing/until';
+import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from '@linepack/subgraph-measurements/ili/documents';
+import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImportInput } from '@linepack/subgraph-measurements/ili/import-job';
+import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
+import { IliStore } from '@linepack/subgraph-measurements/ili/store';
+import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+
+jest.setTimeout(5 * 60_000);
+
+const tenantId = `tenant-${randomBytes(4).toString('hex')}`;
+/** Small parts, so the write pass reads many of them and one can go missing after the first batches are written. */
+const PART_BYTES = 32 * 1024;
+let mongo: MongoClient;
+let db: Db;
+let runner: JobRunner;
+let dir: string;
+
+/** The listing as the CSV a vendor sends. */
+async function csv(rows: Parameters<typeof writePofListingCsv>[0]): Promise<Buffer> {
+  const file = path.join(dir, `${randomBytes(4).toString('hex')}.csv`);
+  await writePofListingCsv(rows, file);
+  return readFile(file);
+}
+
+beforeAll(async () => {
+  mongo = await connectMongo(process.env['MONGODB_URI']!);
+  db = mongo.db(`t${randomBytes(4).toString('hex')}_measurements`);
+  await ensureIliIndexes(db);
+  await ensureJobIndexes(db);
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ili-failure-'));
+});
+afterAll(async () => {
+  await runner?.stop();
+  await db?.dropDatabase();
+  await mongo?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function upload(ili: IliStore, bytes: Buffer, sha256 = createHash('sha256').update(bytes).digest('hex')) {
+  const doc = await ili.createUpload({ fileName: 'run-a.csv', format: 'CSV', sizeBytes: bytes.length, sha256 });
+  for (let index = 0, offset = 0; offset < bytes.length; index++, offset += PART_BYTES)
+    await ili.appendPart(doc._id, index, bytes.subarray(offset, offset + PART_BYTES));
+  return (await ili.upload(doc._id))!;
+}
+
+const outboxTypes = (run: IliRunDocument | null) => (run?.outbox ?? []).map((e: OutboxEntry) => e.type);
+
+test('a failure half-way through the write: run FAILED with ili.run.failed, job resumable, resumed to the exact counts', async () => {
+  const { runA } = generateTwoRunListing({ features: 4_000, seed: 77 });
+  const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
+  const bytes = await csv(runA.rows);
+  const ili = new IliStore(db, tenantId);
+  const stored = await upload(ili, bytes);
+  expect(stored.receivedParts).toBeGreaterThan(8);
+  const lastPart = await db.collection(ILI_COLLECTIONS.uploadParts).findOne({ _id: `${stored._id}:${stored.receivedParts - 1}` } as never);
+
+  // The real handler, with the last part taken away as soon as the first batch of the write pass is committed.
+  const real = iliImportHandler(db);
+  let removed = false;
+  const handler: JobHandler<IliImportInput, IliImportCheckpoint> = {
+    run: (job, commit, signal) =>
+      real.run(
+        job,
+        async (step) => {
+          await commit(step);
+          if (!removed && (step.checkpoint?.batchesWritten ?? 0) >= 1) {
+            removed = true;
+            await db.collection(ILI_COLLECTIONS.uploadParts).deleteOne({ _id: `${stored._id}:${stored.receivedParts - 1}` } as never);
+          }
+        },
+        signal,
+      ),
+  };
+  runner = new JobRunner(db, { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> }, { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 });
+  runner.start();
+  const jobs = new JobStore(db);
+  const start = () =>
+    startIliImport(
+      {
+        uploadId: stored._id,
+        assetId: 'segment-1',
+        run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
+      },
+      { ili, jobs, assetRefs: null },
+    );
+  const queued = await start();
+  runner.wake();
+  const jobOf = () => db.collection<JobDocument<IliImportInput, IliImportCheckpoint>>(JOBS_COLLECTION).findOne({ _id: queued._id });
+  const failed = await until(jobOf, (j) => j?.state === 'FAILED' || j?.state === 'SUCCEEDED', 120_000, 50);
+  expect(failed).toMatchObject({ state: 'FAILED', retryable: true });
+  const written = failed!.checkpoint!.features;
+  expect(written).toBeGreaterThan(0);
+  expect(written).toBeLessThan(features);
+
+  const run = await ili.run(queued.input.runId);
+  expect(run?.status).toBe('FAILED');
+  expect(outboxTypes(run)).toEqual([ILI_RUN_STARTED, ILI_RUN_FAILED]);
+  const event = run!.outbox!.find((e) => e.type === ILI_RUN_FAILED)!;
+  expect(event.data).toMatchObject({ id: queued.input.runId, assetId: 'segment-1', featuresWritten: written });
+  expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBeGreaterThanOrEqual(written);
+
+  // The part restored (the store is whole again), the same start resumes the job from its checkpoint.
+  await db.collection(ILI_COLLECTIONS.uploadParts).insertOne(lastPart!);
+  const again = await start();
+  expect(again._id).toBe(queued._id);
+  runner.wake();
+  const done = await until(jobOf, (j) => j?.state === 'SUCCEEDED' || (j?.state === 'FAILED' && j.attempts > 1), 120_000, 50);
+  expect(done).toMatchObject({ state: 'SUCCEEDED', attempts: 2, counts: { features, tallyItems: runA.rows.length - features, rejectedRows: 0 } });
+  expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
+  const completed = await ili.run(queued.input.runId);
+  expect(completed?.status).toBe('COMPLETE');
+  expect(outboxTypes(completed)).toEqual([ILI_RUN_STARTED, ILI_RUN_FAILED, ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
+});
+
+test('the first pass hashes what it parses: bytes that are not the SHA-256 announced are refused and nothing is stored', async () => {
+  const { runA } = generateTwoRunListing({ features: 500, seed: 78 });
+  const bytes = await csv(runA.rows);
+  const ili = new IliStore(db, tenantId);
+  const stored = await upload(ili, bytes, createHash('sha256').update('another file').digest('hex'));
+  const queued = await startIliImport(
+    {
+      uploadId: stored._id,
+      assetId: 'segment-2',
+      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
+    },
+    { ili, jobs: new JobStore(db), assetRefs: null },
+  );
+  runner.wake();
+  const job = await until(
+    () => db.collection<JobDocument>(JOBS_COLLECTION).findOne({ _id: queued._id }),
+    (j) => j?.state === 'FAILED' || j?.state === 'SUCCEEDED',
+    60_000,
+    50,
+  );
+  expect(job).toMatchObject({ state: 'FAILED', retryable: false });
+  expect(job!.failure).toBe(`the uploaded bytes have SHA-256 ${createHash('sha256').update(bytes).digest('hex')}, not the ${stored.sha256} announced`);
+  expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(0);
+  const run = await ili.run(queued.input.runId);
+  expect(run?.status).toBe('FAILED');
+  expect((run!.outbox ?? []).find((e) => e.type === ILI_RUN_FAILED)?.data).toMatchObject({ featuresWritten: 0 });
+});
