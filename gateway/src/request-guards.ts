@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, parse, type ASTVisitor, type DocumentNode, type OperationDefinitionNode, type ValidationContext } from 'graphql';
 import { graphqlErrorBody, requestError } from '@linepack/lib/errors';
 import { MAX_BASE64_CHARACTERS } from '@linepack/lib/scalars';
 
@@ -81,13 +81,32 @@ function scalarRule(value: unknown): string | null {
 }
 
 /**
- * Top-level variables the operation declares as `Base64` (bytes of an upload part): exempt from the string limit,
- * since their scalar bounds them (4 MiB) and the subgraph checks them; any other use of a long string is refused.
+ * Top-level variables the operation that runs declares as `Base64` or `Base64!` (bytes of an upload part): exempt from
+ * the string limit, since their scalar bounds them (4 MiB) and the subgraph checks them; any other use of a long string
+ * is refused. Read from the parsed document — the operation selected by `operationName`, or the only one — so a
+ * `$data: Base64` in a comment, a string or another operation of the document exempts nothing. A query that does not
+ * parse exempts nothing (graphql-js refuses it anyway).
  */
-export function base64Variables(query: unknown): Set<string> {
+export function base64Variables(query: unknown, operationName?: unknown): Set<string> {
   const names = new Set<string>();
   if (typeof query !== 'string') return names;
-  for (const match of query.matchAll(/\$([_A-Za-z][_0-9A-Za-z]*)\s*:\s*Base64\s*!?/g)) names.add(match[1]!);
+  let document: DocumentNode;
+  try {
+    document = parse(query, { noLocation: true });
+  } catch {
+    return names;
+  }
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const selected =
+    typeof operationName === 'string' && operationName !== ''
+      ? operations.find((o) => o.name?.value === operationName)
+      : operations.length === 1
+        ? operations[0]
+        : undefined;
+  for (const definition of selected?.variableDefinitions ?? []) {
+    const type = definition.type.kind === Kind.NON_NULL_TYPE ? definition.type.type : definition.type;
+    if (type.kind === Kind.NAMED_TYPE && type.name.value === 'Base64') names.add(definition.variable.name.value);
+  }
   return names;
 }
 
@@ -153,7 +172,7 @@ export function requestShapeGuard(req: Request, res: Response, next: NextFunctio
   // GET: the parameters as Apollo Server reads them (URLSearchParams, every parameter; Express's req.query
   // stops at 1,000 and could be made to miss the query).
   const body = (req.method === 'GET' ? Object.fromEntries(new URL(req.originalUrl, 'http://gateway').searchParams) : req.body) as
-    { query?: unknown; variables?: unknown; extensions?: unknown } | undefined;
+    { query?: unknown; variables?: unknown; extensions?: unknown; operationName?: unknown } | undefined;
   const refuse = (code: 'GRAPHQL_PARSE_FAILED' | 'BAD_USER_INPUT', message: string) => void res.status(400).json(graphqlErrorBody(code, message));
   if (!body || typeof body !== 'object') return next();
   const { query } = body;
@@ -165,7 +184,12 @@ export function requestShapeGuard(req: Request, res: Response, next: NextFunctio
   }
   const variables = jsonParameter(body.variables);
   if (variables === INVALID_JSON) return refuse('BAD_USER_INPUT', 'variables is not valid JSON');
-  const problem = variableProblem(variables, base64Variables(query));
+  let problem = variableProblem(variables);
+  // Only a request with a long string pays for parsing its query here: an upload part declared Base64 is exempt.
+  if (problem && /^variables\.[_A-Za-z][_0-9A-Za-z]*$/.test(problem.path)) {
+    const base64Names = base64Variables(query, body.operationName);
+    if (base64Names.size > 0) problem = variableProblem(variables, base64Names);
+  }
   if (problem) return refuse('BAD_USER_INPUT', `${problem.path} ${problem.rule}`);
 
   const extensions = jsonParameter(body.extensions);

@@ -130,3 +130,35 @@ it('applies the same guards to GET requests, however many parameters come first'
   expect(res.status).toBe(400);
   expect(body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
 });
+
+describe('the 10,000-character limit exempts a variable only where the operation that runs declares it Base64', () => {
+  const part = 'A'.repeat(20_000); // valid Base64, twice the string limit
+  const upload = 'appendIliUploadPart(uploadId: "00000000-0000-4000-8000-000000000000", index: 0, data: $d) { id }';
+  const refusal = { status: 400, code: 'BAD_USER_INPUT', message: 'variables.d is 20000 characters long; at most 10000 are accepted' };
+
+  it('passes a Base64 upload part on to the subgraph (which answers for the unknown upload)', async () => {
+    const res = await post({ query: `mutation($d: Base64!) { ${upload} }`, variables: { d: part } });
+    expect(res.message).not.toMatch(/characters long/);
+  });
+
+  it('a "$d: Base64" in a comment or a string does not exempt a String variable', async () => {
+    for (const query of [
+      `# $d: Base64\nmutation($d: String!) { createAsset(input: { type: PIPELINE, name: $d }) { id } }`,
+      `mutation($d: String!) { createAsset(input: { type: PIPELINE, name: $d, description: "$d: Base64" }) { id } }`,
+    ]) {
+      const res = await post({ query, variables: { d: part } });
+      expect({ status: res.status, code: res.code, message: res.message }).toEqual(refusal);
+    }
+  });
+
+  it('nor does another operation of the document: the one operationName selects decides', async () => {
+    const query = `mutation Upload($d: Base64!) { ${upload} } mutation Named($d: String!) { createAsset(input: { type: PIPELINE, name: $d }) { id } }`;
+    const named = await post({ query, operationName: 'Named', variables: { d: part } });
+    expect({ status: named.status, code: named.code, message: named.message }).toEqual(refusal);
+    const uploaded = await post({ query, operationName: 'Upload', variables: { d: part } });
+    expect(uploaded.message).not.toMatch(/characters long/);
+    // Two operations and no operationName: none is selected, nothing is exempt.
+    const unnamed = await post({ query, variables: { d: part } });
+    expect({ status: unnamed.status, code: unnamed.code, message: unnamed.message }).toEqual(refusal);
+  });
+});
