@@ -491,6 +491,16 @@ describe('repairs and pressure reductions', () => {
       { field: 'input.measurementIds[1]', message: 'is not an assessed ILI anomaly of this tenant' },
       { field: 'input.measurementIds[2]', message: 'is on another segment than the first anomaly (a record covers one segment)' },
     ]);
+    // Notes run over lines and tabs, but hold to the rule every name obeys: a line separator (U+2028) or an unpaired
+    // surrogate — which the old notes check let through — is refused like a bidirectional override.
+    for (const notes of ['sleeve installed\u2028by crew 4', 'cut \uD800 out', 'Type B \u202Esleeve']) {
+      const refused = await call(REPAIR, {
+        i: { idempotencyKey: 'bad-notes', measurementIds: [ids['w-worst']], repairType: 'RECOAT', repairedAt: '2026-04-01T00:00:00Z', notes },
+      });
+      expect(refused.body.errors?.[0]?.extensions?.['violations']).toEqual([
+        { field: 'input.notes', message: 'must not contain control characters, unpaired surrogates or bidirectional overrides' },
+      ]);
+    }
     expect(await assessmentOf(call, ids['w-worst']!)).toMatchObject({ status: 'OPEN', depthSource: 'TOOL', fieldResult: null, repair: null });
   });
 
@@ -512,7 +522,7 @@ describe('repairs and pressure reductions', () => {
     const before = await riskOf(call, seg.id);
     expect(before.likelihood).toBe(5);
     const res = await call(
-      `mutation($i: RepairInput!) { recordRepair(input: $i) { id repairType repairedAt measurements { id }
+      `mutation($i: RepairInput!) { recordRepair(input: $i) { id repairType repairedAt notes measurements { id }
         assessments { status responseCategory depthWithTolerancePctWt repair { repairType } } } }`,
       {
         i: {
@@ -520,7 +530,7 @@ describe('repairs and pressure reductions', () => {
           measurementIds: [ids['w-worst']],
           repairType: 'TYPE_B_SLEEVE',
           repairedAt: '2026-03-20T00:00:00Z',
-          notes: 'Type B sleeve, 1.2 m',
+          notes: 'Type B sleeve, 1.2 m\n\tcentred on the anomaly',
         },
       },
     );
@@ -529,6 +539,7 @@ describe('repairs and pressure reductions', () => {
     // Figures kept for the audit trail: still the IMMEDIATE call it was, now REPAIRED.
     expect(repair).toMatchObject({
       repairType: 'TYPE_B_SLEEVE',
+      notes: 'Type B sleeve, 1.2 m\n\tcentred on the anomaly',
       measurements: [{ id: ids['w-worst'] }],
       assessments: [{ status: 'REPAIRED', responseCategory: 'IMMEDIATE', depthWithTolerancePctWt: 95, repair: { repairType: 'TYPE_B_SLEEVE' } }],
     });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { safeText, textLimits, UNSAFE_CHARACTERS_RULE } from '@linepack/lib/validation';
+import { hasUnsafeCharacters, safeText, textLimits, UNSAFE_CHARACTERS_RULE } from '@linepack/lib/validation';
 
 /** Longest free text (notes, a reduction's reason): a paragraph or two, not a report. */
 export const NOTES_LIMIT = 2000;
@@ -21,13 +21,16 @@ export const pastDate = z.date().refine((d) => d.getTime() <= Date.now() + CLOCK
 
 const id = z.string().min(1, 'must not be empty').max(textLimits.id, `at most ${textLimits.id} characters`);
 const idempotencyKey = safeText(textLimits.key);
-/** Free text may run over several lines, but carries no bidirectional overrides or other unsafe characters. */
+/**
+ * Free text may run over several lines (newlines, carriage returns and tabs), but is otherwise held to the rule every
+ * name and key obeys (lib/validation hasUnsafeCharacters): no other control characters, no line or paragraph
+ * separators, no unpaired surrogates, no bidirectional overrides or isolates.
+ */
 const freeText = z
   .string()
   .trim()
   .max(NOTES_LIMIT, `at most ${NOTES_LIMIT} characters`)
-  // Newlines and tabs are allowed in notes; every other control character is not.
-  .refine((text) => !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/.test(text), UNSAFE_CHARACTERS_RULE);
+  .refine((text) => !hasUnsafeCharacters(text.replace(/[\t\n\r]/g, ' ')), UNSAFE_CHARACTERS_RULE);
 const lengthMm = z.number().finite().gt(0, 'must be more than 0 and at most 100000 mm').max(100_000, 'must be more than 0 and at most 100000 mm');
 
 const measurementIds = z

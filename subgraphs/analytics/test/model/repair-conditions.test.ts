@@ -250,7 +250,7 @@ describe('gas dents outside an HCA, §192.714(d): the same dent conditions, two-
 describe('liquid, §195.452(h)(4)', () => {
   const liquid = (o: Partial<DentInput>) => dent({ regulation: 'CFR_195', ...o });
   /** The decision, checked to quote the paragraph in the eCFR's words. */
-  const quoting = (decision: { reason: string }, text: string) => {
+  const quoting = <D extends { reason: string }>(decision: D, text: string): D => {
     expect(decision.reason).toContain(`"${text}"`);
     return decision;
   };
