@@ -98,7 +98,7 @@ const assessmentOf = async (call: Call, id: string) => {
   return res.body.data!['measurement'].assessment;
 };
 const riskOf = async (call: Call, assetId: string) =>
-  (await call(`query($id: ID!) { asset(id: $id) { risk { likelihood score drivers } } }`, { id: assetId })).body.data!['asset'].risk;
+  (await call(`query($id: ID!) { asset(id: $id) { risk { likelihood score drivers expectedAnomaliesBeyondLimit } } }`, { id: assetId })).body.data!['asset'].risk;
 
 describe('the dig list', () => {
   it('lists every open anomaly with a due date across the tenant, soonest due first, and filters by category, due date, pipeline and HCA', async () => {
@@ -551,6 +551,8 @@ describe('repairs and pressure reductions', () => {
     const after = await riskOf(call, seg.id);
     expect(after.likelihood).toBeLessThan(before.likelihood);
     expect(after.score).toBeLessThan(before.score);
+    // 85 % called (+10 % tolerance), limit 80 %: 1 − Φ((80 − 85) / 7.8) = 0.74 of the expected count leaves with it.
+    expect(before.expectedAnomaliesBeyondLimit - after.expectedAnomaliesBeyondLimit).toBeGreaterThan(0.7);
     expect(after.drivers.join(' ')).not.toContain('IMMEDIATE');
 
     expect(await assessmentOf(call, ids['w-worst']!)).toMatchObject({

@@ -2,7 +2,9 @@ import type { Collection, Db } from 'mongodb';
 import { duplicateKeyIndexes } from '@linepack/lib/mongo';
 import { modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
 import { effectiveArea, type ProfilePoint } from './model/rstreng';
-import { DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
+import { acceptanceLimit, DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
+import { exceedanceProbability } from './model/exceedance';
+import { depthSizingSd } from './model/matching';
 import { crackCategory, dentCategory, repairDueAt, responseCategory, type CategoryDecision, type ResponseCategory } from './model/response-category';
 import { RISK_MODEL_VERSION, segmentRisk } from './model/risk';
 import type { InteractionRule } from './model/interaction';
@@ -40,6 +42,8 @@ const NOT_ASSESSABLE_URGENCY = 9;
 export const REPAIR_CONDITIONS_MODEL = 'repair-conditions-dent-crack/1.0.0';
 export const NO_DUE_DATE = new Date('9999-12-31T00:00:00.000Z');
 const PIPE_TYPES = new Set(['PIPELINE', 'SEGMENT']);
+/** The certainty a tool tolerance is stated at when the run gives none: the usual ±10 % of wall at 80 % (API 1163). */
+const DEFAULT_CERTAINTY_PCT = 80;
 const ASSESSED_FEATURES = new Set(['METAL_LOSS', 'GOUGE']);
 
 export interface TenantSettings {
@@ -126,6 +130,7 @@ const NO_FIGURES = {
   matchedMeasurementId: null,
   remainingLifeYears: null,
   remainingLifeLimit: null,
+  exceedanceProbability: null,
   methodNotes: [],
 };
 
@@ -358,7 +363,12 @@ export class Analyzer {
           matchedMeasurementId: a.fromRun.matchedMeasurementId,
         }
       : growthRate(feature, matchFeature(feature, previous, settings), settings);
-    const life = remainingLife(pipe, (tolerant / 100) * t, rate.rateMmPerYear);
+    const limit = acceptanceLimit(pipe);
+    const life = remainingLife(pipe, (tolerant / 100) * t, rate.rateMmPerYear, limit);
+    // The central estimate beside the conservative category: how probable it is that the depth as reported (the
+    // cluster's box, or a field measurement with no sizing error) is already at the limit (model/exceedance.ts).
+    const sizingSdMm = (depthSizingSd(settings.toolTolerancePctWt, (a.fromRun?.certaintyPct ?? DEFAULT_CERTAINTY_PCT) / 100) / 100) * t;
+    const exceedance = exceedanceProbability((a.depthPctWt! / 100) * t, limit.depthMm, sizingSdMm);
     const due = repairDueAt(decision.category, base.discoveredAt);
     return {
       ...base,
@@ -381,6 +391,7 @@ export class Analyzer {
       matchedMeasurementId: rate.matchedMeasurementId,
       remainingLifeYears: life.years,
       remainingLifeLimit: life.limit,
+      exceedanceProbability: exceedance,
       // The fallback (and SMTS cap) of the tenant's method, then the figures' own caps; a cap named by both once.
       methodNotes: [...new Set([...flow.notes, ...(figures?.notes ?? []), ...(a.fromRun ? [a.fromRun.note] : []), ...(cluster ? [clusterNote(cluster)] : [])])],
       modelVersion: `${level2?.modelVersion ?? withTolerance.modelVersion};${RISK_MODEL_VERSION}`,
@@ -522,7 +533,7 @@ export class Analyzer {
       return;
     }
     const groups = await this.assessments
-      .aggregate<{ _id: string | null; count: number; dents: number; minLife: number | null; minFpr: number | null }>([
+      .aggregate<{ _id: string | null; count: number; dents: number; minLife: number | null; minFpr: number | null; beyondLimit: number }>([
         // Repaired and superseded anomalies no longer count (their assessments stay for the audit trail).
         { $match: { tenantId, assetId, assessable: true, status: { $nin: ['REPAIRED', 'SUPERSEDED'] } } },
         {
@@ -532,6 +543,16 @@ export class Analyzer {
             dents: { $sum: { $cond: [{ $eq: ['$featureType', 'DENT'] }, 1, 0] } },
             minLife: { $min: '$remainingLifeYears' },
             minFpr: { $min: '$failurePressureRatio' },
+            // A cluster counts once (its lead); an immediate dent or crack (no sizing model) counts 1.
+            beyondLimit: {
+              $sum: {
+                $cond: [
+                  { $eq: ['$clusterMember', true] },
+                  0,
+                  { $ifNull: ['$exceedanceProbability', { $cond: [{ $eq: ['$responseCategory', 'IMMEDIATE'] }, 1, 0] }] },
+                ],
+              },
+            },
           },
         },
       ])
@@ -540,7 +561,9 @@ export class Analyzer {
     const dentCounts: Partial<Record<ResponseCategory, number>> = {};
     let minLife: number | null = null;
     let minFpr: number | null = null;
+    let beyondLimit = 0;
     for (const g of groups) {
+      beyondLimit += g.beyondLimit ?? 0;
       if (g._id) counts[g._id as ResponseCategory] = g.count;
       if (g._id && g.dents > 0) dentCounts[g._id as ResponseCategory] = g.dents;
       if (g.minLife != null) minLife = minLife == null ? g.minLife : Math.min(minLife, g.minLife);
@@ -560,6 +583,7 @@ export class Analyzer {
       minRemainingLifeYears: minLife,
       worstFailurePressureRatio: minFpr,
       latestPipeToSoilMv: cp?.potentialMv ?? null,
+      expectedAnomaliesBeyondLimit: beyondLimit,
     });
     await this.risks.replaceOne({ _id: assetId, tenantId }, { tenantId, regulation: asset.regulation, ...risk, computedAt: now }, { upsert: true });
   }

@@ -160,6 +160,8 @@ export interface AssessmentDocument extends TenantDocument {
   matchedMeasurementId: string | null;
   remainingLifeYears: number | null;
   remainingLifeLimit: string | null;
+  /** P(depth as inspected ≥ the acceptance limit), model/exceedance.ts; null for dents, cracks and older results. */
+  exceedanceProbability?: number | null;
   /** Where the assessment departs from the settings or the plain method (flow-stress fallback, caps); absent on older results. */
   methodNotes?: string[];
   /**
@@ -196,6 +198,8 @@ export interface RiskDocument extends TenantDocument {
   band: string;
   drivers: string[];
   potentialImpactRadiusM: number | null;
+  /** Absent on risks computed before risk model 1.1.0. */
+  expectedAnomaliesBeyondLimit?: number;
   modelVersion: string;
   computedAt: Date;
 }

@@ -68,6 +68,8 @@ export interface RunFeatureGrowth {
   discoveredAt: Date;
   /** The run's tool tolerance, % of wall; null: the tenant's setting. */
   toolTolerancePctWt: number | null;
+  /** The certainty the run's tolerance is stated at, %; null (or absent on older results): 80. */
+  certaintyPct?: number | null;
   matchedMeasurementId: string | null;
   olderDepthPctWt: number | null;
   /** Rate for remaining life, mm/year; null when the feature has no depth to grow (a dent). */

@@ -187,7 +187,12 @@ export class RunComparer {
     await this.runs.updateOne({ _id: run._id, tenantId }, { $set: { 'comparison.state': 'PENDING', 'comparison.assessedFeatureCount': 0 } });
     const settings = this.comparisonSettings(context, asset, run);
     const olderTolerance = older?.toolTolerancePctWt ?? context.settings.toolTolerancePctWt;
-    const base = { olderRunId: older?._id ?? null, discoveredAt: run.discoveredAt ?? run.runDate!, toolTolerancePctWt: run.toolTolerancePctWt ?? null };
+    const base = {
+      olderRunId: older?._id ?? null,
+      discoveredAt: run.discoveredAt ?? run.runDate!,
+      toolTolerancePctWt: run.toolTolerancePctWt ?? null,
+      certaintyPct: run.certaintyPct ?? null,
+    };
     const floor = settings.floorRateMmPerYear;
     const growth = new Map<string, RunFeatureGrowth>();
     const record: Omit<RunComparisonRecord, 'state' | 'assessedFeatureCount' | 'computedAt' | 'inputsKey'> = {

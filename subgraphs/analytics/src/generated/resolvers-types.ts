@@ -100,6 +100,14 @@ export type AnomalyAssessment = {
   discoveredAt: Maybe<Scalars['DateTime']['output']>;
   /** MAOP / safe pressure. */
   erf: Maybe<Scalars['Float']['output']>;
+  /**
+   * How probable it is that the anomaly, as inspected, is already at or beyond its remaining-life limit (the depth at which
+   * the safe pressure falls to MAOP, or 80 % of wall): 1 − Φ((limit − reported depth) / σ), the tool's depth sizing error
+   * taken as normal with σ = tolerance / z((1 + certainty) / 2) (API 1163; ±10 % at 80 % is σ = 7.8 % of wall). 0 or 1
+   * for a field measurement (no sizing error). The central estimate beside the category, which adds the whole tolerance.
+   * Null for a dent, a crack, an anomaly that cannot be assessed, or a result computed before it existed.
+   */
+  exceedanceProbability: Maybe<Scalars['Float']['output']>;
   /** Failure pressure at the depth with tolerance, kPa (null above 80 % of wall, where B31G does not apply). */
   failurePressureKpa: Maybe<Scalars['Float']['output']>;
   /** Failure pressure / MAOP. */
@@ -927,6 +935,13 @@ export type SegmentRisk = {
   consequence: Scalars['Int']['output'];
   /** Why: each factor and what it contributed, in words a reviewer can check. */
   drivers: Array<Scalars['String']['output']>;
+  /**
+   * The expected number of the segment's open anomalies beyond their remaining-life limit as inspected: the sum of their
+   * exceedanceProbability (a cluster once, by its lead; an IMMEDIATE dent or crack counts 1). Finer than the 5 × 5 score,
+   * which one repair among many immediate conditions does not move: every repair of an anomaly that counts lowers this.
+   * Null on a risk computed before it existed.
+   */
+  expectedAnomaliesBeyondLimit: Maybe<Scalars['Float']['output']>;
   /** Likelihood of failure, 1–5. */
   likelihood: Scalars['Int']['output'];
   /** The risk model and its version. */
@@ -1183,6 +1198,7 @@ export type AnomalyAssessmentResolvers<ContextType = SubgraphContext, ParentType
   depthWithTolerancePctWt?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   discoveredAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
   erf?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
+  exceedanceProbability?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   failurePressureKpa?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   failurePressureRatio?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   fieldResult?: Resolver<Maybe<ResolversTypes['FieldResult']>, ParentType, ContextType>;
@@ -1413,6 +1429,7 @@ export type SegmentRiskResolvers<ContextType = SubgraphContext, ParentType exten
   computedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   consequence?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   drivers?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  expectedAnomaliesBeyondLimit?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;
   likelihood?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   modelVersion?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   potentialImpactRadiusM?: Resolver<Maybe<ResolversTypes['Float']>, ParentType, ContextType>;

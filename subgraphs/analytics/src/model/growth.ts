@@ -78,30 +78,47 @@ export interface RemainingLife {
   limit: RemainingLifeLimit;
 }
 
+/** The depth at which an anomaly reaches its limit, and which limit that is. */
+export interface AcceptanceLimit {
+  depthMm: number;
+  limit: RemainingLifeLimit;
+}
+
 /**
- * Years until the depth reaches 80 % of the wall, or the safe pressure (Pf × F) falls to MAOP, whichever
- * comes first, growing the depth at `rateMmPerYear` with the length held at its measured value. The
- * MAOP limit is solved on the Modified B31G curve by bisection (safe pressure falls as depth grows).
- * Zero when a limit is already reached.
+ * The depth, length held, at which the safe pressure (Pf × F, capped at the design pressure) falls to MAOP, or 80 % of
+ * the wall if that comes first (or without MAOP). Solved on the Modified B31G curve by bisection (the safe pressure falls
+ * as the depth grows); 0 when even the intact pipe's capped safe pressure is at or below MAOP.
  */
-export function remainingLife(pipe: Omit<B31GInput, 'defectDepthMm'> & { maopKpa: number | null }, depthMm: number, rateMmPerYear: number): RemainingLife {
-  const t = pipe.wallThicknessMm;
-  const depthLimit = 0.8 * t;
-  const toDepthLimit = Math.max(0, (depthLimit - depthMm) / rateMmPerYear);
+export function acceptanceLimit(pipe: Omit<B31GInput, 'defectDepthMm'> & { maopKpa: number | null }): AcceptanceLimit {
+  const depthLimit = 0.8 * pipe.wallThicknessMm;
+  if (pipe.maopKpa == null) return { depthMm: depthLimit, limit: 'DEPTH_80_PCT_WALL' };
+  const maop = pipe.maopKpa;
   const safeAt = (d: number) => {
     const r = modifiedB31G({ ...pipe, defectDepthMm: d });
     return r.applicable ? r.safePressureKpa : 0;
   };
-  if (pipe.maopKpa == null) return { years: toDepthLimit, limit: 'DEPTH_80_PCT_WALL' };
-  const maop = pipe.maopKpa;
-  if (safeAt(depthMm) <= maop) return { years: 0, limit: 'SAFE_PRESSURE_AT_MAOP' };
-  if (safeAt(depthLimit) > maop) return { years: toDepthLimit, limit: 'DEPTH_80_PCT_WALL' };
-  let lo = depthMm;
+  if (safeAt(depthLimit) > maop) return { depthMm: depthLimit, limit: 'DEPTH_80_PCT_WALL' };
+  if (safeAt(0) <= maop) return { depthMm: 0, limit: 'SAFE_PRESSURE_AT_MAOP' };
+  let lo = 0;
   let hi = depthLimit;
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
     if (safeAt(mid) > maop) lo = mid;
     else hi = mid;
   }
-  return { years: Math.max(0, (lo - depthMm) / rateMmPerYear), limit: 'SAFE_PRESSURE_AT_MAOP' };
+  return { depthMm: lo, limit: 'SAFE_PRESSURE_AT_MAOP' };
+}
+
+/**
+ * Years until the depth reaches its acceptance limit (acceptanceLimit: the safe pressure falls to MAOP, or 80 % of the
+ * wall, whichever comes first), growing the depth at `rateMmPerYear` with the length held at its measured value. Zero
+ * when the limit is already reached.
+ */
+export function remainingLife(
+  pipe: Omit<B31GInput, 'defectDepthMm'> & { maopKpa: number | null },
+  depthMm: number,
+  rateMmPerYear: number,
+  limit: AcceptanceLimit = acceptanceLimit(pipe),
+): RemainingLife {
+  return { years: Math.max(0, (limit.depthMm - depthMm) / rateMmPerYear), limit: limit.limit };
 }

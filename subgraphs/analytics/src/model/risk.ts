@@ -13,10 +13,12 @@
  * else 5); for liquid, 3 (no impact radius is defined in Part 195). Then +1 in an HCA (or could-affect
  * for liquid), +1 in class 3 or 4; capped at 5.
  * Bands: LOW 1–4, MEDIUM 5–9, HIGH 10–14, VERY_HIGH 15–25.
+ * Beside the score, the expected number of open anomalies beyond their acceptance limit (model/exceedance.ts): the 5 × 5
+ * cell of a segment with a hundred immediate conditions does not move for one repair, and should not; this does.
  */
 import type { ResponseCategory } from './response-category';
 
-export const RISK_MODEL_VERSION = 'linepack-risk-5x5/1.0.0';
+export const RISK_MODEL_VERSION = 'linepack-risk-5x5/1.1.0';
 
 export type RiskBand = 'LOW' | 'MEDIUM' | 'HIGH' | 'VERY_HIGH';
 
@@ -56,6 +58,11 @@ export interface RiskInput {
   minRemainingLifeYears: number | null;
   worstFailurePressureRatio: number | null;
   latestPipeToSoilMv: number | null;
+  /**
+   * The expected number of the segment's open anomalies beyond their acceptance limit as inspected (model/exceedance.ts,
+   * summed): carried into the result beside the 5 × 5 score, which it does not change.
+   */
+  expectedAnomaliesBeyondLimit?: number;
 }
 
 export interface RiskResult {
@@ -65,6 +72,7 @@ export interface RiskResult {
   band: RiskBand;
   drivers: string[];
   potentialImpactRadiusM: number | null;
+  expectedAnomaliesBeyondLimit: number;
   modelVersion: string;
 }
 
@@ -132,5 +140,14 @@ export function segmentRisk(input: RiskInput): RiskResult {
     drivers.push(`class ${input.classLocation} location: consequence +1 to ${consequence}`);
   }
   const score = likelihood * consequence;
-  return { likelihood, consequence, score, band: bandOf(score), drivers, potentialImpactRadiusM: pirM, modelVersion: RISK_MODEL_VERSION };
+  return {
+    likelihood,
+    consequence,
+    score,
+    band: bandOf(score),
+    drivers,
+    potentialImpactRadiusM: pirM,
+    expectedAnomaliesBeyondLimit: input.expectedAnomaliesBeyondLimit ?? 0,
+    modelVersion: RISK_MODEL_VERSION,
+  };
 }

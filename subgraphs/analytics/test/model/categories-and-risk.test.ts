@@ -180,8 +180,10 @@ describe('risk on the 5 × 5 matrix', () => {
       minRemainingLifeYears: 7.5,
       worstFailurePressureRatio: 1.2,
       latestPipeToSoilMv: -820,
+      expectedAnomaliesBeyondLimit: 1.37,
     });
-    expect(risk).toMatchObject({ likelihood: 5, consequence: 5, score: 25, band: 'VERY_HIGH' });
+    // The expected number beyond the limit rides beside the score and does not change it.
+    expect(risk).toMatchObject({ likelihood: 5, consequence: 5, score: 25, band: 'VERY_HIGH', expectedAnomaliesBeyondLimit: 1.37 });
     expect(risk.potentialImpactRadiusM).toBeCloseTo(654.59 * 0.3048, 1);
     expect(risk.drivers).toEqual([
       '2 ONE_YEAR anomalies (worst failure-pressure ratio 1.20): likelihood 4',
