@@ -3,7 +3,10 @@
  *   - SMYS + 10 ksi up to X70: Kiefner & Vieth's Modified B31G and ASME B31G-2012 limit it at 70 ksi, which is
  *     482.6 MPa converted and 485 MPa as API 5L states X70 (L485) in SI — both are X70;
  *   - above it, or for the mean of SMYS and SMTS without SMTS, the conservative 1.1 × SMYS, stated in the notes;
- *   - flow stress not above SMTS (B31G-2012);
+ *   - flow stress not above SMTS (B31G-2012). The standard's text is not readable here; the cap is what
+ *     github.com/vb64/pipeline.integrity's B31G-2012 method does (pipeline_integrity/method/asme/b31g_2012.py,
+ *     s_flow: "Sflow > material SMTS … Use material SMTS as Sflow", commit f0fddb2), which cites the
+ *     edu.truboprovod.ru help page of B31G-2012 — a corroboration, not the source text;
  *   - safe pressure not above the design pressure, §192.105(a): "P = (2 St/D) × F × E × T", with E = T = 1.
  */
 import { designPressureOf, modifiedB31G, resolveFlowStress, SMYS_PLUS_69_LIMIT_MPA, TEN_KSI_MPA, type B31GFigures } from '../../src/model/b31g';

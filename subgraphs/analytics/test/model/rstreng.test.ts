@@ -2,7 +2,11 @@
  * The effective-area method (RSTRENG) against published values and a hand-worked profile.
  *
  * 1. Published: no effective-area worked example with a profile and its published result could be
- *    found with the search tool (pipenostics has none; B31G-2012 and PR-3-805 were not readable here).
+ *    found with the search tool. Looked for: ASME B31G-2012 (its Level 2 examples) and PRCI PR-3-805 /
+ *    PR-218-9304 ("Continued validation of RSTRENG", Kiefner, Vieth & Roytman 1996) — only their title pages
+ *    are stored; IPC2022-87259 ("Faster RSTRENG"), the Technical Toolboxes and pipeng.com RSTRENG pages, the
+ *    Pipeline & Gas Journal RSTRENG article (no numbers); open-source implementations (pipenostics,
+ *    vb64/pipeline.integrity and others) have no effective-area test that cites a published case.
  *    What is published and checkable is the formula chain itself: a flat profile at depth 0.85·d over
  *    length L has A'/A0 = 0.85·d/t over its full length, which is Modified B31G's area for depth d, and
  *    every shorter sub-length has the same ratio and a smaller Folias factor, hence a higher failure
