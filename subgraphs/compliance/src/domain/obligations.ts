@@ -9,11 +9,11 @@
  *
  * Sources (regulation text read for each rule; see each entry's `rule`):
  * - §192.465(a),(b) — www.law.cornell.edu/cfr/text/49/192.465 (current text incl. (b)(1)/(b)(2)).
- * - §192.705(b) table — reglogic.com copy of §192.705 (Amdt. 192-78, the latest amendment).
+ * - §192.705(b) table — eCFR (the eCFR export github.com/MichalOpoka/ecfr, commit 4be71cd5; Amdt. 192-78, the
+ *   latest amendment); quoted in obligations.test.ts.
  * - §192.706 intro and (a) — quoted in a 2024 PHMSA enforcement excerpt (Solem Pipeline Safety
  *   Consulting, Sept. 2024); (b) class 4 from the same section as commonly reproduced.
- * - §192.745(a) — La. Admin. Code XIII-2945 (verbatim adoption of 49 CFR 192.745, current through
- *   Sept. 2024, i.e. after the 2022 valve rule) and NY 16 NYCRR 255.745.
+ * - §192.745(a) — eCFR (same export, commit 4be71cd5; last amended 68 FR 53901); quoted in the tests.
  * - §192.481(a) — operator O&M procedure citing 49 CFR 192.481 ("at least once every 3 calendar
  *   years, but with intervals not exceeding 39 months"); the 2001 text ("3 years") is superseded.
  * - §192.939 — PHMSA primis rule text (a)/(b) ("seven years"), PHMSA PI-09-0011 (2009), and the
@@ -21,7 +21,8 @@
  *   7-calendar-year integrity management reassessment intervals".
  * - §195.412(a) — quoted verbatim in PHMSA interpretation PI-91-020.
  * - §195.420(b) — quoted in PHMSA's Part 195 O&M enforcement guidance (rev. 2011-12-07).
- * - §195.452(a) applicability and (j)(3) — casetext copy of §195.452 (current through Nov. 2024).
+ * - §195.452(a) applicability, (b), (j)(3) and (j)(5) — eCFR (same export, commit e4358186, after the 2019 liquid
+ *   rule).
  * - §195.573(a)(1), (c) and §195.583(a) — not found verbatim in the stored copies; intervals as
  *   the text is widely reproduced (flagged in the README table).
  * - Operational status: PHMSA Advisory Bulletin ADB-2016-05 (81 FR 54512, Aug. 16, 2016) — the
@@ -285,15 +286,17 @@ const CP_SURVEY_EVIDENCE = {
 } satisfies Pick<ObligationDefinition, 'evidenceTypes' | 'evidenceFromAncestors' | 'evidenceFromTestPoints' | 'evidenceScope'>;
 
 /**
- * Integrity (re)assessment by any method both Parts allow. §192.937(c) (current text, casetext copy
- * through Oct. 2024): "In conducting the integrity reassessment, an operator must assess the integrity
- * of the line pipe in each covered segment by applying one or more of the following methods for each
- * threat to which the covered segment is susceptible" — internal inspection, pressure test (spike
- * hydrostatic test included), direct assessment, and others. §195.452(j)(5) (not found verbatim in the
- * stored copies; as commonly summarised): internal inspection, pressure test, external corrosion direct
- * assessment, other technology. Linepack records them as ILI_RUN, PRESSURE_TEST and DIRECT_ASSESSMENT.
- * "Other technology" (§192.937(c)(7) per Appendix F to Part 192) needs notice to PHMSA first and, like
- * excavation with in situ examination and guided wave UT, has no record type of its own yet.
+ * Integrity (re)assessment by any method both Parts allow. §192.937(c) (eCFR, as amended by Amdt. 192-125,
+ * 84 FR 52254; the eCFR export github.com/MichalOpoka/ecfr, commit 2e4b90ba): "In conducting the integrity
+ * reassessment, an operator must assess the integrity of the line pipe in each covered segment by applying one
+ * or more of the following methods for each threat to which the covered segment is susceptible" — (1) internal
+ * inspection tools, (2) pressure test, (3) spike hydrostatic pressure test, (4) excavation and in situ direct
+ * examination, (5) guided wave UT, (6) direct assessment, (7) other technology, (8) confirmatory direct
+ * assessment. §195.452(j)(5) (eCFR, commit e4358186): "(i) In-Line Inspection tool or tools …", "(ii) Pressure
+ * test conducted in accordance with subpart E of this part", "(iii) External corrosion direct assessment in
+ * accordance with § 195.588", "(iv) Other technology …". Linepack records them as ILI_RUN, PRESSURE_TEST and
+ * DIRECT_ASSESSMENT. "Other technology" needs notice to PHMSA first (§192.937(c)(7), §195.452(j)(5)(iv)) and,
+ * like excavation with in situ examination and guided wave UT, has no record type of its own yet.
  */
 const REASSESSMENT_EVIDENCE = {
   evidenceTypes: ['ILI_RUN', 'PRESSURE_TEST', 'DIRECT_ASSESSMENT'],

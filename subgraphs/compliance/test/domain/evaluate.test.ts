@@ -329,9 +329,10 @@ describe('longestAllowedGapDays (a conservative bound for the deprecated maxInte
 });
 
 describe("calendar days in the operator's time zone (options.timeZone; default UTC)", () => {
-  // §192.745(a), as adopted verbatim in La. Admin. Code XIII-2945: "Each transmission line valve that might be required
-  // during any emergency must be inspected and partially operated at intervals not exceeding 15 months, but at least
-  // once each calendar year." The regulation counts calendar days and years where the work is done.
+  // §192.745(a), eCFR (https://www.ecfr.gov/current/title-49/section-192.745; the eCFR export
+  // github.com/MichalOpoka/ecfr, commit 4be71cd556562e5e40cd1567e88024a34a57c8be): "Each transmission line valve that
+  // might be required during any emergency must be inspected and partially operated at intervals not exceeding 15
+  // months, but at least once each calendar year." The regulation counts calendar days and years where the work is done.
   const chicago = { timeZone: 'America/Chicago' };
 
   it('a valve inspected 2025-02-01 (Chicago) and again at 2026-05-01T19:30-05:00 is on time in Chicago, late in UTC', () => {

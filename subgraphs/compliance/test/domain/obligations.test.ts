@@ -405,10 +405,16 @@ describe('§195.583(a) LIQUID_ATMOSPHERIC_CORROSION: onshore once every 3 calend
 });
 
 describe('reassessment evidence: every integrity assessment method with a record type (§192.937(c), §195.452(j)(5))', () => {
-  // §192.937(c) (casetext copy, current through Oct. 2024): "In conducting the integrity reassessment, an operator must
-  // assess the integrity of the line pipe in each covered segment by applying one or more of the following methods for
-  // each threat to which the covered segment is susceptible" — in-line inspection, pressure test, direct assessment
-  // among them; §195.452(j)(5) allows internal inspection, pressure test and external corrosion direct assessment.
+  // §192.937(c), eCFR (https://www.ecfr.gov/current/title-49/section-192.937, as amended by Amdt. 192-125, 84 FR 52254;
+  // read from the eCFR export github.com/MichalOpoka/ecfr, commit 2e4b90ba3f97d36a623e89282dc702d07632d846): "In
+  // conducting the integrity reassessment, an operator must assess the integrity of the line pipe in each covered
+  // segment by applying one or more of the following methods for each threat to which the covered segment is
+  // susceptible." Among them "(1) Internal inspection tools.", "(2) Pressure test conducted in accordance with subpart
+  // J of this part." and "(6) Direct assessment to address threats of external corrosion, internal corrosion, and
+  // stress corrosion cracking." §195.452(j)(5), eCFR (same export, commit e43581862920bce09ed9a142e2cccb9ded381e55):
+  // "An operator must assess the integrity of the line pipe by any of the following methods." — "(i) In-Line
+  // Inspection tool or tools …", "(ii) Pressure test conducted in accordance with subpart E of this part;", "(iii)
+  // External corrosion direct assessment in accordance with § 195.588; or" "(iv) Other technology …".
   it.each<[ObligationId, AssetAttributes]>([
     ['GAS_HCA_REASSESSMENT', asset({ inHca: true })],
     ['LIQUID_HCA_REASSESSMENT', asset({ regulation: 'CFR_195', couldAffectHca: true })],
@@ -424,9 +430,11 @@ describe('reassessment evidence: every integrity assessment method with a record
 });
 
 describe('PLANNED assets: no obligation until in service, but the ones that will apply are known', () => {
-  // La. Admin. Code 33:V.30452 (verbatim adoption of §195.452(b)(1), current through Nov. 2024): a Category 3 pipeline
-  // (constructed after May 29, 2001) must have its integrity management program by the "Date the pipeline begins
-  // operation"; the O&M intervals likewise run from operation. So a planned asset owes nothing yet.
+  // §195.452(b), eCFR (https://www.ecfr.gov/current/title-49/section-195.452; the eCFR export
+  // github.com/MichalOpoka/ecfr, commit e43581862920bce09ed9a142e2cccb9ded381e55): a Category 3 pipeline must "(1)
+  // Develop a written integrity management program …" by "1 year after the date the pipeline begins operation" and
+  // "(2) Include in the program an identification of each pipeline or pipeline segment …" by the "Date the pipeline
+  // begins operation."; the O&M intervals likewise run from operation. So a planned asset owes nothing yet.
   const planned = asset({ status: 'PLANNED', classLocation: 3, inHca: true });
 
   it('a PLANNED class 3 HCA segment carries none now, and these four once in service', () => {
