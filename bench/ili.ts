@@ -55,10 +55,18 @@ async function phase<T>(name: string, items: number, serverPid: number | null, w
   const ms = performance.now() - t0;
   const stack = process.cpuUsage(stack0);
   const server1 = serverCpuSeconds(serverPid);
-  return {
-    phase: { name, items, ms, serverCpuS: server0 === null || server1 === null ? null : server1 - server0, stackCpuS: (stack.user + stack.system) / 1e6 },
-    value,
+  const done: Phase = {
+    name,
+    items,
+    ms,
+    serverCpuS: server0 === null || server1 === null ? null : server1 - server0,
+    stackCpuS: (stack.user + stack.system) / 1e6,
   };
+  // As each phase ends (on stderr), so a later phase that fails does not take the earlier figures with it.
+  process.stderr.write(
+    `  ${name}: ${(ms / 1000).toFixed(1)} s, ${int(items / (ms / 1000))} items/s, server CPU ${done.serverCpuS?.toFixed(1) ?? '–'} s, stack CPU ${done.stackCpuS.toFixed(1)} s\n`,
+  );
+  return { phase: done, value };
 }
 
 /** Waits until the run's comparison is COMPLETE (or the time is up); returns how many features it had assessed. */
