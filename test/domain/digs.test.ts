@@ -98,7 +98,8 @@ const assessmentOf = async (call: Call, id: string) => {
   return res.body.data!['measurement'].assessment;
 };
 const riskOf = async (call: Call, assetId: string) =>
-  (await call(`query($id: ID!) { asset(id: $id) { risk { likelihood score drivers expectedAnomaliesBeyondLimit } } }`, { id: assetId })).body.data!['asset'].risk;
+  (await call(`query($id: ID!) { asset(id: $id) { risk { likelihood score drivers expectedAnomaliesBeyondLimit } } }`, { id: assetId })).body.data!['asset']
+    .risk;
 
 describe('the dig list', () => {
   it('lists every open anomaly with a due date across the tenant, soonest due first, and filters by category, due date, pipeline and HCA', async () => {
