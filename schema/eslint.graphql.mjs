@@ -42,6 +42,9 @@ const DIMENSIONLESS = new Set([
   'receivedParts',
   // IliRunComparison.years: the time between two runs, its unit in its name.
   'years',
+  // Risk: a probability (0 to 1) and the expected number of anomalies beyond their limit (a sum of probabilities).
+  'exceedanceProbability',
+  'expectedAnomaliesBeyondLimit',
 ]);
 
 // graphql-eslint renames GraphQL's `type` property to `gqlType` (ESTree reserves `type`).

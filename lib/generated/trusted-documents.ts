@@ -55,13 +55,6 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/pages/CompliancePage.tsx"
     ]
   },
-  "0e47dec63fb14b8720db8b730ec1d4e62efb9fb95a87fa76157197cab4354eff": {
-    "name": "ConsoleAssetList",
-    "document": "query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrder, $first: Int, $after: String) {\n  assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        type\n        status\n        regulation\n        classLocation\n        inHca\n        lengthM\n        parent {\n          id\n          name\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "console/src/pages/AssetsPage.tsx"
-    ]
-  },
   "0e567d87ac4af082d2dff7640d07235b194a3a0eed4a617e514ec2603fdf84eb": {
     "name": "ConsoleIliFeatureCount",
     "document": "query ConsoleIliFeatureCount($id: ID!) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, first: 0) {\n      totalCount\n    }\n  }\n}",
@@ -383,6 +376,13 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query ConsoleAssetCompliance($id: ID!) {\n  asset(id: $id) {\n    id\n    compliance {\n      state\n      obligations {\n        obligation\n        state\n        regulationRef\n        dueAt\n        lastCompletedAt\n      }\n    }\n  }\n}",
     "sources": [
       "console/src/pages/AssetPage.tsx"
+    ]
+  },
+  "8cd376d9e6099cf0760816a6b523a1b2b0940febaa64d1e851ab9d8b6459511d": {
+    "name": "ConsoleAssetList",
+    "document": "query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrderInput, $first: Int, $after: String) {\n  assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {\n    totalCount\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        id\n        name\n        type\n        status\n        regulation\n        classLocation\n        inHca\n        lengthM\n        parent {\n          id\n          name\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/pages/AssetsPage.tsx"
     ]
   },
   "8e49ec149172d5e79c5f8d6a407f76a4f1df8386cd640535278619a94a51d7e7": {

@@ -176,7 +176,7 @@ describe('filtered by regulation and class location, and ordered', () => {
     let after: string | null = null;
     for (let pages = 0; pages < 50; pages++) {
       const res: GraphQLResponse<{ assets: { edges: { node: Row }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }> = await read(
-        `query($o: AssetOrder, $f: AssetFilter, $first: Int, $after: String) {
+        `query($o: AssetOrderInput, $f: AssetFilter, $first: Int, $after: String) {
            assets(orderBy: $o, filter: $f, first: $first, after: $after) { edges { node { ${ROW} } } pageInfo { hasNextPage endCursor } }
          }`,
         { o: orderBy, f: filter, first: size, after },

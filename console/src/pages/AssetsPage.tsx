@@ -10,7 +10,7 @@ import { hasScope, useSession } from '../session';
 export const ASSET_TYPES = ['SYSTEM', 'PIPELINE', 'SEGMENT', 'VALVE', 'FITTING', 'LAUNCHER_RECEIVER', 'CP_TEST_POINT', 'RECTIFIER', 'STATION'] as const;
 const ASSET_STATUSES = ['PLANNED', 'ACTIVE', 'IDLE', 'ABANDONED'] as const;
 
-export const ASSET_LIST_QUERY = `query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrder, $first: Int, $after: String) {
+export const ASSET_LIST_QUERY = `query ConsoleAssetList($filter: AssetFilter, $orderBy: AssetOrderInput, $first: Int, $after: String) {
   assets(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }
@@ -35,7 +35,7 @@ export const pickAssets = (d: { assets: Connection<AssetRow> }) => d.assets;
 const REGULATIONS = ['CFR_192', 'CFR_195'] as const;
 const CLASS_LOCATIONS = ['1', '2', '3', '4'] as const;
 
-/** The orders the API offers (AssetOrder), as a reader names them; `FIELD:DIRECTION` in the select and the address. */
+/** The orders the API offers (AssetOrderInput), as a reader names them; `FIELD:DIRECTION` in the select and the address. */
 const SORTS: [string, string][] = [
   ['NAME:ASC', 'Name, A to Z'],
   ['NAME:DESC', 'Name, Z to A'],

@@ -156,14 +156,6 @@ export type AssetFilter = {
   type?: InputMaybe<AssetType>;
 };
 
-/** How to order a list of assets. */
-export type AssetOrder = {
-  /** ASC (the default) or DESC, which reverses the whole order, ties included. */
-  direction?: InputMaybe<OrderDirection>;
-  /** What to order by; ties are broken by name, then id. */
-  field: AssetOrderField;
-};
-
 /** What a list of assets can be ordered by. */
 export type AssetOrderField =
   /** The class location, 1 to 4; assets without one come first (ASC) or last (DESC). */
@@ -176,6 +168,14 @@ export type AssetOrderField =
   | 'STATUS'
   /** The type, in the order of its enum value names (CP_TEST_POINT, FITTING, …), so each type's assets are together. */
   | 'TYPE';
+
+/** How to order a list of assets. */
+export type AssetOrderInput = {
+  /** ASC (the default) or DESC, which reverses the whole order, ties included. */
+  direction?: InputMaybe<OrderDirection>;
+  /** What to order by; ties are broken by name, then id. */
+  field: AssetOrderField;
+};
 
 /** Lifecycle: PLANNED → ACTIVE ⇄ IDLE; any → ABANDONED, which is final. */
 export type AssetStatus =
@@ -398,7 +398,7 @@ export type QueryAssetsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<AssetFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
-  orderBy?: InputMaybe<AssetOrder>;
+  orderBy?: InputMaybe<AssetOrderInput>;
 };
 
 /** The federal regulation an asset is operated under (owned by the assets team, which records it on each asset). */
@@ -570,8 +570,8 @@ export type ResolversTypes = ResolversObject<{
   AssetConnection: ResolverTypeWrapper<AssetPage>;
   AssetEdge: ResolverTypeWrapper<Omit<AssetEdge, 'node'> & { node: ResolversTypes['Asset'] }>;
   AssetFilter: AssetFilter;
-  AssetOrder: AssetOrder;
   AssetOrderField: AssetOrderField;
+  AssetOrderInput: AssetOrderInput;
   AssetStatus: AssetStatus;
   AssetType: AssetType;
   CountByAssetStatus: ResolverTypeWrapper<CountByAssetStatus>;
@@ -601,7 +601,7 @@ export type ResolversParentTypes = ResolversObject<{
   AssetConnection: AssetPage;
   AssetEdge: Omit<AssetEdge, 'node'> & { node: ResolversParentTypes['Asset'] };
   AssetFilter: AssetFilter;
-  AssetOrder: AssetOrder;
+  AssetOrderInput: AssetOrderInput;
   CountByAssetStatus: CountByAssetStatus;
   CountByAssetType: CountByAssetType;
   CreateAssetInput: CreateAssetInput;
