@@ -67,7 +67,9 @@ it('fails a rename of Measurement.depthPctWt as BREAKING, naming the client oper
   expect(readersOf(removed)).toEqual(
     expect.arrayContaining([expect.stringMatching(/operations\/analytics\.graphql:\d+ LinepackAnomaly \(MCP tool assess_anomaly\)$/)]),
   );
-  expect(readersOf(removed)).toEqual(expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/)]));
+  expect(readersOf(removed)).toEqual(
+    expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements(, resource [^)]*)?\)$/)]),
+  );
   expect(result.invalidClientOperations.map((b) => b.operation.file)).toEqual(expect.arrayContaining(['README.md']));
   expect(formatReport(result)).toMatch(/BREAKING +measurements +Field 'depthPctWt' .*removed/);
   // The new field is what every "Did you mean" names; nobody reads it yet, so nobody is attributed to it.
@@ -142,13 +144,13 @@ it('changing Measurement.lengthMm from Float to Int names the operations that re
   expect(readers).toEqual(
     expect.arrayContaining([
       expect.stringMatching(/^console\/src\/pages\/DigListPage\.tsx:\d+ ConsoleDigList$/),
-      expect.stringMatching(/^console\/src\/pages\/AssetPage\.tsx:\d+ ConsoleAssetAnomalies$/),
+      expect.stringMatching(/^console\/src\/components\/AnomalyTable\.tsx:\d+ ConsoleAssetAnomalies$/),
       expect.stringMatching(/^console\/src\/components\/AlongTheLine\.tsx:\d+ ConsoleIliFeatures$/),
       // Filled in where it is sent: SHEET_QUERY.replace('ASSESSMENT', ASSESSMENT).
       expect.stringMatching(/^console\/src\/pages\/DigSheetPage\.tsx:\d+ ConsoleDigSheet$/),
       expect.stringMatching(/^cli\/linepack\.ts:\d+ /),
       expect.stringMatching(/^README\.md:\d+ query \{ asset\(id: "<segment id>"\) \{ measurements/),
-      expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/),
+      expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements(, resource [^)]*)?\)$/),
     ]),
   );
   expect(change?.readers.every((r) => r.how === 'reads Measurement.lengthMm')).toBe(true);
@@ -262,7 +264,7 @@ it('names the operations that pass a removed argument, and those a new required 
   const removed = changeAt(result.changes, 'supergraph', 'Asset.measurements(to:)', 'FIELD_ARGUMENT_REMOVED');
   expect(removed?.classification).toBe('BREAKING');
   const passers = operationsContaining('measurements(', 'to: $to');
-  expect(passers).toEqual(expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements\)$/)]));
+  expect(passers).toEqual(expect.arrayContaining([expect.stringMatching(/LinepackMeasurements \(MCP tool list_measurements(, resource [^)]*)?\)$/)]));
   expect(readersOf(removed).sort()).toEqual(expect.arrayContaining(passers));
   expect(removed?.readers.every((r) => r.how === 'passes Asset.measurements(to:)')).toBe(true);
   // The README's segment query reads Asset.measurements with type, from and first, not to: untouched by the removal...
