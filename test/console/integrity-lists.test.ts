@@ -384,13 +384,15 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
           'the anomalies\' "N of M"',
         );
         // The category with the rule and figures that decided it; the past due date flagged.
+        // §192.933(d)(2)(iv) and (c) as amended by 87 FR 52224 (2022): class 3 metal loss below 1.50 × MAOP is a one-year
+        // condition; above it, and under no other (d) condition, the operator schedules it.
         await visible(
-          anomalyTable.getByText(/§192\.933\(d\)\(2\): failure pressure ratio [\d.]+ ≤ 1\.67 \(class 3\)/),
+          anomalyTable.getByText(/§192\.933\(d\)\(2\)\(iv\): failure pressure ratio [\d.]+ < 1\.50 \(class 3\)/).first(),
           'a one-year call explained by its rule',
         );
         await visible(
-          anomalyTable.getByText(/§192\.933\(d\)\(3\): failure pressure ratio [\d.]+ > 1\.67 \(class 3\)/).first(),
-          'a monitored call explained by its rule',
+          anomalyTable.getByText(/§192\.933\(c\): failure pressure ratio [\d.]+ ≥ 1\.50 \(class 3\) and none of the conditions/).first(),
+          'a call the operator schedules, explained by its rule',
         );
         expect(await anomalyTable.locator('tr.row-overdue').count()).toBe(anomalies.asset.anomalyAssessments.edges.filter((e) => e.node.overdue).length);
         expect(await visibleText(page)).toContain('so an anomaly with an ERF above 1 can be monitored');
