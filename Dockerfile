@@ -1,7 +1,8 @@
 # One image per deployable, so each team builds and ships its own:
 #   docker build --target assets -t linepack/assets .     (gateway, auth, assets, measurements, analytics, compliance)
 # Each image holds its bundle (scripts/build-package.mjs: the service and the @linepack packages it uses),
-# the production dependencies that bundle loads (deploy/tools/prune-node-modules.mjs), and the SDL files.
+# the production dependencies that bundle loads (deploy/tools/prune-node-modules.mjs), and the SDL files it reads
+# (schema/: shared.graphql and the supergraph; a subgraph's own SDL at subgraphs/<name>/schema.graphql, as in the repository).
 
 # The base image, pinned by digest: a rebuild gets the same Node and Debian until the digest is changed on purpose
 # (a tag alone moves with every upstream rebuild). The tag is informative; Docker pulls by the digest. To refresh it:
@@ -48,6 +49,7 @@ FROM runtime AS auth
 EXPOSE 4005
 COPY --from=deps-auth /app/node_modules ./node_modules
 COPY --from=build /app/subgraphs/auth/dist ./dist
+COPY --from=build /app/subgraphs/auth/schema.graphql ./subgraphs/auth/schema.graphql
 
 FROM build AS deps-assets
 RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-assets \
@@ -56,6 +58,7 @@ FROM runtime AS assets
 EXPOSE 4001
 COPY --from=deps-assets /app/node_modules ./node_modules
 COPY --from=build /app/subgraphs/assets/dist ./dist
+COPY --from=build /app/subgraphs/assets/schema.graphql ./subgraphs/assets/schema.graphql
 
 FROM build AS deps-measurements
 RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-measurements \
@@ -64,6 +67,7 @@ FROM runtime AS measurements
 EXPOSE 4002
 COPY --from=deps-measurements /app/node_modules ./node_modules
 COPY --from=build /app/subgraphs/measurements/dist ./dist
+COPY --from=build /app/subgraphs/measurements/schema.graphql ./subgraphs/measurements/schema.graphql
 
 FROM build AS deps-analytics
 RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-analytics \
@@ -72,6 +76,7 @@ FROM runtime AS analytics
 EXPOSE 4003
 COPY --from=deps-analytics /app/node_modules ./node_modules
 COPY --from=build /app/subgraphs/analytics/dist ./dist
+COPY --from=build /app/subgraphs/analytics/schema.graphql ./subgraphs/analytics/schema.graphql
 
 FROM build AS deps-compliance
 RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-compliance \
@@ -80,3 +85,4 @@ FROM runtime AS compliance
 EXPOSE 4004
 COPY --from=deps-compliance /app/node_modules ./node_modules
 COPY --from=build /app/subgraphs/compliance/dist ./dist
+COPY --from=build /app/subgraphs/compliance/schema.graphql ./subgraphs/compliance/schema.graphql

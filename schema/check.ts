@@ -2,9 +2,9 @@
  * `npm run schema:check`: what a schema change does to its consumers, before it lands.
  *
  * For each subgraph (the SDL it serves) and for the client-facing API schema of the composed supergraph,
- * the current schema is diffed against the published baseline in `schema/published/` with
- * @graphql-inspector/core and every change is classified BREAKING / DANGEROUS / SAFE. The baseline is the
- * committed `schema/published/` rather than the git merge base: CI runs in fresh clones, and reviewers see
+ * the current schema is diffed against its published baseline (`subgraphs/<name>/published.graphql`, the API's
+ * `schema/published/supergraph.graphql`) with @graphql-inspector/core and every change is classified BREAKING /
+ * DANGEROUS / SAFE. The baseline is the committed file rather than the git merge base: CI runs in fresh clones, and reviewers see
  * a baseline change (`npm run schema:publish`) in the pull request itself.
  *
  * Each change names the client operations it reaches, from the schema coordinates each operation reads
@@ -35,7 +35,8 @@ import { identityOf, isDeprecation, readerMatch, type ChangeIdentity } from './c
 import { readsOf, unionSchema, type OperationReads } from './coordinates';
 import { collectCheckedOperations, type ClientOperation } from './operations';
 import { parseSdl } from './sdl-errors';
-import { readSubgraphSdl, schemaDir, subgraphNames } from './subgraphs';
+import { readSubgraphSdl } from './sdl';
+import { publishedApiSchemaPath, publishedSubgraphSdlPath, schemaDir, subgraphNames } from './subgraphs';
 
 export type Classification = 'BREAKING' | 'ACKNOWLEDGED' | 'DANGEROUS' | 'SAFE';
 
@@ -76,10 +77,8 @@ export interface CheckResult {
 }
 
 export interface CheckOptions {
-  /** Where the SDL files are (default: this package). */
+  /** The schema folder of the layout to check (default: this package; subgraphs/<name>/ beside it: subgraphs.ts). */
   schemaDir?: string;
-  /** The baseline (default: <schemaDir>/published). */
-  baseDir?: string;
   /** Where client operations are collected from (default: the repository). */
   root?: string;
 }
@@ -89,6 +88,9 @@ export const API_SCHEMA = 'supergraph';
 export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
   return Supergraph.build(supergraphSdl, { supportedFeatures: null }).apiSchema().toGraphQLJSSchema();
 }
+
+/** The published baseline of one schema: a subgraph's in its package, the API schema's in schema/published/. */
+export const baselinePath = (id: string, dir: string): string => (id === API_SCHEMA ? publishedApiSchemaPath(dir) : publishedSubgraphSdlPath(id, dir));
 
 export const subgraphSchemaOf = (sdl: string, file = 'subgraph SDL') => buildSubgraphSchema(parseSdl(sdl, file));
 
@@ -121,12 +123,11 @@ const errorsOf = (schema: GraphQLSchema, op: ClientOperation) => validate(schema
 
 export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckResult> {
   const dir = options.schemaDir ?? schemaDir;
-  const baseDir = options.baseDir ?? path.join(dir, 'published');
   const root = options.root ?? path.resolve(dir, '..');
   const acknowledged = readAcknowledgements(dir);
   const current = currentSchemas(dir);
 
-  const oldApiFile = path.join(baseDir, `${API_SCHEMA}.graphql`);
+  const oldApiFile = baselinePath(API_SCHEMA, dir);
   const oldApi = existsSync(oldApiFile) ? buildASTSchema(parseSdl(readFileSync(oldApiFile, 'utf8'), oldApiFile)) : null;
   const newApi = buildSchema(current.get(API_SCHEMA)!);
 
@@ -149,7 +150,7 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
 
   const changes: ClassifiedChange[] = [];
   for (const [id, sdl] of current) {
-    const oldFile = path.join(baseDir, `${id}.graphql`);
+    const oldFile = baselinePath(id, dir);
     if (!existsSync(oldFile)) {
       changes.push({
         schema: id,
@@ -232,7 +233,7 @@ function arg(name: string): string | undefined {
 }
 
 if (require.main === module) {
-  runSchemaCheck({ schemaDir: arg('--schema-dir'), baseDir: arg('--base-dir'), root: arg('--root') }).then(
+  runSchemaCheck({ schemaDir: arg('--schema-dir'), root: arg('--root') }).then(
     (result) => {
       console.log(formatReport(result));
       if (!result.ok) {

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { composeServices } from '@apollo/composition';
 import { renderScopesModule, scopeVocabulary } from './scope-vocabulary';
 import { locatedMessage, parseSdl, SdlError } from './sdl-errors';
-import { defaultRoutingUrl, readSubgraphSdl, schemaDir, subgraphNames, subgraphSdlPath, supergraphPath } from './subgraphs';
+import { readSubgraphSdl } from './sdl';
+import { defaultRoutingUrl, schemaDir, subgraphNames, subgraphSdlPath, supergraphPath } from './subgraphs';
 
 export const scopesModulePath = path.join(schemaDir, '..', 'lib', 'generated', 'scopes.ts');
 

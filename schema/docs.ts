@@ -29,7 +29,8 @@ import {
 } from 'graphql';
 import { apiSchemaOf } from './check';
 import { scopeVocabulary } from './scope-vocabulary';
-import { readOwnSubgraphSdl, schemaDir, subgraphNames, supergraphPath } from './subgraphs';
+import { readOwnSubgraphSdl, subgraphContact } from './sdl';
+import { schemaDir, subgraphNames, supergraphPath } from './subgraphs';
 
 export const docsPath = path.join(schemaDir, '..', 'docs', 'api', 'index.html');
 
@@ -85,12 +86,7 @@ function supergraphFacts(supergraphSdl: string): { fields: Map<string, FieldFact
 }
 
 function contacts(): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const name of subgraphNames) {
-    const m = /@contact\(\s*name:\s*"([^"]+)"/.exec(readOwnSubgraphSdl(name));
-    if (m?.[1]) out.set(name, m[1]);
-  }
-  return out;
+  return new Map(subgraphNames.map((name) => [name, subgraphContact(name)]));
 }
 
 function typeRef(type: GraphQLType): string {

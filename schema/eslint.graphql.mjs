@@ -5,6 +5,8 @@
  * convention; numeric fields carry their unit in the name (DESIGN: SI units, named in each field); every
  * connection is Relay-shaped and its `first` argument states the page-size limit.
  */
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
 
 /** Numeric names end with their unit. Dimensionless quantities and counts are listed by name. */
@@ -95,7 +97,9 @@ const connectionPageSize = {
  * leaves the type undescribed (two descriptions would make composition pick one of them).
  */
 const ENTITY_OWNERS = { Asset: 'assets', PipelineSummary: 'assets', Measurement: 'measurements' };
-const SUBGRAPHS = ['assets', 'measurements', 'analytics', 'compliance', 'auth'];
+/** Every subgraph package with an SDL (subgraphs/<name>/schema.graphql): a new one is linted without a line here. */
+const subgraphsDir = path.join(import.meta.dirname, '..', 'subgraphs');
+const SUBGRAPHS = readdirSync(subgraphsDir).filter((name) => existsSync(path.join(subgraphsDir, name, 'schema.graphql')));
 
 const requireDescription = (subgraph) => [
   'error',
@@ -119,8 +123,7 @@ const linepack = { rules: { 'unit-in-numeric-names': unitInNumericNames, 'connec
 
 export default [
   {
-    files: ['schema/*.graphql'],
-    ignores: ['schema/supergraph.graphql'],
+    files: ['schema/shared.graphql', 'subgraphs/*/schema.graphql'],
     languageOptions: { parser: graphqlPlugin.parser },
     plugins: { '@graphql-eslint': graphqlPlugin, linepack },
     rules: {
@@ -147,7 +150,7 @@ export default [
     },
   },
   ...SUBGRAPHS.map((subgraph) => ({
-    files: [`schema/${subgraph}.graphql`],
+    files: [`subgraphs/${subgraph}/schema.graphql`],
     rules: { '@graphql-eslint/require-description': requireDescription(subgraph) },
   })),
 ];

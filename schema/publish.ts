@@ -1,6 +1,6 @@
 /**
- * `npm run schema:publish`: records the current schemas as the new baseline (`schema/published/`) and
- * appends what changed since the previous one to `schema/CHANGELOG.md`. Refuses while `schema:check`
+ * `npm run schema:publish`: records the current schemas as the new baseline (each subgraph's
+ * `subgraphs/<name>/published.graphql`, the API schema's `schema/published/supergraph.graphql`) and appends what changed since the previous one to `schema/CHANGELOG.md`. Refuses while `schema:check`
  * fails. `--force` publishes over breaking changes, but never over a client operation (README, console,
  * CLI, MCP companion, trusted documents) that the new schema refuses: those are checked against the current
  * schema on every run, so forcing them into the baseline would only fail the next check, and publishing a
@@ -9,7 +9,7 @@
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { changelogEntry } from './changelog';
-import { currentSchemas, formatReport, runSchemaCheck, type CheckOptions, type CheckResult } from './check';
+import { baselinePath, currentSchemas, formatReport, runSchemaCheck, type CheckOptions, type CheckResult } from './check';
 import { schemaDir as defaultSchemaDir } from './subgraphs';
 
 export interface PublishOutcome {
@@ -29,9 +29,14 @@ export async function publishSchemas(options: CheckOptions & { force?: boolean; 
   if (!result.ok && !options.force) {
     return { published: false, result, message: `${formatReport(result)}\n\nschema:publish refused: fix the check above first (or --force).` };
   }
-  const baseDir = options.baseDir ?? path.join(dir, 'published');
-  mkdirSync(baseDir, { recursive: true });
-  for (const [id, sdl] of currentSchemas(dir)) writeFileSync(path.join(baseDir, `${id}.graphql`), sdl);
+  const touched = new Set(result.changes.map((c) => c.schema));
+  const written: string[] = [];
+  for (const [id, sdl] of currentSchemas(dir)) {
+    const file = baselinePath(id, dir);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, sdl);
+    if (touched.has(id)) written.push(path.relative(process.cwd(), file));
+  }
   const changelog = path.join(dir, 'CHANGELOG.md');
   if (!existsSync(changelog))
     writeFileSync(
@@ -39,11 +44,10 @@ export async function publishSchemas(options: CheckOptions & { force?: boolean; 
       '# Schema changelog\n\nEvery `npm run schema:publish`, newest last: what changed in each subgraph and in the client-facing API.\n',
     );
   appendFileSync(changelog, changelogEntry(result, options.date ?? new Date().toISOString().slice(0, 10)));
-  const touched = [...new Set(result.changes.map((c) => c.schema))];
   return {
     published: true,
     result,
-    message: `published ${touched.length ? touched.join(', ') : 'no changes'} to ${path.relative(process.cwd(), baseDir)}; appended to ${path.relative(process.cwd(), changelog)}`,
+    message: `published ${written.length ? written.join(', ') : 'no changes'}; appended to ${path.relative(process.cwd(), changelog)}`,
   };
 }
 

@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Kind, print, visit, type DefinitionNode, type DocumentNode } from 'graphql';
-import { parseSdl, SdlError } from './sdl-errors';
 
 /**
- * The subgraph registry: the one list that composition, the gateway's configuration and the
- * development stack read. Adding a subgraph is one line here (its name and port) plus its own
- * package `subgraphs/<name>` (`@linepack/subgraph-<name>`) and SDL `schema/<name>.graphql`.
- * `port` is where the subgraph listens in development and docker-compose; the routing URL written
- * into the supergraph is the docker-compose service address.
+ * The subgraph registry: the one list that composition, codegen, the gateway's configuration, the development stack,
+ * scale-out and every generated deployment file (`npm run registry-files`: docker-compose.yml, Prometheus, the chart's
+ * values, CODEOWNERS) read. Adding a subgraph is one line here (its name and port) plus its own package
+ * `subgraphs/<name>` (`@linepack/subgraph-<name>`), which holds everything that is its own: its SDL
+ * (`schema.graphql`), its published baseline (`published.graphql`), its event payloads (`src/events.ts`), its chart
+ * values (`chart-values.yaml`) and its code. `port` is where the subgraph listens in development and
+ * docker-compose; the routing URL written into the supergraph is the docker-compose service address.
  */
 export const subgraphRegistry = [
   { name: 'auth', port: 4005 },
@@ -23,70 +22,31 @@ export type SubgraphName = (typeof subgraphRegistry)[number]['name'];
 export const subgraphNames: readonly SubgraphName[] = subgraphRegistry.map((s) => s.name);
 
 /**
- * Where the SDL files are: this package's folder when running from source; a bundled service
- * (scripts/build-package.mjs) has no such folder and its image sets LINEPACK_SCHEMA_DIR.
+ * The platform's schema folder (shared.graphql, supergraph.graphql, the API schema's baseline in published/): this
+ * package's folder when running from source. A bundled service (scripts/build-package.mjs) has no such folder: its
+ * image sets LINEPACK_SCHEMA_DIR and lays the files out the same way (Dockerfile).
  */
 export const schemaDir = process.env['LINEPACK_SCHEMA_DIR'] ?? __dirname;
 
 export const supergraphPath = path.join(schemaDir, 'supergraph.graphql');
 export const sharedSdlPath = path.join(schemaDir, 'shared.graphql');
 
+/**
+ * Where the files of one layout are. A layout is a schema folder and, beside it, `subgraphs/<name>/` for each
+ * subgraph: the repository, an image, or a copy a test changes (every function takes the schema folder).
+ */
+export const subgraphDir = (name: string, dir: string = schemaDir): string => path.join(dir, '..', 'subgraphs', name);
+/** The subgraph's own SDL, as its team writes it and reviewers read it. */
+export const subgraphSdlPath = (name: string, dir: string = schemaDir): string => path.join(subgraphDir(name, dir), 'schema.graphql');
+/** The subgraph's published baseline (`npm run schema:publish` writes it; schema:check diffs against it). */
+export const publishedSubgraphSdlPath = (name: string, dir: string = schemaDir): string => path.join(subgraphDir(name, dir), 'published.graphql');
+/** The client-facing API schema's published baseline: the platform's, as every subgraph contributes to it. */
+export const publishedApiSchemaPath = (dir: string = schemaDir): string => path.join(dir, 'published', 'supergraph.graphql');
+
 export function subgraphPort(name: SubgraphName): number {
   const entry = subgraphRegistry.find((s) => s.name === name);
   if (!entry) throw new Error(`unknown subgraph ${name}`);
   return entry.port;
-}
-
-export function subgraphSdlPath(name: string, dir: string = schemaDir): string {
-  return path.join(dir, `${name}.graphql`);
-}
-
-/** The subgraph's own SDL file, as its team writes it and reviewers read it. */
-export function readOwnSubgraphSdl(name: string, dir: string = schemaDir): string {
-  return readFileSync(subgraphSdlPath(name, dir), 'utf8');
-}
-
-/**
- * The SDL a subgraph serves: its own file plus the definitions from shared.graphql that it uses
- * (`@contact` always, since every subgraph names its owner). A type defined in both is an error:
- * shared types have one definition.
- */
-export function readSubgraphSdl(name: string, dir: string = schemaDir): string {
-  const sharedFile = path.join(dir, 'shared.graphql');
-  return withSharedDefinitions(name, readOwnSubgraphSdl(name, dir), readFileSync(sharedFile, 'utf8'), { own: subgraphSdlPath(name, dir), shared: sharedFile });
-}
-
-export function withSharedDefinitions(
-  name: string,
-  ownSdl: string,
-  sharedSdl: string,
-  files = { own: `schema/${name}.graphql`, shared: 'schema/shared.graphql' },
-): string {
-  const own = parseSdl(ownSdl, files.own);
-  const shared = parseSdl(sharedSdl, files.shared);
-  const sharedByName = new Map<string, DefinitionNode>();
-  for (const def of shared.definitions) if ('name' in def && def.name) sharedByName.set(def.name.value, def);
-  const defined = new Set<string>();
-  for (const def of own.definitions) {
-    if ('name' in def && def.name && def.kind !== Kind.OBJECT_TYPE_EXTENSION) defined.add(def.name.value);
-  }
-  const redefined = [...defined].filter((n) => sharedByName.has(n));
-  if (redefined.length > 0) {
-    throw new SdlError(`schema/${name}.graphql defines ${redefined.join(', ')}, which schema/shared.graphql owns: use it without redefining it`);
-  }
-  const needed = new Set<string>(['contact']);
-  const collect = (doc: DocumentNode) =>
-    visit(doc, {
-      NamedType: (node) => void needed.add(node.name.value),
-      Directive: (node) => void needed.add(node.name.value),
-    });
-  collect(own);
-  // Shared definitions may reference each other (none do today); one pass over the included ones covers that.
-  const included = [...sharedByName.entries()].filter(([n]) => needed.has(n) && !defined.has(n)).map(([, def]) => def);
-  for (const def of included) collect({ kind: Kind.DOCUMENT, definitions: [def] });
-  const all = [...sharedByName.entries()].filter(([n]) => needed.has(n) && !defined.has(n)).map(([, def]) => def);
-  if (all.length === 0) return ownSdl;
-  return `${ownSdl.trimEnd()}\n\n# ---- from schema/shared.graphql ----\n\n${all.map((d) => print(d)).join('\n\n')}\n`;
 }
 
 /** The routing URL baked into the committed supergraph: the docker-compose service name. */

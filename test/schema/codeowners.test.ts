@@ -4,7 +4,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readOwnSubgraphSdl, schemaDir, subgraphNames } from '@linepack/schema/subgraphs';
+import { codeownersTeam, subgraphContact } from '@linepack/schema/sdl';
+import { publishedSubgraphSdlPath, schemaDir, subgraphNames, subgraphSdlPath } from '@linepack/schema/subgraphs';
 
 const root = path.resolve(schemaDir, '..');
 const rules = readFileSync(path.join(root, '.github', 'CODEOWNERS'), 'utf8')
@@ -26,19 +27,12 @@ function ownersOf(file: string): string[] {
   return owners;
 }
 
-const teamOf = (subgraph: string) => {
-  const name = /@contact\(\s*name:\s*"([^"]+)"/.exec(readOwnSubgraphSdl(subgraph))?.[1];
-  if (!name) throw new Error(`${subgraph} SDL has no @contact name`);
-  return `@linepack/${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
-};
-
 it.each([...subgraphNames])('gives the %s package and SDL to the team its @contact names', (subgraph) => {
-  const team = teamOf(subgraph);
+  const team = codeownersTeam(subgraphContact(subgraph));
   expect(ownersOf(`subgraphs/${subgraph}/src/index.ts`)).toEqual([team]);
   expect(ownersOf(`subgraphs/${subgraph}/package.json`)).toEqual([team]);
-  expect(ownersOf(`schema/${subgraph}.graphql`)).toEqual([team]);
-  // Its published baseline appears with its first `npm run schema:publish`.
-  if (existsSync(path.join(root, 'schema', 'published', `${subgraph}.graphql`))) expect(ownersOf(`schema/published/${subgraph}.graphql`)).toEqual([team]);
+  expect(ownersOf(path.relative(root, subgraphSdlPath(subgraph)))).toEqual([team]);
+  expect(ownersOf(path.relative(root, publishedSubgraphSdlPath(subgraph)))).toEqual([team]);
 });
 
 it('gives the shared layers to the platform team', () => {

@@ -10,22 +10,32 @@ import os from 'node:os';
 import path from 'node:path';
 import { print } from 'graphql';
 import { changelogEntry } from '@linepack/schema/changelog';
-import { currentSchemas, formatReport, runSchemaCheck, where, type ClassifiedChange } from '@linepack/schema/check';
+import { baselinePath, currentSchemas, formatReport, runSchemaCheck, where, type ClassifiedChange } from '@linepack/schema/check';
 import { collectClientOperations, type ClientOperation } from '@linepack/schema/operations';
 import { publishSchemas } from '@linepack/schema/publish';
-import { schemaDir } from '@linepack/schema/subgraphs';
+import { publishedSubgraphSdlPath, schemaDir, subgraphNames, subgraphSdlPath } from '@linepack/schema/subgraphs';
 
 const repoRoot = path.resolve(schemaDir, '..');
+/** A copy of the layout the check reads: the schema folder and each subgraph's SDL and baseline beside it. */
+let layout: string;
 let dir: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'schema-check-'));
+  layout = mkdtempSync(path.join(os.tmpdir(), 'schema-check-'));
+  dir = path.join(layout, 'schema');
   cpSync(schemaDir, dir, { recursive: true, filter: (src) => !src.endsWith('.ts') && !src.includes('node_modules') });
+  for (const name of subgraphNames) {
+    mkdirSync(path.join(layout, 'subgraphs', name), { recursive: true });
+    cpSync(subgraphSdlPath(name), subgraphSdlPath(name, dir));
+    cpSync(publishedSubgraphSdlPath(name), publishedSubgraphSdlPath(name, dir));
+  }
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => rmSync(layout, { recursive: true, force: true }));
 
-const edit = (file: string, from: string | RegExp, to: string) => {
-  const full = path.join(dir, file);
+/** The copy's SDL of one subgraph. */
+const sdlOf = (name: string) => subgraphSdlPath(name, dir);
+const edit = (full: string, from: string | RegExp, to: string) => {
+  const file = path.relative(layout, full);
   const text = readFileSync(full, 'utf8');
   const next = text.replace(from, to);
   if (next === text) throw new Error(`${from} not found in ${file}`);
@@ -44,8 +54,7 @@ const operationsContaining = (...parts: string[]) => {
   return clientOperations.filter((op) => parts.every((p) => print(op.document).includes(p))).map(where);
 };
 const publishInto = () => {
-  mkdirSync(path.join(dir, 'published'), { recursive: true });
-  for (const [id, sdl] of currentSchemas(dir)) writeFileSync(path.join(dir, 'published', `${id}.graphql`), sdl);
+  for (const [id, sdl] of currentSchemas(dir)) writeFileSync(baselinePath(id, dir), sdl);
 };
 
 it('passes on the committed schema, checking the client operations it found', async () => {
@@ -57,7 +66,7 @@ it('passes on the committed schema, checking the client operations it found', as
 });
 
 it('fails a rename of Measurement.depthPctWt as BREAKING, naming the client operations it breaks', async () => {
-  edit('measurements.graphql', /\n(\s+)depthPctWt: Float\n/, '\n$1depthPercentWt: Float\n');
+  edit(sdlOf('measurements'), /\n(\s+)depthPctWt: Float\n/, '\n$1depthPercentWt: Float\n');
   const result = await check();
   expect(result.ok).toBe(false);
   const removed = result.changes.find((c) => c.classification === 'BREAKING' && c.path === 'Measurement.depthPctWt');
@@ -79,7 +88,7 @@ it('fails a rename of Measurement.depthPctWt as BREAKING, naming the client oper
 });
 
 it('fails changing clockDeg from Float to Int', async () => {
-  edit('measurements.graphql', /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
+  edit(sdlOf('measurements'), /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
   const result = await check();
   expect(result.ok).toBe(false);
   expect(result.changes.filter((c) => c.classification === 'BREAKING').map((c) => c.path)).toContain('Measurement.clockDeg');
@@ -87,12 +96,12 @@ it('fails changing clockDeg from Float to Int', async () => {
 
 it('passes the same kind of removal as DANGEROUS when the field was deprecated in the published schema', async () => {
   edit(
-    'measurements.graphql',
+    sdlOf('measurements'),
     'type Measurement @key(fields: "id") {',
     'type Measurement @key(fields: "id") {\n  "Old free-text note."\n  legacyNote: String @deprecated(reason: "Nothing reads it; removed next release.")',
   );
   publishInto();
-  edit('measurements.graphql', /\n {2}"Old free-text note."\n {2}legacyNote: String @deprecated\(reason: "Nothing reads it; removed next release."\)/, '');
+  edit(sdlOf('measurements'), /\n {2}"Old free-text note."\n {2}legacyNote: String @deprecated\(reason: "Nothing reads it; removed next release."\)/, '');
   const result = await check();
   expect(result.changes.filter((c) => c.path === 'Measurement.legacyNote').map((c) => c.classification)).toEqual(['DANGEROUS', 'DANGEROUS']);
   expect(result.ok).toBe(true);
@@ -100,7 +109,7 @@ it('passes the same kind of removal as DANGEROUS when the field was deprecated i
 
 it('passes an additive change as SAFE', async () => {
   edit(
-    'assets.graphql',
+    sdlOf('assets'),
     /\n(\s+)inHca: Boolean! @requiresScopes\(scopes: \[\["assets:read"\]\]\)\n/,
     '\n$1inHca: Boolean! @requiresScopes(scopes: [["assets:read"]])\n$1"Operator notes."\n$1notes: String @requiresScopes(scopes: [["assets:read"]])\n',
   );
@@ -111,7 +120,7 @@ it('passes an additive change as SAFE', async () => {
 });
 
 it('passes a breaking change reviewers acknowledged, saying who approved it', async () => {
-  edit('measurements.graphql', /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
+  edit(sdlOf('measurements'), /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
   acknowledge(
     ['measurements', 'supergraph'].map((schema) => ({
       schema,
@@ -132,7 +141,7 @@ it('passes a breaking change reviewers acknowledged, saying who approved it', as
 // Issue 30's done-when. Float to Int leaves every operation valid (Int is a Float to GraphQL clients' parsers) yet
 // changes what they receive, so validation alone finds nobody; the coordinates each operation reads do.
 it('changing Measurement.lengthMm from Float to Int names the operations that read it; acknowledging it does not acknowledge removing the field', async () => {
-  edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Int\n');
+  edit(sdlOf('measurements'), /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Int\n');
   const changed = await check();
   expect(changed.ok).toBe(false);
   expect(changed.invalidClientOperations).toEqual([]);
@@ -184,7 +193,7 @@ it('changing Measurement.lengthMm from Float to Int names the operations that re
   expect(acknowledged.ok).toBe(true);
 
   // Same acknowledgement file, the field now removed: a different change, still BREAKING.
-  edit('measurements.graphql', /"Axial length, mm."\n\s+lengthMm: Int\n/, '');
+  edit(sdlOf('measurements'), /"Axial length, mm."\n\s+lengthMm: Int\n/, '');
   const removed = await check();
   expect(removed.ok).toBe(false);
   const removal = changeAt(removed.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_REMOVED');
@@ -193,7 +202,7 @@ it('changing Measurement.lengthMm from Float to Int names the operations that re
   expect(removed.changes.filter((c) => c.classification === 'ACKNOWLEDGED')).toEqual([]);
 
   // Float to String on the same coordinate is not the acknowledged change either.
-  edit('measurements.graphql', '"Circumferential width, mm."', '"Axial length, mm."\n  lengthMm: String\n  "Circumferential width, mm."');
+  edit(sdlOf('measurements'), '"Circumferential width, mm."', '"Axial length, mm."\n  lengthMm: String\n  "Circumferential width, mm."');
   const retyped = await check();
   expect(changeAt(retyped.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_TYPE_CHANGED')).toMatchObject({
     classification: 'BREAKING',
@@ -210,7 +219,7 @@ it('refuses an acknowledgement in the earlier path-only format, since it would a
 });
 
 it('names the readers of an output field that becomes nullable, and not the operations that only filter or write by it', async () => {
-  edit('assets.graphql', /\n(\s+)inHca: Boolean! @requiresScopes/, '\n$1inHca: Boolean @requiresScopes');
+  edit(sdlOf('assets'), /\n(\s+)inHca: Boolean! @requiresScopes/, '\n$1inHca: Boolean @requiresScopes');
   const result = await check();
   expect(result.ok).toBe(false);
   const change = changeAt(result.changes, 'supergraph', 'Asset.inHca', 'FIELD_TYPE_CHANGED');
@@ -229,7 +238,7 @@ it('names the readers of an output field that becomes nullable, and not the oper
 });
 
 it('names the operations that send a removed enum value, as a literal or through a variable, and not those that only receive it', async () => {
-  edit('assets.graphql', /\n {2}"A pipeline; its parent, if any, is a SYSTEM."\n {2}PIPELINE\n/, '\n');
+  edit(sdlOf('assets'), /\n {2}"A pipeline; its parent, if any, is a SYSTEM."\n {2}PIPELINE\n/, '\n');
   const result = await check();
   expect(result.ok).toBe(false);
   const change = changeAt(result.changes, 'supergraph', 'AssetType.PIPELINE', 'ENUM_VALUE_REMOVED');
@@ -253,9 +262,9 @@ it('names the operations that send a removed enum value, as a literal or through
 });
 
 it('names the operations that pass a removed argument, and those a new required argument refuses', async () => {
-  edit('measurements.graphql', /\n {4}"Observed before this instant."\n {4}to: DateTime\n/, '\n');
+  edit(sdlOf('measurements'), /\n {4}"Observed before this instant."\n {4}to: DateTime\n/, '\n');
   edit(
-    'measurements.graphql',
+    sdlOf('measurements'),
     '    "Page size: at most 500 (default 50)."',
     '    "Required unit."\n    unit: MeasurementUnit!\n    "Page size: at most 500 (default 50)."',
   );
@@ -279,18 +288,18 @@ it('names the operations that pass a removed argument, and those a new required 
 });
 
 it('lists who still reads a field when it is deprecated, and says so when nobody does', async () => {
-  edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
-  edit('measurements.graphql', /("Circumferential width, mm."\n\s+)widthMm: Float\n/, '$1widthMm: Float\n  "Unused."\n  legacyNote: String\n');
+  edit(sdlOf('measurements'), /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
+  edit(sdlOf('measurements'), /("Circumferential width, mm."\n\s+)widthMm: Float\n/, '$1widthMm: Float\n  "Unused."\n  legacyNote: String\n');
   publishInto();
-  edit('measurements.graphql', '  legacyNote: String\n', '  legacyNote: String @deprecated(reason: "Nobody reads it.")\n');
+  edit(sdlOf('measurements'), '  legacyNote: String\n', '  legacyNote: String @deprecated(reason: "Nobody reads it.")\n');
   const result = await check();
   const deprecation = changeAt(result.changes, 'supergraph', 'Measurement.legacyNote', 'FIELD_DEPRECATION_ADDED');
   expect(deprecation).toMatchObject({ deprecation: true, readers: [] });
   expect(formatReport(result)).toMatch(/Field 'Measurement.legacyNote' is deprecated\n {26}no client operation reads it/);
 
-  edit('measurements.graphql', 'lengthMm: Float @deprecated(reason: "Use lengthM.")', 'lengthMm: Float');
+  edit(sdlOf('measurements'), 'lengthMm: Float @deprecated(reason: "Use lengthM.")', 'lengthMm: Float');
   publishInto();
-  edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
+  edit(sdlOf('measurements'), /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Float @deprecated(reason: "Use lengthM.")\n');
   const deprecated = await check();
   const lengthMm = changeAt(deprecated.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_DEPRECATION_ADDED');
   expect(lengthMm).toMatchObject({ deprecation: true, before: null, after: 'Use lengthM.' });
@@ -301,7 +310,7 @@ it('lists who still reads a field when it is deprecated, and says so when nobody
 });
 
 it('points an SDL syntax error and a composition error at file:line:column, in the check and in compose, with no stack trace', async () => {
-  const file = path.join(dir, 'measurements.graphql');
+  const file = sdlOf('measurements');
   const lines = readFileSync(file, 'utf8').split('\n');
   const line = lines.findIndex((l) => l === '  lengthMm: Float') + 1;
   expect(line).toBeGreaterThan(0);
@@ -316,34 +325,34 @@ it('points an SDL syntax error and a composition error at file:line:column, in t
     encoding: 'utf8',
   });
   expect(compose.status).toBe(1);
-  expect(compose.stderr).toContain(`measurements.graphql:${line}:12: Syntax Error: Expected ":", found Name "Float".`);
+  expect(compose.stderr).toContain(`measurements/schema.graphql:${line}:12: Syntax Error: Expected ":", found Name "Float".`);
   expect(compose.stderr).not.toMatch(/^\s+at /m);
 
   // A composition error (a key naming a field the type lacks) is located the same way.
   lines[line - 1] = '  lengthMm: Float';
   writeFileSync(file, lines.join('\n'));
-  edit('analytics.graphql', 'type Measurement @key(fields: "id") {', 'type Measurement @key(fields: "idx") {');
-  const keyLine = readFileSync(path.join(dir, 'analytics.graphql'), 'utf8').split('\n').indexOf('type Measurement @key(fields: "idx") {') + 1;
+  edit(sdlOf('analytics'), 'type Measurement @key(fields: "id") {', 'type Measurement @key(fields: "idx") {');
+  const keyLine = readFileSync(sdlOf('analytics'), 'utf8').split('\n').indexOf('type Measurement @key(fields: "idx") {') + 1;
   const composition = spawnSync(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(schemaDir, 'compose.ts'), '--check'], {
     cwd: dir,
     env: { ...process.env, LINEPACK_SCHEMA_DIR: dir },
     encoding: 'utf8',
   });
   expect(composition.status).toBe(1);
-  expect(composition.stderr).toMatch(new RegExp(`KEY_INVALID_FIELDS: \\S*analytics\\.graphql:${keyLine}:\\d+: \\[analytics\\] On type "Measurement"`));
+  expect(composition.stderr).toMatch(new RegExp(`KEY_INVALID_FIELDS: \\S*analytics\\/schema\\.graphql:${keyLine}:\\d+: \\[analytics\\] On type "Measurement"`));
   expect(composition.stderr).not.toMatch(/^\s+at /m);
 });
 
 it('schema:publish --force publishes over a breaking change but not over a client operation the new schema refuses, which stays in the check', async () => {
   // A rename: the README, the console and the MCP companion read depthPctWt.
-  edit('measurements.graphql', /\n(\s+)depthPctWt: Float\n/, '\n$1depthPercentWt: Float\n');
-  const before = readFileSync(path.join(dir, 'published', 'measurements.graphql'), 'utf8');
+  edit(sdlOf('measurements'), /\n(\s+)depthPctWt: Float\n/, '\n$1depthPercentWt: Float\n');
+  const before = readFileSync(publishedSubgraphSdlPath('measurements', dir), 'utf8');
   const refused = await publishSchemas({ schemaDir: dir, root: repoRoot, force: true });
   expect(refused.published).toBe(false);
   expect(refused.message).toMatch(/INVALID OP +README\.md:\d+ .*Cannot query field "depthPctWt"/);
   expect(refused.message).toMatch(/INVALID OP +console\/src\//);
   expect(refused.message).toMatch(/--force does not cover them/);
-  expect(readFileSync(path.join(dir, 'published', 'measurements.graphql'), 'utf8')).toBe(before);
+  expect(readFileSync(publishedSubgraphSdlPath('measurements', dir), 'utf8')).toBe(before);
 
   // Even with the rename in the baseline, the README's and console's operations are still validated.
   publishInto();
@@ -353,7 +362,7 @@ it('schema:publish --force publishes over a breaking change but not over a clien
 });
 
 it('schema:publish --force publishes a breaking change every client still accepts', async () => {
-  edit('measurements.graphql', /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
+  edit(sdlOf('measurements'), /\n(\s+)clockDeg: Float\n/, '\n$1clockDeg: Int\n');
   expect((await publishSchemas({ schemaDir: dir, root: repoRoot })).published).toBe(false);
   const forced = await publishSchemas({ schemaDir: dir, root: repoRoot, force: true, date: '2026-11-25' });
   expect(forced.published).toBe(true);
@@ -378,7 +387,7 @@ it('reads registered trusted documents, naming the manifest line of those no sou
       path.join(root, 'lib', 'generated', 'trusted-documents.ts'),
       `// Generated.\nexport const trustedDocuments: TrustedDocuments = ${JSON.stringify(manifest, null, 2)};\n`,
     );
-    edit('measurements.graphql', /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Int\n');
+    edit(sdlOf('measurements'), /("Axial length, mm."\n\s+)lengthMm: Float\n/, '$1lengthMm: Int\n');
     const result = await runSchemaCheck({ schemaDir: dir, root });
     const change = changeAt(result.changes, 'supergraph', 'Measurement.lengthMm', 'FIELD_TYPE_CHANGED');
     expect(readersOf(change)).toEqual(['README.md:4 Lengths', 'lib/generated/trusted-documents.ts:10 FieldAppLengths']);
@@ -390,12 +399,12 @@ it('reads registered trusted documents, naming the manifest line of those no sou
 it('writes a changelog entry that lists changes of shape and counts description edits', async () => {
   publishInto();
   edit(
-    'measurements.graphql',
+    sdlOf('measurements'),
     '"Orientation, degrees clockwise from top of pipe (0–360)."',
     '"Orientation of the feature, degrees clockwise from top of pipe (0–360)."',
   );
   edit(
-    'assets.graphql',
+    sdlOf('assets'),
     /\n(\s+)inHca: Boolean! @requiresScopes\(scopes: \[\["assets:read"\]\]\)\n/,
     '\n$1inHca: Boolean! @requiresScopes(scopes: [["assets:read"]])\n$1"Operator notes."\n$1notes: String @requiresScopes(scopes: [["assets:read"]])\n',
   );
