@@ -13,6 +13,8 @@ const deployables = ['@linepack/gateway', '@linepack/gateway/*', '@linepack/subg
 const relativeDeployables = ['**/gateway/**', '**/subgraphs/**'];
 // A package's dist/ is its build output, not its API: what it holds moves between patch releases. (Every folder's
 // no-restricted-imports below repeats this pattern, because a later config's options replace an earlier one's.)
+const subgraphImportMessage =
+  'A subgraph owns its code and data: it learns about other subgraphs from domain events (their payload schemas, @linepack/subgraph-<name>/events) and entity references, never imports anything else of theirs (its own files are imported relatively).';
 const packageInternals = { group: ['**/dist', '**/dist/**'], message: "Import a package's public entry points, never its dist/ internals." };
 
 export default tseslint.config(
@@ -92,9 +94,29 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['@linepack/gateway', '@linepack/gateway/*', '@linepack/subgraph-*', '@linepack/subgraph-*/*', '../../../*/src/**', '../../*/src/**'],
-              message:
-                'A subgraph owns its code and data: it learns about other subgraphs from domain events and entity references, never imports (its own files are imported relatively).',
+              group: ['@linepack/gateway', '@linepack/gateway/*', '../../../*/src/**', '../../*/src/**'],
+              message: subgraphImportMessage,
+            },
+            // A producer's event payloads are its published contract: the one thing of another subgraph's it imports.
+            { regex: '^@linepack/subgraph-[^/]+(/(?!events$).*)?$', message: subgraphImportMessage },
+            packageInternals,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A subgraph's event payloads are imported by its consumers' images: they hold the payload schemas and nothing of
+    // the producer's code, so a consumer's bundle takes in nothing more.
+    files: ['subgraphs/*/src/events.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.|@linepack/(?!lib/events/payload-fields$))',
+              message: "An event contract imports zod and lib/events/payload-fields only: consumers' images bundle it.",
             },
             packageInternals,
           ],

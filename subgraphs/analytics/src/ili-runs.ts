@@ -1,5 +1,5 @@
 import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
-import type { IliRunFailedData, IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/lib/events/contracts';
+import type { IliRunFailedData, IliRunImportedData, IliRunStartedData, IliTallyRowData } from '@linepack/subgraph-measurements/events';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import type { TenantDocument } from '@linepack/lib/tenant-collection';
 import type { ClusterMembership } from './clusters';

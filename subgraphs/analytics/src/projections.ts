@@ -1,8 +1,7 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import type { DomainEvent } from '@linepack/lib/events/consumer';
+import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/subgraph-assets/events';
 import {
-  ASSET_UPSERTED,
-  assetUpsertedData,
   ILI_RUN_FAILED,
   ILI_RUN_IMPORTED,
   ILI_RUN_STARTED,
@@ -11,7 +10,7 @@ import {
   iliRunStartedData,
   MEASUREMENT_RECORDED,
   measurementRecordedData,
-} from '@linepack/lib/events/contracts';
+} from '@linepack/subgraph-measurements/events';
 import { upsertIfNewer } from '@linepack/lib/events/projection';
 import { Analyzer } from './compute';
 import { ANALYTICS_COLLECTIONS, type AnomalyProjection, type AssetProjection, type CpReadingProjection } from './documents';

@@ -53,7 +53,7 @@ export interface AssetDocument extends TenantDocument {
   outbox?: OutboxEntry[];
 }
 
-export { ASSET_UPSERTED } from '@linepack/lib/events/contracts';
+export { ASSET_UPSERTED } from './events';
 
 /** The body of an asset.upserted event: the asset as of that version (what consumers project). */
 export function assetEventData(asset: Omit<AssetDocument, 'outbox'>): Record<string, unknown> {

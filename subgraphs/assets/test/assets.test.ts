@@ -2,7 +2,7 @@
  * The assets team's own tests: this subgraph alone, in-process, against its own database, with
  * identities minted as the gateway mints them. The gateway path is covered in test/domain/assets.test.ts.
  */
-import { assetUpsertedData } from '@linepack/lib/events/contracts';
+import { assetUpsertedData } from '../src/events';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import { subgraph } from '../src';
 import { assetEventData, type AssetDocument } from '../src/documents';

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '@linepack/lib/events/consumer';
-import { ASSET_UPSERTED, assetUpsertedData, MEASUREMENT_RECORDED, measurementRecordedData } from '@linepack/lib/events/contracts';
+import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/subgraph-assets/events';
+import { MEASUREMENT_RECORDED, measurementRecordedData } from '@linepack/subgraph-measurements/events';
 import { upsertIfNewer } from '@linepack/lib/events/projection';
 import { COMPLIANCE_COLLECTIONS, type AssetProjection, type EvidenceProjection, type StatusRow } from './documents';
 import { evidenceTypes } from './rules';

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '@linepack/lib/events/consumer';
-import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/lib/events/contracts';
+import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/subgraph-assets/events';
 
 /**
  * Which assets exist in which tenant, as the assets subgraph announces them (`asset.upserted`): a measurement

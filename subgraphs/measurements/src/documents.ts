@@ -72,7 +72,7 @@ export interface MeasurementDocument extends TenantDocument {
   outbox?: OutboxEntry[];
 }
 
-export { MEASUREMENT_RECORDED } from '@linepack/lib/events/contracts';
+export { MEASUREMENT_RECORDED } from './events';
 
 /** The body of a measurement.recorded event: the measurement itself (it never changes once stored). */
 export function measurementEventData(m: MeasurementDocument): Record<string, unknown> {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { ASSET_UPSERTED } from '@linepack/lib/events/contracts';
+import { ASSET_UPSERTED } from '@linepack/subgraph-assets/events';
 import { publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import type { Identity } from '@linepack/lib/identity';

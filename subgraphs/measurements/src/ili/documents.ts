@@ -106,7 +106,7 @@ export interface IliProfileView {
 /** The tally kinds run alignment reads: girth welds (the joint-length fingerprint), wall changes and the named anchors. */
 export const ALIGNMENT_TALLY_KINDS: readonly IliEventKind[] = ['GIRTH_WELD', 'WALL_THICKNESS_CHANGE', 'REFERENCE_MARKER', 'VALVE', 'TEE', 'FLANGE'];
 
-/** The run as its events describe it (lib/events/contracts.ts iliRunStartedData). */
+/** The run as its events describe it (../events.ts iliRunStartedData). */
 export function iliRunEventFields(run: Pick<IliRunDocument, '_id' | 'assetId' | 'runDate' | 'discoveredAt' | 'toolTolerancePctWt' | 'certaintyPct'>) {
   return {
     id: run._id,

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
+import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '../events';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ILI_RUN_STARTED } from '@linepack/lib/events/contracts';
+import { ILI_RUN_STARTED } from '../events';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { validateMappingProfile } from '@linepack/lib/ili/listing';
 import type { JobStore } from '@linepack/lib/jobs';

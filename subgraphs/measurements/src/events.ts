@@ -1,105 +1,13 @@
 import { z } from 'zod';
+import { flag, isoDate, num } from '@linepack/lib/events/payload-fields';
 
 /**
- * The domain events' payloads as their producers publish them (assets: `asset.upserted`,
- * measurements: `measurement.recorded`) and as consumers parse them. A payload that does not parse
- * is dead-lettered by the consumer rather than half-applied. Producers may add fields (consumers
- * ignore unknown ones); renaming or removing one is a breaking change for every consumer.
+ * The measurements subgraph's domain events, as it publishes them and as consumers (analytics, compliance) parse
+ * them: its contract, owned here and imported by consumers as `@linepack/subgraph-measurements/events` (the one
+ * entry point another subgraph may import; it holds nothing but the payload schemas). Adding a field is safe
+ * (consumers ignore unknown ones); renaming or removing one breaks every consumer.
  */
-const isoDate = z.coerce.date();
-const num = z
-  .number()
-  .finite()
-  .nullable()
-  .optional()
-  .transform((v) => v ?? null);
-/** A reported yes/no; null when it was not reported (which is not the same as "no"). */
-const flag = z
-  .boolean()
-  .nullable()
-  .optional()
-  .transform((v) => v ?? null);
-
-export const ASSET_UPSERTED = 'asset.upserted';
 export const MEASUREMENT_RECORDED = 'measurement.recorded';
-
-export const assetUpsertedData = z.object({
-  id: z.string().min(1),
-  type: z.string(),
-  name: z.string(),
-  parentId: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  status: z.string(),
-  product: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  regulation: z
-    .enum(['CFR_192', 'CFR_195'])
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  beginStationM: num,
-  endStationM: num,
-  outsideDiameterMm: num,
-  wallThicknessMm: num,
-  smysMpa: num,
-  smtsMpa: num,
-  maopKpa: num,
-  classLocation: z
-    .number()
-    .int()
-    .min(1)
-    .max(4)
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  inHca: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? false),
-  couldAffectHca: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  cathodicallyProtected: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  atmosphericExposure: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  offshore: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  gasOdorized: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  crossing: z
-    .enum(['HIGHWAY', 'RAILROAD'])
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  installedAt: isoDate
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  version: z.number().int().min(1),
-});
-export type AssetUpsertedData = z.output<typeof assetUpsertedData>;
 
 export const measurementRecordedData = z.object({
   id: z.string().min(1),
