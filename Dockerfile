@@ -1,5 +1,6 @@
 # One image per deployable, so each team builds and ships its own:
-#   docker build --target assets -t linepack/assets .     (gateway, auth, assets, measurements, analytics, compliance)
+#   docker build --target gateway -t linepack-gateway .
+#   docker build --target subgraph --build-arg SUBGRAPH=assets -t linepack-assets .    (any subgraph of the registry)
 # Each image holds its bundle (scripts/build-package.mjs: the service and the @linepack packages it uses),
 # the production dependencies that bundle loads (deploy/tools/prune-node-modules.mjs), and the SDL files it reads
 # (schema/: shared.graphql and the supergraph; a subgraph's own SDL at subgraphs/<name>/schema.graphql, as in the repository).
@@ -42,47 +43,19 @@ COPY --from=build /app/gateway/dist ./dist
 # The web console the gateway serves at / (static files; CONSOLE_DIR defaults to /app/console/dist).
 COPY --from=build /app/console/dist ./console/dist
 
-FROM build AS deps-auth
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-auth \
-  && node deploy/tools/prune-node-modules.mjs subgraphs/auth/dist/main.js node_modules
-FROM runtime AS auth
-EXPOSE 4005
-COPY --from=deps-auth /app/node_modules ./node_modules
-COPY --from=build /app/subgraphs/auth/dist ./dist
-COPY --from=build /app/subgraphs/auth/schema.graphql ./subgraphs/auth/schema.graphql
-
-FROM build AS deps-assets
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-assets \
-  && node deploy/tools/prune-node-modules.mjs subgraphs/assets/dist/main.js node_modules
-FROM runtime AS assets
-EXPOSE 4001
-COPY --from=deps-assets /app/node_modules ./node_modules
-COPY --from=build /app/subgraphs/assets/dist ./dist
-COPY --from=build /app/subgraphs/assets/schema.graphql ./subgraphs/assets/schema.graphql
-
-FROM build AS deps-measurements
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-measurements \
-  && node deploy/tools/prune-node-modules.mjs subgraphs/measurements/dist/main.js node_modules
-FROM runtime AS measurements
-EXPOSE 4002
-COPY --from=deps-measurements /app/node_modules ./node_modules
-COPY --from=build /app/subgraphs/measurements/dist ./dist
-COPY --from=build /app/subgraphs/measurements/schema.graphql ./subgraphs/measurements/schema.graphql
-
-FROM build AS deps-analytics
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-analytics \
-  && node deploy/tools/prune-node-modules.mjs subgraphs/analytics/dist/main.js node_modules
-FROM runtime AS analytics
-EXPOSE 4003
-COPY --from=deps-analytics /app/node_modules ./node_modules
-COPY --from=build /app/subgraphs/analytics/dist ./dist
-COPY --from=build /app/subgraphs/analytics/schema.graphql ./subgraphs/analytics/schema.graphql
-
-FROM build AS deps-compliance
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/subgraph-compliance \
-  && node deploy/tools/prune-node-modules.mjs subgraphs/compliance/dist/main.js node_modules
-FROM runtime AS compliance
-EXPOSE 4004
-COPY --from=deps-compliance /app/node_modules ./node_modules
-COPY --from=build /app/subgraphs/compliance/dist ./dist
-COPY --from=build /app/subgraphs/compliance/schema.graphql ./subgraphs/compliance/schema.graphql
+# subgraph: any subgraph of the registry (schema/subgraphs.ts), named by a build argument; nothing here changes when one
+# is added. A package that needs more (a system library) ships its own subgraphs/<name>/Dockerfile, which
+# `npm run registry-files` then builds it with.
+#   docker build --target subgraph --build-arg SUBGRAPH=assets -t linepack-assets .
+FROM build AS deps-subgraph
+ARG SUBGRAPH
+RUN test -f "subgraphs/${SUBGRAPH}/package.json" || { echo "--build-arg SUBGRAPH=<name>: one of the registry's subgraphs (schema/subgraphs.ts)" >&2; exit 1; } \
+  && npm ci --omit=dev --no-audit --no-fund -w "@linepack/subgraph-${SUBGRAPH}" \
+  && node deploy/tools/prune-node-modules.mjs "subgraphs/${SUBGRAPH}/dist/main.js" node_modules
+FROM runtime AS subgraph
+ARG SUBGRAPH
+COPY --from=deps-subgraph /app/node_modules ./node_modules
+COPY --from=build /app/subgraphs/${SUBGRAPH}/dist ./dist
+# Its own SDL, where the bundle reads it (LINEPACK_SCHEMA_DIR/../subgraphs/<name>/schema.graphql); it listens on the
+# registry's port unless PORT says otherwise.
+COPY --from=build /app/subgraphs/${SUBGRAPH}/schema.graphql ./subgraphs/${SUBGRAPH}/schema.graphql

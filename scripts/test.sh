@@ -11,6 +11,7 @@ step() { echo; echo "== $*"; }
 step "typecheck" && npm run --silent typecheck || exit 1
 step "codegen:check" && npm run --silent codegen:check || exit 1
 step "compose:check" && npm run --silent compose:check || exit 1
+step "registry-files:check" && npm run --silent registry-files:check || exit 1
 step "schema:check" && npm run --silent schema:check || exit 1
 step "docs:check" && npm run --silent docs:check || exit 1
 step "lint (eslint: TypeScript layering and the SDL; prettier)" && npm run --silent lint || exit 1

@@ -3,11 +3,17 @@
  * bundle requires by deploy/tools/prune-node-modules.mjs — shown here on a node_modules laid out as npm lays it out
  * (hoisted and nested versions, scoped packages, optional and peer dependencies, a workspace link).
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { terminate } from '@linepack/lib/infra/child-process';
+import { freePort } from '@linepack/lib/infra/free-port';
+import { generateInternalKeyPair, INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { repoRoot } from '@linepack/lib/repo-root';
+import { waitFor } from '@linepack/lib/testing/until';
+import { bundle, linkNodeModules } from '../../bench/contenders/bundle';
 
 const prune = path.join(repoRoot, 'deploy', 'tools', 'prune-node-modules.mjs');
 
@@ -119,19 +125,102 @@ it('the Dockerfile builds every image from the digest-pinned base and prunes eac
     ['build', '${NODE_IMAGE}'],
     ['runtime', '${NODE_IMAGE}'],
   ]);
-  for (const [service, dir] of [
-    ['gateway', 'gateway'],
-    ['auth', 'subgraphs/auth'],
-    ['assets', 'subgraphs/assets'],
-    ['measurements', 'subgraphs/measurements'],
-    ['analytics', 'subgraphs/analytics'],
-    ['compliance', 'subgraphs/compliance'],
-  ]) {
-    const deps = new RegExp(
-      `^FROM build AS deps-${service}\\nRUN npm ci --omit=dev [^\\n]*\\\\\\n  && node deploy/tools/prune-node-modules\\.mjs ${dir}/dist/main\\.js node_modules$`,
-      'm',
-    );
-    expect([service, deps.test(dockerfile)]).toEqual([service, true]);
-    expect(dockerfile).toContain(`COPY --from=deps-${service} /app/node_modules ./node_modules`);
-  }
+  // The gateway, and every subgraph through one target named by a build argument (nothing to add for a new one).
+  const stage = (name: string) => dockerfile.split(/^FROM /m).find((text) => text.startsWith(`build AS ${name}\n`)) ?? '';
+  expect(stage('deps-gateway')).toMatch(
+    /npm ci --omit=dev [^\n]*-w @linepack\/gateway \\\n {2}&& node deploy\/tools\/prune-node-modules\.mjs gateway\/dist\/main\.js node_modules\n/,
+  );
+  expect(stage('deps-subgraph')).toMatch(
+    /npm ci --omit=dev [^\n]*-w "@linepack\/subgraph-\$\{SUBGRAPH\}" \\\n {2}&& node deploy\/tools\/prune-node-modules\.mjs "subgraphs\/\$\{SUBGRAPH\}\/dist\/main\.js" node_modules\n/,
+  );
+  for (const service of ['gateway', 'subgraph']) expect(dockerfile).toContain(`COPY --from=deps-${service} /app/node_modules ./node_modules`);
 });
+
+/** The files the runtime stage and one target copy from the build stage: [source under /app, destination under /app]. */
+function copiesOf(dockerfile: string, target: string, args: Record<string, string>): Array<[string, string]> {
+  const stageLines = (stage: string) =>
+    dockerfile
+      .split(/^FROM /m)
+      .find((s) => new RegExp(`^\\S+ AS ${stage}\\n`).test(s))!
+      .split('\n');
+  return ['runtime', target].flatMap((stage) =>
+    stageLines(stage)
+      .map((line) => /^COPY --from=build \/app\/(\S+) \.\/(\S+)$/.exec(line.replace(/\$\{(\w+)\}/g, (_, name: string) => args[name]!)))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1]!, m[2]!] as [string, string]),
+  );
+}
+
+it("a subgraph image with the files the Dockerfile's `subgraph` target copies serves its own SDL", async () => {
+  // No Docker engine here: the image's /app is a temporary folder holding what the runtime and subgraph stages copy
+  // from the build stage (the bundle built as `npm run build` builds it), with LINEPACK_SCHEMA_DIR as the image sets it.
+  const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
+  const schemaDirEnv = /^ENV .*LINEPACK_SCHEMA_DIR=\/app\/(\S+)/m.exec(dockerfile)?.[1];
+  expect(schemaDirEnv).toBe('schema');
+  const name = 'compliance';
+  const app = mkdtempSync(path.join(tmpdir(), 'linepack-image-'));
+  let child: ChildProcess | undefined;
+  try {
+    const copies = copiesOf(dockerfile, 'subgraph', { SUBGRAPH: name });
+    expect(copies.map(([, to]) => to)).toEqual(['schema/', 'dist', `subgraphs/${name}/schema.graphql`]);
+    for (const [from, to] of copies) {
+      if (from.endsWith('/dist')) {
+        await bundle(`subgraphs/${name}/src/main.ts`, path.join(app, to, 'main.js'));
+      } else if (from.includes('*')) {
+        const [dir, pattern] = [path.dirname(from), new RegExp(`^${path.basename(from).replace('.', '\\.').replace('*', '.*')}$`)];
+        mkdirSync(path.join(app, to), { recursive: true });
+        for (const file of readdirSync(path.join(repoRoot, dir)).filter((f) => pattern.test(f)))
+          cpSync(path.join(repoRoot, dir, file), path.join(app, to, file));
+      } else {
+        mkdirSync(path.dirname(path.join(app, to)), { recursive: true });
+        cpSync(path.join(repoRoot, from), path.join(app, to));
+      }
+    }
+    await linkNodeModules(app);
+    const port = await freePort();
+    const keys = generateInternalKeyPair();
+    child = spawn(process.execPath, [path.join(app, 'dist', 'main.js')], {
+      cwd: app,
+      env: {
+        PATH: process.env['PATH'],
+        LINEPACK_SCHEMA_DIR: path.join(app, schemaDirEnv!),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        METRICS_PORT: '0',
+        MONGODB_URI: process.env['MONGODB_URI'],
+        LINEPACK_DB_PREFIX: `image_${process.pid}`,
+        INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await waitFor(
+      async () => {
+        if (child!.exitCode !== null) throw new Error(`the ${name} bundle exited (${child!.exitCode}):\n${output}`);
+        return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok ?? false;
+      },
+      60_000,
+      `the ${name} bundle in the image layout`,
+    );
+    // The SDL it serves is the image's copy of its package's file.
+    const identity = { subject: 'image-test', kind: 'api_key' as const, tenantId: randomUUID(), scopes: ['admin:*' as const], requestId: 'image-test' };
+    const token = mintInternalToken(identity, name, keys.privateKeyPem);
+    const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [INTERNAL_IDENTITY_HEADER]: token },
+      body: JSON.stringify({ query: '{ _service { sdl } }' }),
+    });
+    const sdl = ((await res.json()) as { data?: { _service: { sdl: string } } }).data?._service.sdl ?? '';
+    expect(sdl).toContain(
+      readFileSync(path.join(app, 'subgraphs', name, 'schema.graphql'), 'utf8')
+        .trim()
+        .split('\n')[0],
+    );
+  } finally {
+    if (child && child.exitCode === null) await terminate(child, 10_000);
+    rmSync(app, { recursive: true, force: true });
+  }
+}, 120_000);

@@ -14,11 +14,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { redisEnvSchema, redisTargetOf } from '@linepack/lib/redis';
-import { schemaDir, subgraphRegistry } from '@linepack/schema/subgraphs';
+import { schemaDir, subgraphNames, subgraphRegistry } from '@linepack/schema/subgraphs';
 
 const root = path.resolve(schemaDir, '..');
 const chartDir = path.join(root, 'deploy', 'helm', 'linepack');
 const TEN_MINUTES = 10 * 60_000;
+/** ci/full-values.yaml runs every subgraph but compliance, which its team runs in a release of its own. */
+const fullValuesSubgraphs = subgraphNames.filter((name) => name !== 'compliance').sort();
 
 interface Run {
   code: number;
@@ -76,7 +78,7 @@ it('validates every rendered manifest against the Kubernetes schemas, quietly', 
     expect.stringMatching(
       /manifests valid against the Kubernetes 1\.34\.0 and 1\.37\.0 schemas \(strict\); 1 monitoring\.coreos\.com\/v1\/PrometheusRule valid against its CRD schema \(strict\)/,
     ),
-    expect.stringMatching(/compose metrics on 6 services, Prometheus scrapes them all/),
+    expect.stringMatching(new RegExp(`compose metrics on ${subgraphRegistry.length + 1} services, Prometheus scrapes them all`)),
     expect.stringMatching(/all checks passed/),
   ]);
 });
@@ -177,7 +179,10 @@ it('with everything on: the Ingress routes only the http port, the HPA also scal
   expect(find(docs, 'Deployment', 'lp-analytics')!.spec.template.spec.containers[0].image).toBe(
     'registry.example.com/linepack/linepack-analytics@sha256:89abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234567',
   );
-  expect(docs.filter((d) => d.kind === 'ServiceMonitor').map((d) => d.spec.endpoints[0].port)).toEqual(['metrics', 'metrics', 'metrics', 'metrics', 'metrics']);
+  // The gateway's and each subgraph's of this release.
+  expect(docs.filter((d) => d.kind === 'ServiceMonitor').map((d) => d.spec.endpoints[0].port)).toEqual(
+    ['gateway', ...fullValuesSubgraphs].map(() => 'metrics'),
+  );
 });
 
 describe('refuses', () => {
@@ -220,7 +225,7 @@ ${specLines}
 });
 
 /** `helm template` of the chart with `args` (--set ..., -f ...), validated as the script does; its documents, or the failure. */
-async function render(args: string[]): Promise<{ docs: Manifest[] } | { error: string }> {
+async function render(args: string[], chart = chartDir): Promise<{ docs: Manifest[] } | { error: string }> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'linepack-render-'));
   const tools = path.join(root, '.linepack', 'tools');
   const run = (file: string, fileArgs: string[]) =>
@@ -230,7 +235,7 @@ async function render(args: string[]): Promise<{ docs: Manifest[] } | { error: s
       ),
     );
   try {
-    const helm = await run(path.join(tools, 'bin', 'helm'), ['template', 'linepack', chartDir, '--namespace', 'linepack', ...args]);
+    const helm = await run(path.join(tools, 'bin', 'helm'), ['template', 'linepack', chart, '--namespace', 'linepack', ...args]);
     if (helm.code !== 0) return { error: helm.stderr };
     writeFileSync(path.join(tmp, 'render.yaml'), helm.stdout);
     const validated = await run(path.join(tools, 'kubernetes-validate', 'bin', 'python'), [
@@ -367,6 +372,32 @@ describe('extension points', () => {
       /gateway\/podDisruptionBudget/,
     );
     expect(errorOf(await render(['--set', 'subgraphs.auth.autoscaling.maxReplica=3']))).toMatch(/additional properties 'maxReplica' not allowed/);
+    // A misspelt subgraph is an entry of its own, and lacks what every entry has.
+    expect(errorOf(await render(['--set', 'subgraphs.asset.enabled=false']))).toMatch(/subgraphs\/asset.*missing properties 'port', 'image', 'replicas'/);
+  });
+
+  it('a supergraph that routes to a subgraph the values do not have (issue 30: it rendered, and the gateway sent workorders fields to http://workorders:4006)', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'linepack-chart-'));
+    try {
+      const chart = path.join(tmp, 'linepack');
+      cpSync(chartDir, chart, { recursive: true });
+      const supergraph = path.join(chart, 'files', 'supergraph.graphql');
+      const enumValue = /^( +)AUTH @join__graph\(name: "auth", url: "[^"]+"\)$/m;
+      expect(readFileSync(supergraph, 'utf8')).toMatch(enumValue);
+      writeFileSync(
+        supergraph,
+        readFileSync(supergraph, 'utf8').replace(enumValue, '$&\n$1WORKORDERS @join__graph(name: "workorders", url: "http://workorders:4006/graphql")'),
+      );
+      expect(errorOf(await render([], chart))).toContain(
+        'files/supergraph.graphql routes to the subgraph "workorders", but subgraphs.workorders is not in the values: nothing would serve it',
+      );
+      // An entry is enough, even a disabled one (its team runs it): the gateway then reaches its in-cluster Service.
+      const entry = ['enabled=false', 'port=4006', 'replicas=1', 'image.repository=linepack-workorders'].flatMap((v) => ['--set', `subgraphs.workorders.${v}`]);
+      const gateway = find(docsOf(await render(entry, chart)), 'Deployment', 'linepack-gateway')!;
+      expect(envOf(gateway)['SUBGRAPH_URL_WORKORDERS']).toBe('http://linepack-workorders:4006/graphql');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
 
@@ -385,9 +416,7 @@ describe('NetworkPolicy', () => {
     ]);
     const subgraphs = find(rendered.full, 'NetworkPolicy', 'lp-subgraphs')!;
     // The enabled subgraphs of this release (compliance runs in its team's namespace).
-    expect(subgraphs.spec.podSelector.matchExpressions).toEqual([
-      { key: 'app.kubernetes.io/component', operator: 'In', values: ['analytics', 'assets', 'auth', 'measurements'] },
-    ]);
+    expect(subgraphs.spec.podSelector.matchExpressions).toEqual([{ key: 'app.kubernetes.io/component', operator: 'In', values: fullValuesSubgraphs }]);
     expect(subgraphs.spec.ingress[0]).toEqual({
       ports: [{ protocol: 'TCP', port: 'http' }],
       from: [
@@ -467,7 +496,7 @@ describe('PrometheusRule', () => {
     expect(byName['LinepackLatencyP99High'].expr).toMatch(/histogram_quantile\(0\.99,[^]*\)\s+> 1\.5$/);
     expect(byName['LinepackLatencyP99High'].for).toBe('5m');
     expect(byName['LinepackRateLimitedRatioHigh'].expr).toContain('status="429"');
-    expect(byName['LinepackPodsNotReady'].expr).toContain('deployment=~"lp-(gateway|analytics|assets|auth|measurements)"');
+    expect(byName['LinepackPodsNotReady'].expr).toContain(`deployment=~"lp-(${['gateway', ...fullValuesSubgraphs].join('|')})"`);
   });
 
   it('is refused by its CRD schema when an alert is malformed, and needs the runbook address', async () => {
@@ -506,14 +535,7 @@ describe('rotation and shutdown', () => {
         .filter((name) => after[name] !== original[name])
         .sort();
     expect(changed(jwtRotated)).toEqual(['linepack-auth']);
-    expect(changed(redisMoved)).toEqual([
-      'linepack-analytics',
-      'linepack-assets',
-      'linepack-auth',
-      'linepack-compliance',
-      'linepack-gateway',
-      'linepack-measurements',
-    ]);
+    expect(changed(redisMoved)).toEqual(['gateway', ...subgraphNames].map((name) => `linepack-${name}`).sort());
     // Rendering again changes nothing: the checksum is of the values, not of the render.
     expect(checksums(docsOf(await render(withSecrets('key-1', 'redis://redis:6379'))))).toEqual(original);
   });

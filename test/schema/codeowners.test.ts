@@ -1,11 +1,14 @@
 /**
- * .github/CODEOWNERS matches the SDL: each subgraph's package and SDL are owned by the team its
- * @contact names, shared layers by the platform team, and every path it lists exists.
+ * .github/CODEOWNERS matches the registry and the SDL: each subgraph's package — which holds its SDL, published
+ * baseline, event payloads and chart values — is owned by the team its @contact names (the lines `npm run
+ * registry-files` writes), generated outputs by the bot, shared layers by the platform team, and every path it lists
+ * exists.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { codeownersTeam, subgraphContact } from '@linepack/schema/sdl';
 import { publishedSubgraphSdlPath, schemaDir, subgraphNames, subgraphSdlPath } from '@linepack/schema/subgraphs';
+import { chartValuesFile, registryFiles } from '../../scripts/registry-files';
 
 const root = path.resolve(schemaDir, '..');
 const rules = readFileSync(path.join(root, '.github', 'CODEOWNERS'), 'utf8')
@@ -27,12 +30,40 @@ function ownersOf(file: string): string[] {
   return owners;
 }
 
-it.each([...subgraphNames])('gives the %s package and SDL to the team its @contact names', (subgraph) => {
+it('is what npm run registry-files writes from the registry', () => {
+  const codeowners = registryFiles().find((f) => f.file === '.github/CODEOWNERS')!;
+  expect(codeowners.now).toBe(codeowners.next);
+});
+
+it.each([...subgraphNames])('gives the %s package, its SDL, baseline, events and chart values to the team its @contact names', (subgraph) => {
   const team = codeownersTeam(subgraphContact(subgraph));
-  expect(ownersOf(`subgraphs/${subgraph}/src/index.ts`)).toEqual([team]);
-  expect(ownersOf(`subgraphs/${subgraph}/package.json`)).toEqual([team]);
-  expect(ownersOf(path.relative(root, subgraphSdlPath(subgraph)))).toEqual([team]);
-  expect(ownersOf(path.relative(root, publishedSubgraphSdlPath(subgraph)))).toEqual([team]);
+  const own = [
+    `subgraphs/${subgraph}/src/index.ts`,
+    `subgraphs/${subgraph}/package.json`,
+    path.relative(root, subgraphSdlPath(subgraph)),
+    path.relative(root, publishedSubgraphSdlPath(subgraph)),
+    path.relative(root, chartValuesFile(subgraph)),
+    `subgraphs/${subgraph}/src/events.ts`,
+    `subgraphs/${subgraph}/src/generated/resolvers-types.ts`,
+  ];
+  // Event payloads only where the subgraph publishes events.
+  for (const file of own.filter((f) => existsSync(path.join(root, f)) || !f.endsWith('events.ts'))) {
+    expect([file, existsSync(path.join(root, file)), ownersOf(file)]).toEqual([file, true, [team]]);
+  }
+});
+
+it('gives generated outputs to the bot: a change to them is reviewed through its source, and CI checks they are current', () => {
+  for (const file of [
+    'schema/supergraph.graphql',
+    'schema/published/supergraph.graphql',
+    'schema/CHANGELOG.md',
+    'deploy/helm/linepack/files/supergraph.graphql',
+    'docs/api/index.html',
+    'lib/generated/scopes.ts',
+    'lib/generated/trusted-documents.ts',
+  ]) {
+    expect([file, existsSync(path.join(root, file)), ownersOf(file)]).toEqual([file, true, ['@linepack-bot']]);
+  }
 });
 
 it('gives the shared layers to the platform team', () => {
@@ -40,8 +71,11 @@ it('gives the shared layers to the platform team', () => {
     'lib/scopes.ts',
     'gateway/src/server.ts',
     'schema/compose.ts',
+    'schema/subgraphs.ts',
     'schema/shared.graphql',
-    'schema/supergraph.graphql',
+    'scripts/registry-files.ts',
+    'docker-compose.yml',
+    'deploy/helm/linepack/values.yaml',
     'dev/stack.ts',
     'package.json',
   ]) {

@@ -104,6 +104,20 @@ compares with it.
 {{- divf (mulf (float64 $number) (get $factors $suffix)) 1048576 | ceil | int -}}
 {{- end -}}
 
+{{/*
+Fails unless every subgraph the supergraph routes to (its join__graph names) has an entry in subgraphs: without one the
+gateway gets no SUBGRAPH_URL_<NAME> and sends that subgraph's fields to the supergraph's docker-compose address, where
+nothing answers in a cluster. An entry that is disabled is fine: the gateway reaches it where its team runs it.
+*/}}
+{{- define "linepack.checkRoutedSubgraphs" -}}
+{{- range (regexFindAll `@join__graph\(name: "[^"]+"` (.Files.Get "files/supergraph.graphql") -1) }}
+{{- $name := regexReplaceAll `^@join__graph\(name: "([^"]+)"$` . "${1}" }}
+{{- if not (hasKey $.Values.subgraphs $name) }}
+{{- fail (printf "files/supergraph.graphql routes to the subgraph %q, but subgraphs.%s is not in the values: nothing would serve it (npm run registry-files writes a block for every subgraph of the registry into values.yaml)" $name $name) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* The host the gateway reaches a subgraph at (its Service in this release or in a team's release). */}}
 {{- define "linepack.subgraphHost" -}}
 {{- .values.externalHost | default (printf "%s-%s" (include "linepack.fullname" .root) .component) -}}
