@@ -1,73 +1,38 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'graphql';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Kind, parse, type FieldDefinitionNode } from 'graphql';
 import { securityMapFromSdl } from '@linepack/lib/authz/security-directives';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { canonicalScopes, scopeAlias, type Scope } from '@linepack/lib/scopes';
-import { supergraphPath } from '@linepack/schema/subgraphs';
+import { subgraphDir, subgraphNames, supergraphPath } from '@linepack/schema/subgraphs';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
-/** One operation per root field of the supergraph; the test fails if a root field is added without a row here. */
-const rootOperations: Record<string, string> = {
-  'Query.asset': '{ asset(id: "00000000-0000-4000-8000-000000000000") { id } }',
-  'Query.assets': '{ assets { totalCount } }',
-  'Query.pipelineSummary': '{ pipelineSummary { tenantId } }',
-  'Query.measurement': '{ measurement(id: "00000000-0000-4000-8000-000000000000") { id } }',
-  'Query.modifiedB31G':
-    '{ modifiedB31G(input: { outsideDiameterMm: 610, wallThicknessMm: 9.5, smysMpa: 359, defectDepthMm: 3, defectLengthMm: 150, classLocation: 2 }) { failurePressureKpa } }',
-  'Query.complianceObligations': '{ complianceObligations { obligation } }',
-  'Query.complianceStatus': '{ complianceStatus { totalCount } }',
-  'Query.complianceSettings': '{ complianceSettings { timeZone } }',
-  'Query.iliRun': '{ iliRun(id: "00000000-0000-4000-8000-000000000000") { id } }',
-  'Query.iliImport': '{ iliImport(id: "00000000-0000-4000-8000-000000000000") { id } }',
-  'Query.iliMappingProfiles': '{ iliMappingProfiles { id } }',
-  'Query.iliUploadPreview': '{ iliUploadPreview(uploadId: "00000000-0000-4000-8000-000000000000") { header } }',
-  'Query.riskRegister': '{ riskRegister { totalCount } }',
-  'Query.analyticsSettings': '{ analyticsSettings { toolTolerancePctWt } }',
-  'Query.digList': '{ digList { totalCount } }',
-  'Query.me': '{ me { id } }',
-  'Query.apiKeys': '{ apiKeys { id } }',
-  'Query.auditEvents': '{ auditEvents { totalCount } }',
-  'Query.users': '{ users { id } }',
-  'Query.tenantUsers': '{ tenantUsers { totalCount } }',
-  'Mutation.changePassword': 'mutation { changePassword(currentPassword: "x", newPassword: "y") }',
-  'Mutation.signOutEverywhere': 'mutation { signOutEverywhere }',
-  'Mutation.issuePasswordReset': 'mutation { issuePasswordReset(userId: "00000000-0000-4000-8000-000000000000") { token } }',
-  'Mutation.rotateApiKey': 'mutation { rotateApiKey(id: "00000000-0000-4000-8000-000000000000") { secret } }',
-  'Mutation.changeUserRole': 'mutation { changeUserRole(userId: "00000000-0000-4000-8000-000000000000", role: VIEWER) { id } }',
-  'Mutation.removeUser': 'mutation { removeUser(userId: "00000000-0000-4000-8000-000000000000") }',
-  'Mutation.addUser': 'mutation { addUser(input: { email: "not an address", role: VIEWER }) { user { id } } }',
-  'Mutation.createAsset': 'mutation { createAsset(input: { type: SYSTEM, name: "scope matrix" }) { id } }',
-  'Mutation.updateAsset': 'mutation { updateAsset(id: "00000000-0000-4000-8000-000000000000", version: 1, input: { name: "x" }) { id } }',
-  'Mutation.decommissionAsset': 'mutation { decommissionAsset(id: "00000000-0000-4000-8000-000000000000", version: 1) { id } }',
-  'Mutation.recordMeasurement':
-    'mutation { recordMeasurement(input: { idempotencyKey: "sm-1", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }) { insertedCount } }',
-  'Mutation.recordMeasurements':
-    'mutation { recordMeasurements(input: [{ idempotencyKey: "sm-2", assetId: "a", type: PATROL, observedAt: "2026-01-01T00:00:00Z", source: FIELD }]) { insertedCount } }',
-  'Mutation.createIliUpload': `mutation { createIliUpload(input: { fileName: "a.csv", format: CSV, sizeBytes: 1, sha256: "${'0'.repeat(64)}" }) { id } }`,
-  'Mutation.appendIliUploadPart': 'mutation { appendIliUploadPart(uploadId: "00000000-0000-4000-8000-000000000000", index: 0, data: "AA==") { id } }',
-  'Mutation.startIliImport':
-    'mutation { startIliImport(input: { uploadId: "u", assetId: "a", run: { vendor: "v", toolTechnologies: [MFL], runDate: "2026-01-01T00:00:00Z" } }) { id } }',
-  'Mutation.saveIliMappingProfile': 'mutation { saveIliMappingProfile(input: { name: "p", vendor: "v", definitionJson: "{}" }) { id } }',
-  'Mutation.createApiKey': 'mutation { createApiKey(input: { name: "k", scopes: ["assets:read"] }) { secret } }',
-  'Mutation.updateAnalyticsSettings': 'mutation { updateAnalyticsSettings(input: {}) { toolTolerancePctWt } }',
-  'Mutation.recordFieldResult':
-    'mutation { recordFieldResult(input: { idempotencyKey: "sm-fr", measurementId: "m", examinedAt: "2026-01-01T00:00:00Z", method: UT, measuredDepthPctWt: 40 }) { id } }',
-  'Mutation.recordRepair':
-    'mutation { recordRepair(input: { idempotencyKey: "sm-rp", measurementIds: ["m"], repairType: TYPE_B_SLEEVE, repairedAt: "2026-01-01T00:00:00Z" }) { id } }',
-  'Mutation.recordPressureReduction':
-    'mutation { recordPressureReduction(input: { idempotencyKey: "sm-pr", measurementIds: ["m"], reducedPressureKpa: 5000, effectiveAt: "2026-01-01T00:00:00Z", reason: "r" }) { id } }',
-  'Mutation.liftPressureReduction': 'mutation { liftPressureReduction(id: "00000000-0000-4000-8000-000000000000", liftedAt: "2026-01-02T00:00:00Z") { id } }',
-  'Mutation.updateComplianceSettings': 'mutation { updateComplianceSettings(input: {}) { timeZone } }',
-  'Mutation.revokeApiKey': 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }',
-};
+/**
+ * One operation per root field of the supergraph, kept in the package of the subgraph that resolves it
+ * (subgraphs/<name>/test/root-operations.ts): the test fails if a root field is added without one there.
+ */
+const operationsBySubgraph = Object.fromEntries(
+  subgraphNames.map((name) => {
+    const file = path.join(subgraphDir(name), 'test', 'root-operations.ts');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- one module per registry entry, found by path
+    return [name, existsSync(file) ? (require(file) as { rootOperations: Record<string, string> }).rootOperations : {}];
+  }),
+);
+const rootOperations: Record<string, string> = Object.assign({}, ...Object.values(operationsBySubgraph));
 
 const security = securityMapFromSdl(parse(readFileSync(supergraphPath, 'utf8')));
 const supergraph = parse(readFileSync(supergraphPath, 'utf8'));
-const rootFields = supergraph.definitions.flatMap((d) =>
+const rootFieldDefinitions = supergraph.definitions.flatMap((d) =>
   d.kind === 'ObjectTypeDefinition' && (d.name.value === 'Query' || d.name.value === 'Mutation')
-    ? (d.fields ?? []).map((f) => `${d.name.value}.${f.name.value}`)
+    ? (d.fields ?? []).map((f) => ({ field: `${d.name.value}.${f.name.value}`, definition: f }))
     : [],
 );
+const rootFields = rootFieldDefinitions.map((f) => f.field);
+/** The subgraph that resolves a root field: the graph of its @join__field. */
+const resolverOf = (definition: FieldDefinitionNode) => {
+  const graph = definition.directives?.find((d) => d.name.value === 'join__field')?.arguments?.find((a) => a.name.value === 'graph')?.value;
+  return graph?.kind === Kind.ENUM ? graph.value.toLowerCase() : null;
+};
 const matrix = rootFields.map((field) => ({ field, required: security.get(field)?.scopes[0] ?? [] }));
 
 let stack: TestStack;
@@ -95,6 +60,11 @@ const forbidden = (res: Awaited<ReturnType<typeof graphql>>) =>
 
 it('has an operation for every root field of the supergraph', () => {
   expect(Object.keys(rootOperations).sort()).toEqual([...rootFields].sort());
+});
+
+it("keeps each root field's operation in the package of the subgraph that resolves it", () => {
+  const kept = Object.entries(operationsBySubgraph).flatMap(([name, ops]) => Object.keys(ops).map((field) => [field, name]));
+  expect(kept.sort()).toEqual(rootFieldDefinitions.map(({ field, definition }) => [field, resolverOf(definition)]).sort());
 });
 
 describe.each(matrix)('$field', ({ field, required }) => {

@@ -4,6 +4,7 @@ import { startGateway, type RunningGateway } from '@linepack/gateway/server';
 import { FAILURES_BEFORE_DOWN } from '@linepack/gateway/readiness';
 import { internalKeyId } from '@linepack/lib/identity';
 import { freePort } from '@linepack/lib/infra/free-port';
+import { subgraphNames } from '@linepack/schema/subgraphs';
 import { gatewayConfigFor, startTestStack, type TestStack } from '../support/stack';
 import { eventually, waitFor } from '../support/wait';
 
@@ -83,7 +84,7 @@ it('is ready when the auth service and every subgraph are, and names the key eve
     rateLimits: expect.any(String),
     identityKey: internalKeyId(stack.internalKeys.privateKeyPem),
     authService: 'ready',
-    subgraphs: { auth: 'ready', assets: 'ready', measurements: 'ready', analytics: 'ready', compliance: 'ready' },
+    subgraphs: Object.fromEntries(subgraphNames.map((name) => [name, 'ready'])),
   });
   // Liveness is another question, answered whatever the dependencies say.
   expect((await fetch(`${stack.gatewayOrigin}/healthz`)).status).toBe(200);
