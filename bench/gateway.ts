@@ -26,7 +26,8 @@ import { parseArgs } from 'node:util';
 import { tierLimits } from '@linepack/gateway/rate-limit';
 import { median, printColumns } from './harness';
 import { runLoad, validatePlan, type LoadMeasurement } from './contenders/load';
-import type { Service } from './contenders/processes';
+import { Cleanup, stopOnSignals, type ManagedProcess } from '@linepack/lib/infra/child-process';
+import { childPidsOf, cpuMsOf } from './contenders/processes';
 import {
   deriveCeiling,
   overhead,
@@ -43,7 +44,7 @@ import {
   type Section,
 } from './contenders/report';
 import type { TokenMode } from './contenders/contender-tokens';
-import { Cleanup, PRO_KEYS, Q0_PRO_TENANTS, startBenchStack, type BenchStack } from './contenders/stack';
+import { PRO_KEYS, Q0_PRO_TENANTS, startBenchStack, type BenchStack } from './contenders/stack';
 import {
   deleteQ3Writes,
   DirectTokens,
@@ -156,7 +157,7 @@ function settingsFromArgs(): Settings {
 
 interface Row extends RowInfo {
   queries: QueryName[];
-  contender: Service | null;
+  contender: ManagedProcess | null;
   /** Sends pro keys: its requests count against the pro keys' minute windows. */
   pro: boolean;
   plan(query: QueryName): RequestPlan;
@@ -164,7 +165,7 @@ interface Row extends RowInfo {
 
 function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
   const tokens = new DirectTokens(stack.tenantId, stack.keys.privateKeyPem);
-  const url = (s: Service) => `${s.origin}/graphql`;
+  const url = (s: ManagedProcess) => `${s.origin}/graphql`;
   /** `q0Caller`: who sends Q0 when not `caller` (the pro rows: keys of tenants of their own, stack.ts Q0_PRO_TENANTS). */
   const gatewayPlans = (caller: Caller, q0Caller: Caller = caller) => {
     const plans = new Map<QueryName, RequestPlan>();
@@ -199,7 +200,7 @@ function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
     },
   ];
   if (stack.linepack2) {
-    const honoured = stack.linepack2.childPids().length > 0;
+    const honoured = childPidsOf(stack.linepack2).length > 0;
     rows.push({
       id: 'linepack-workers2',
       label: `Linepack, GATEWAY_WORKERS=2, pro keys${honoured ? '' : ' (NOT honoured: one process)'}`,
@@ -319,14 +320,14 @@ async function runBench(stack: BenchStack, settings: Settings, rows: Row[], ctx:
   const samples: Sample[] = [];
   const budgets = { q0: new ProBudget(stack.q0ProKeys.length), other: new ProBudget(stack.proKeys.length) };
   const lastRps = new Map<string, number>();
-  const subgraphCpu = () => Object.values(stack.subgraphs).reduce((sum, s) => sum + s.cpuMs(), 0);
+  const subgraphCpu = () => Object.values(stack.subgraphs).reduce((sum, s) => sum + cpuMsOf(s), 0);
 
   const run = async (row: Row, query: QueryName, section: Section, connections: number, seconds: number): Promise<LoadMeasurement> => {
     const key = `${row.id}|${query}|${section}`;
     const budget = query === 'Q0' ? budgets.q0 : budgets.other;
     if (row.pro) await budget.reserve(Math.ceil((lastRps.get(key) ?? 1_000) * seconds * 1.3) + 50);
     const contender = row.contender;
-    const m = await runLoad(row.plan(query), { connections, seconds }, { contender: contender ? () => contender.cpuMs() : null, subgraphs: subgraphCpu });
+    const m = await runLoad(row.plan(query), { connections, seconds }, { contender: contender ? () => cpuMsOf(contender) : null, subgraphs: subgraphCpu });
     lastRps.set(key, m.rps);
     if (row.pro) budget.record(m.ok + m.failed + 1);
     if (query === 'Q3') await deleteQ3Writes(stack.mongo, stack.dbPrefix, stack.tenantId);
@@ -382,7 +383,7 @@ async function runBench(stack: BenchStack, settings: Settings, rows: Row[], ctx:
     }
   }
   const contenderProcesses = Object.fromEntries(
-    [stack.linepack, stack.linepack2, stack.bare, stack.hive].filter((s): s is Service => s !== null).map((s) => [s.name, 1 + s.childPids().length]),
+    [stack.linepack, stack.linepack2, stack.bare, stack.hive].filter((s): s is ManagedProcess => s !== null).map((s) => [s.name, 1 + childPidsOf(s).length]),
   );
   return { samples, ingest, proWaitedMs: budgets.q0.waitedMs + budgets.other.waitedMs, contenderProcesses };
 }
@@ -564,19 +565,7 @@ async function main(): Promise<void> {
   const settings = settingsFromArgs();
   const cleanup = new Cleanup();
   let stack: BenchStack | null = null;
-  let interrupted = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) {
-      cleanup.lastResortNow();
-      process.exit(signal === 'SIGINT' ? 130 : 143);
-    }
-    interrupted = true;
-    log(`${signal}: stopping everything (again to kill at once)`);
-    void cleanup.run().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('exit', () => cleanup.lastResortNow());
+  const { interrupted } = stopOnSignals(cleanup, log);
 
   let exitCode = 0;
   let json: Record<string, unknown> | null = null;
@@ -603,12 +592,12 @@ async function main(): Promise<void> {
     json = { ...reported.json, totalSeconds: Math.round((performance.now() - t0) / 1000) };
     if (reported.failed) exitCode = 1;
   } catch (err) {
-    if (interrupted) return;
+    if (interrupted()) return;
     console.error(`bench:gateway: FAILED: ${(err as Error).stack ?? String(err)}`);
     exitCode = 1;
     json = { benchmark: 'gateway', failed: true, error: (err as Error).message };
   }
-  if (interrupted) return;
+  if (interrupted()) return;
   const problems = await cleanup.run();
   for (const p of problems) log(`clean-up: ${p}`);
   await sleep(200);

@@ -22,9 +22,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MongoClient } from 'mongodb';
 import { freePort } from '@linepack/lib/infra/free-port';
-import { startEmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer } from '@linepack/lib/infra/redis-server';
-import { which } from '@linepack/lib/infra/child-process';
+import { startRunStores } from '@linepack/lib/infra/run-stores';
+import { Cleanup, ProcessSet, type ManagedProcess } from '@linepack/lib/infra/child-process';
 import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/identity';
 import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { repoRoot } from '@linepack/lib/repo-root';
@@ -35,48 +34,6 @@ import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
 import { AuthStore } from '@linepack/subgraph-auth/store';
 import { bundle, linkNodeModules } from './bundle';
 import type { TokenMode } from './contender-tokens';
-import { ProcessSet, type Service } from './processes';
-
-/** Stops what was started, last first; never throws. Idempotent. */
-export class Cleanup {
-  private readonly tasks: Array<{ name: string; run: () => Promise<unknown> }> = [];
-  private readonly lastResorts: Array<() => void> = [];
-  private running: Promise<string[]> | null = null;
-
-  add(name: string, run: () => Promise<unknown>): void {
-    this.tasks.push({ name, run });
-  }
-
-  /** A synchronous step for when there is no time for the orderly ones (process 'exit', a second Ctrl-C). */
-  addLastResort(run: () => void): void {
-    this.lastResorts.push(run);
-  }
-
-  lastResortNow(): void {
-    for (const run of [...this.lastResorts].reverse()) {
-      try {
-        run();
-      } catch {
-        // best effort
-      }
-    }
-  }
-
-  run(): Promise<string[]> {
-    this.running ??= (async () => {
-      const problems: string[] = [];
-      for (const task of [...this.tasks].reverse()) {
-        try {
-          await task.run();
-        } catch (err) {
-          problems.push(`${task.name}: ${(err as Error).message}`);
-        }
-      }
-      return problems;
-    })();
-    return this.running;
-  }
-}
 
 /** Every scope but admin:*. */
 export const benchScopes: string[] = canonicalScopes.filter((s) => s !== 'admin:*');
@@ -116,12 +73,12 @@ export interface BenchStack {
   /** Pro keys of Q0_PRO_TENANTS more tenants, for Q0 only. */
   q0ProKeys: string[];
   processes: ProcessSet;
-  subgraphs: Record<SubgraphName, Service>;
+  subgraphs: Record<SubgraphName, ManagedProcess>;
   subgraphUrl(name: SubgraphName): string;
-  linepack: Service;
-  linepack2: Service | null;
-  bare: Service;
-  hive: Service;
+  linepack: ManagedProcess;
+  linepack2: ManagedProcess | null;
+  bare: ManagedProcess;
+  hive: ManagedProcess;
   hiveVersion: string;
   startupMs: number;
 }
@@ -136,33 +93,14 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
   const runId = path.basename(dir).replace('linepack-gateway-bench-', '');
   cleanup.add('temporary directory', () => rm(dir, { recursive: true, force: true }));
   cleanup.addLastResort(() => rmSync(dir, { recursive: true, force: true }));
-  const setpriv = process.platform === 'linux' ? await which('setpriv') : null;
-  const processes = new ProcessSet(dir, runId, setpriv);
+  const processes = await ProcessSet.create(dir, `linepack-gateway-bench[${runId}]`);
   cleanup.add('processes', () => processes.stopAll());
   cleanup.addLastResort(() => processes.killAllNow());
   const dbPrefix = `gwbench_${randomBytes(4).toString('hex')}`;
 
   // ── MongoDB and Redis ──
-  let mongoUri = process.env['MONGODB_URI'];
-  let mongoLabel = 'MONGODB_URI';
-  const redisFromEnv = process.env['REDIS_URL'];
-  const [mongoStarted, redisStarted] = await Promise.all([
-    mongoUri ? Promise.resolve(null) : startEmbeddedMongo({ log }),
-    redisFromEnv ? Promise.resolve(null) : startRedisServer(),
-  ]);
-  if (mongoStarted) {
-    processes.pids.add(mongoStarted.pid);
-    cleanup.add('embedded MongoDB', async () => {
-      await mongoStarted.stop();
-      processes.pids.delete(mongoStarted.pid);
-    });
-    mongoUri = mongoStarted.uri;
-    mongoLabel = 'embedded mongo-java-server (in memory)';
-  }
-  if (redisStarted) cleanup.add('redis-server', () => redisStarted.stop());
-  const redisUrl = redisFromEnv ?? redisStarted!.url;
-  const redisLabel = redisFromEnv ? 'REDIS_URL' : 'redis-server of its own';
-  const mongo = await connectMongo(mongoUri!);
+  const { mongoUri, mongoLabel, redisUrl, redisLabel } = await startRunStores(processes, cleanup, log);
+  const mongo = await connectMongo(mongoUri);
   cleanup.add('MongoDB client', async () => {
     // The run's databases: nothing of it stays behind in a shared MongoDB.
     for (const name of subgraphNames)
@@ -187,14 +125,14 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
   const common = {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
-    MONGODB_URI: mongoUri!,
+    MONGODB_URI: mongoUri,
     LINEPACK_DB_PREFIX: dbPrefix,
     INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
     REDIS_URL: redisUrl,
     LOG_LEVEL: options.logLevel,
     METRICS_PORT: '0',
   };
-  const subgraphs = {} as Record<SubgraphName, Service>;
+  const subgraphs = {} as Record<SubgraphName, ManagedProcess>;
   for (const name of subgraphNames) {
     subgraphs[name] = processes.add({
       name,
@@ -264,7 +202,7 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
     env: { ...linepackEnv(1), PORT: linepackPort },
     cwd: repoRoot,
   });
-  let linepack2: Service | null = null;
+  let linepack2: ManagedProcess | null = null;
   if (options.workers2) {
     const p = await port();
     linepack2 = processes.add({
@@ -327,7 +265,7 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
     runId,
     dir,
     dbPrefix,
-    mongoUri: mongoUri!,
+    mongoUri,
     mongoLabel,
     redisLabel,
     mongo,

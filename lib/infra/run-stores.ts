@@ -1,0 +1,43 @@
+/**
+ * MongoDB and Redis for a run that starts a stack as separate processes (scripts/scale-out.ts, the gateway
+ * benchmark): MONGODB_URI and REDIS_URL when set, else an in-memory embedded mongo-java-server and a redis-server of
+ * the run's own, stopped by its clean-up and counted among its processes.
+ */
+import type { Cleanup, ProcessSet } from './child-process';
+import { startEmbeddedMongo } from './embedded-mongo';
+import { startRedisServer } from './redis-server';
+
+export interface RunStores {
+  mongoUri: string;
+  /** Where MongoDB came from, for the run's report. */
+  mongoLabel: string;
+  redisUrl: string;
+  redisLabel: string;
+}
+
+export async function startRunStores(processes: ProcessSet, cleanup: Cleanup, log: (line: string) => void): Promise<RunStores> {
+  const mongoFromEnv = process.env['MONGODB_URI'];
+  const redisFromEnv = process.env['REDIS_URL'];
+  const [mongoStart, redisStart] = await Promise.allSettled([
+    mongoFromEnv ? Promise.resolve(null) : startEmbeddedMongo({ log }),
+    redisFromEnv ? Promise.resolve(null) : startRedisServer(),
+  ]);
+  // Whichever started is stopped by the clean-up, also when the other failed to.
+  const mongo = mongoStart.status === 'fulfilled' ? mongoStart.value : null;
+  const redis = redisStart.status === 'fulfilled' ? redisStart.value : null;
+  if (mongo) {
+    processes.track(mongo.pid);
+    cleanup.add('embedded MongoDB', async () => {
+      await mongo.stop();
+      processes.untrack(mongo.pid);
+    });
+  }
+  if (redis) cleanup.add('redis-server', () => redis.stop());
+  for (const start of [mongoStart, redisStart]) if (start.status === 'rejected') throw start.reason;
+  return {
+    mongoUri: mongoFromEnv ?? mongo!.uri,
+    mongoLabel: mongoFromEnv ? 'MONGODB_URI' : `embedded mongo-java-server (pid ${mongo!.pid}, in memory)`,
+    redisUrl: redisFromEnv ?? redis!.url,
+    redisLabel: redisFromEnv ? 'REDIS_URL' : `redis-server on ${redis!.url}`,
+  };
+}
