@@ -376,7 +376,10 @@ describe('extension points', () => {
     expect(errorOf(await render(['--set', 'subgraphs.asset.enabled=false']))).toMatch(/subgraphs\/asset.*missing properties 'port', 'image', 'replicas'/);
   });
 
-  it('a supergraph that routes to a subgraph the values do not have (issue 30: it rendered, and the gateway sent workorders fields to http://workorders:4006)', async () => {
+  it("a supergraph that routes to a subgraph the values do not have (issue 30: it rendered, and the gateway sent a new subgraph's fields to http://workorders:4006)", async () => {
+    // A subgraph composed into the supergraph but missing from the values (no registry entry has this name).
+    const name = 'unlisted';
+    expect(subgraphNames).not.toContain(name);
     const tmp = mkdtempSync(path.join(tmpdir(), 'linepack-chart-'));
     try {
       const chart = path.join(tmp, 'linepack');
@@ -386,15 +389,15 @@ describe('extension points', () => {
       expect(readFileSync(supergraph, 'utf8')).toMatch(enumValue);
       writeFileSync(
         supergraph,
-        readFileSync(supergraph, 'utf8').replace(enumValue, '$&\n$1WORKORDERS @join__graph(name: "workorders", url: "http://workorders:4006/graphql")'),
+        readFileSync(supergraph, 'utf8').replace(enumValue, `$&\n$1${name.toUpperCase()} @join__graph(name: "${name}", url: "http://${name}:4099/graphql")`),
       );
       expect(errorOf(await render([], chart))).toContain(
-        'files/supergraph.graphql routes to the subgraph "workorders", but subgraphs.workorders is not in the values: nothing would serve it',
+        `files/supergraph.graphql routes to the subgraph "${name}", but subgraphs.${name} is not in the values: nothing would serve it`,
       );
       // An entry is enough, even a disabled one (its team runs it): the gateway then reaches its in-cluster Service.
-      const entry = ['enabled=false', 'port=4006', 'replicas=1', 'image.repository=linepack-workorders'].flatMap((v) => ['--set', `subgraphs.workorders.${v}`]);
+      const entry = ['enabled=false', 'port=4099', 'replicas=1', `image.repository=linepack-${name}`].flatMap((v) => ['--set', `subgraphs.${name}.${v}`]);
       const gateway = find(docsOf(await render(entry, chart)), 'Deployment', 'linepack-gateway')!;
-      expect(envOf(gateway)['SUBGRAPH_URL_WORKORDERS']).toBe('http://linepack-workorders:4006/graphql');
+      expect(envOf(gateway)[`SUBGRAPH_URL_${name.toUpperCase()}`]).toBe(`http://linepack-${name}:4099/graphql`);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
