@@ -5,7 +5,7 @@
  * check; SDL errors point at file:line:column.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { print } from 'graphql';
@@ -27,7 +27,8 @@ beforeEach(() => {
   for (const name of subgraphNames) {
     mkdirSync(path.join(layout, 'subgraphs', name), { recursive: true });
     cpSync(subgraphSdlPath(name), subgraphSdlPath(name, dir));
-    cpSync(publishedSubgraphSdlPath(name), publishedSubgraphSdlPath(name, dir));
+    // A subgraph has a baseline once its first version is published.
+    if (existsSync(publishedSubgraphSdlPath(name))) cpSync(publishedSubgraphSdlPath(name), publishedSubgraphSdlPath(name, dir));
   }
 });
 afterEach(() => rmSync(layout, { recursive: true, force: true }));
