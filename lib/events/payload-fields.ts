@@ -13,6 +13,12 @@ export const num = z
   .nullable()
   .optional()
   .transform((v) => v ?? null);
+/** A string, null when absent. */
+export const text = z
+  .string()
+  .nullable()
+  .optional()
+  .transform((v) => v ?? null);
 /** A reported yes/no; null when it was not reported (which is not the same as "no"). */
 export const flag = z
   .boolean()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate, num } from '@linepack/lib/events/payload-fields';
+import { flag, isoDate, num, text } from '@linepack/lib/events/payload-fields';
 
 /**
  * The assets subgraph's domain events, as it publishes them and as consumers (measurements, analytics, compliance)
@@ -13,17 +13,9 @@ export const assetUpsertedData = z.object({
   id: z.string().min(1),
   type: z.string(),
   name: z.string(),
-  parentId: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  parentId: text,
   status: z.string(),
-  product: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  product: text,
   regulation: z
     .enum(['CFR_192', 'CFR_195'])
     .nullable()
@@ -49,31 +41,11 @@ export const assetUpsertedData = z.object({
     .nullable()
     .optional()
     .transform((v) => v ?? false),
-  couldAffectHca: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  cathodicallyProtected: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  atmosphericExposure: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  offshore: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  gasOdorized: z
-    .boolean()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  couldAffectHca: flag,
+  cathodicallyProtected: flag,
+  atmosphericExposure: flag,
+  offshore: flag,
+  gasOdorized: flag,
   crossing: z
     .enum(['HIGHWAY', 'RAILROAD'])
     .nullable()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, isoDate, num } from '@linepack/lib/events/payload-fields';
+import { flag, isoDate, num, text } from '@linepack/lib/events/payload-fields';
 
 /**
  * The measurements subgraph's domain events, as it publishes them and as consumers (analytics, compliance) parse
@@ -16,31 +16,11 @@ export const measurementRecordedData = z.object({
   observedAt: isoDate,
   stationM: num,
   value: num,
-  unit: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  source: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  runId: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  featureType: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
-  surface: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  unit: text,
+  source: text,
+  runId: text,
+  featureType: text,
+  surface: text,
   odometerM: num,
   clockDeg: num,
   depthPctWt: num,
@@ -54,11 +34,7 @@ export const measurementRecordedData = z.object({
   interactsWithGirthWeld: flag,
   interactsWithSeamWeld: flag,
   atPipelineCrossing: flag,
-  metalLossKind: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  metalLossKind: text,
   recordedAt: isoDate
     .nullable()
     .optional()
@@ -100,11 +76,7 @@ export const iliTallyRowData = z.object({
   jointNumber: num,
   jointLengthM: num,
   wallThicknessMm: num,
-  name: z
-    .string()
-    .nullable()
-    .optional()
-    .transform((v) => v ?? null),
+  name: text,
 });
 export type IliTallyRowData = z.output<typeof iliTallyRowData>;
 
