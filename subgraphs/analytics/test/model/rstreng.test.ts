@@ -7,6 +7,13 @@
  *    are stored; IPC2022-87259 ("Faster RSTRENG"), the Technical Toolboxes and pipeng.com RSTRENG pages, the
  *    Pipeline & Gas Journal RSTRENG article (no numbers); open-source implementations (pipenostics,
  *    vb64/pipeline.integrity and others) have no effective-area test that cites a published case.
+ *    A second search found none either: Kiefner & Vieth, "Evaluating pipe-1" (Oil & Gas Journal, 6 Aug
+ *    1990; stored) says the second of its two articles works a sample calculation of the modified
+ *    criterion — that article is not stored; Cronin's PhD thesis (Waterloo 2000; RSTRENG predictions of real-corrosion burst
+ *    tests) is not stored; the CAESAR II, CAEPIPE and PASS/START-PROF B31G help pages give no numbers; the
+ *    PyPI packages pipeline-integrity, pyintegrity and ffseval and FitnessForService.jl have no effective-area
+ *    example; the vamseeachanta/digitalmodel validation register records none sourced for RSTRENG. API 579
+ *    Part 5 level 2 and DNV-RP-F101 complex defects use other bulging factors, so they cannot check this one.
  *    What is published and checkable is the formula chain itself: a flat profile at depth 0.85·d over
  *    length L has A'/A0 = 0.85·d/t over its full length, which is Modified B31G's area for depth d, and
  *    every shorter sub-length has the same ratio and a smaller Folias factor, hence a higher failure
