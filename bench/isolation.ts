@@ -12,7 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { createAsset } from '../test/support/stack';
-import { describeAnswers, graphqlRequest, printPhases, sampleFor, slowestPerSecond, startNeighbour, withBenchStack } from './neighbour';
+import { describeAnswers, graphqlRequest, printPhases, sampleFor, slowestPerSecond, startNeighbour } from './neighbour';
+import { withNeighbourStack } from './neighbour-stack';
 
 /** The requests of issue 16, each as a JSON body. */
 function abusiveBodies(assetId: string): string[] {
@@ -49,9 +50,11 @@ function abusiveBodies(assetId: string): string[] {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' } } });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, topology: { type: 'string', default: 'single' } } });
   const seconds = Number(values.seconds);
-  await withBenchStack({ credentialCacheTtlSeconds: 30 }, async (stack) => {
+  if (values.topology !== 'processes' && values.topology !== 'single') throw new Error('--topology is processes (a deployment) or single (npm start)');
+  await withNeighbourStack({ topology: values.topology, credentialCacheTtlSeconds: 30 }, async (stack) => {
+    console.log(`Topology: ${stack.description}`);
     // Enterprise (uncounted), so it can sample 20 times a second: a p99 of ~100 samples would just be the maximum.
     const victim = await stack.tenantWithKey({ tier: 'ENTERPRISE', name: 'victim' });
     const attacker = await stack.tenantWithKey({ tier: 'PRO', name: 'attacker' });

@@ -4,9 +4,7 @@
  * as ratios to its baseline in the same run.
  */
 import { Worker } from 'node:worker_threads';
-import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
-import { startRedisServer, type RedisServerProcess } from '@linepack/lib/infra/redis-server';
-import { startTestStack, type TestStack } from '../test/support/stack';
+import type { ProcessLoad } from './neighbour-stack';
 import { percentile, printColumns } from './harness';
 
 export interface Sample {
@@ -137,27 +135,10 @@ export const slowestPerSecond = (samples: readonly Sample[]) => {
   return [...perSecond.values()].map((v) => v.toFixed(0)).join(' ');
 };
 
-/**
- * Runs `body` against a fresh stack (`npm start`'s shape: every service in this process) on the embedded MongoDB and
- * a redis-server of its own, or MONGODB_URI / REDIS_URL when set; stops everything afterwards, also on failure.
- */
-export async function withBenchStack<T>(options: Parameters<typeof startTestStack>[0], body: (stack: TestStack) => Promise<T>): Promise<T> {
-  let mongo: EmbeddedMongo | null = null;
-  let redis: RedisServerProcess | null = null;
-  if (!process.env['MONGODB_URI']) {
-    mongo = await startEmbeddedMongo();
-    process.env['MONGODB_URI'] = mongo.uri;
-  }
-  if (!process.env['REDIS_URL']) {
-    redis = await startRedisServer();
-    process.env['REDIS_URL'] = redis.url;
-  }
-  const stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], ...options });
-  try {
-    return await body(stack);
-  } finally {
-    await stack.stop();
-    await mongo?.stop();
-    await redis?.stop();
-  }
-}
+/** Per process of the stack, the longest its event loop was held and the CPU it used in a phase: where the victim's time went. */
+export const describeLoad = (load: ProcessLoad) =>
+  [...load]
+    .filter(([, { cpuMs }]) => cpuMs >= 50)
+    .sort(([, a], [, b]) => b.cpuMs - a.cpuMs)
+    .map(([name, { loopMaxMs, cpuMs }]) => `${name} ${(cpuMs / 1000).toFixed(1)} s CPU${loopMaxMs === null ? '' : `, loop held ≤ ${loopMaxMs.toFixed(0)} ms`}`)
+    .join('; ');

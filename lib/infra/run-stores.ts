@@ -11,6 +11,8 @@ export interface RunStores {
   mongoUri: string;
   /** Where MongoDB came from, for the run's report. */
   mongoLabel: string;
+  /** The embedded server's pid (for its CPU time); null when MONGODB_URI names the server. */
+  mongoPid: number | null;
   redisUrl: string;
   redisLabel: string;
 }
@@ -37,6 +39,7 @@ export async function startRunStores(processes: ProcessSet, cleanup: Cleanup, lo
   return {
     mongoUri: mongoFromEnv ?? mongo!.uri,
     mongoLabel: mongoFromEnv ? 'MONGODB_URI' : `embedded mongo-java-server (pid ${mongo!.pid}, in memory)`,
+    mongoPid: mongo?.pid ?? null,
     redisUrl: redisFromEnv ?? redis!.url,
     redisLabel: redisFromEnv ? 'REDIS_URL' : `redis-server on ${redis!.url}`,
   };
