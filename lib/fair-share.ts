@@ -1,5 +1,16 @@
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { requestError } from './errors';
+
+/**
+ * How long a piece may wait: until `signal` aborts (it rejects with the signal's reason) or until `deadline` (epoch ms;
+ * it rejects with TIMEOUT when its turn comes after it, and never runs). A bare signal is the same as `{ signal }`.
+ */
+export type WaitLimit = AbortSignal | { signal?: AbortSignal | undefined; deadline?: number | undefined };
+
+/** A piece whose request's deadline passed before its turn: nobody waits for its result any more. */
+export function deadlinePassed(): GraphQLError {
+  return new GraphQLError("the request's deadline passed before this work could start; it was not run", { extensions: { code: 'TIMEOUT' } });
+}
 
 export interface FairShareOptions {
   /** Pieces one tenant may have running at once (default: every slot); its others wait even when slots are free. */
@@ -39,11 +50,11 @@ export class FairShare {
   }
 
   /**
-   * Runs `work` in a slot of `tenantId`'s turn. When `signal` aborts while the piece is still waiting, it leaves the
-   * queue and rejects with the signal's reason (a request past its deadline must not hold a place, nor later a slot).
+   * Runs `work` in a slot of `tenantId`'s turn. When the piece's wait ends (`limit`) while it is still waiting, it leaves
+   * the queue and rejects (a request past its deadline must not hold a place, nor later a slot).
    */
-  async run<T>(tenantId: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const release = await this.acquire(tenantId, signal);
+  async run<T>(tenantId: string, work: () => Promise<T>, limit?: WaitLimit): Promise<T> {
+    const release = await this.acquire(tenantId, limit);
     try {
       return await work();
     } finally {
@@ -55,8 +66,9 @@ export class FairShare {
    * Waits for a slot of `tenantId`'s turn and resolves with the function that gives it back (call it once; later
    * calls do nothing), for work whose start and end are not one function (a request's hooks).
    */
-  async acquire(tenantId: string, signal?: AbortSignal): Promise<() => void> {
-    await this.enter(tenantId, signal);
+  async acquire(tenantId: string, limit?: WaitLimit): Promise<() => void> {
+    const { signal, deadline } = limit instanceof AbortSignal ? { signal: limit, deadline: undefined } : (limit ?? {});
+    await this.enter(tenantId, signal, deadline);
     let held = true;
     return () => {
       if (!held) return;
@@ -91,8 +103,9 @@ export class FairShare {
     return this.running < this.slots && this.waiting.size === 0 && this.runningFor(tenantId) < this.maxRunningPerTenant;
   }
 
-  private enter(tenantId: string, signal?: AbortSignal): Promise<void> {
+  private enter(tenantId: string, signal: AbortSignal | undefined, deadline: number | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (deadline !== undefined && Date.now() >= deadline) return Promise.reject(deadlinePassed());
     if (this.canStartNow(tenantId)) {
       this.start(tenantId);
       return Promise.resolve();
@@ -106,7 +119,7 @@ export class FairShare {
     }
     if (queue.length === 0) this.waiting.set(tenantId, queue);
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, leave: null };
+      const waiter: Waiter = { resolve, reject, deadline, leave: null };
       if (signal) {
         const onAbort = () => {
           const index = queue.indexOf(waiter);
@@ -165,8 +178,14 @@ export class FairShare {
       const queue = this.waiting.get(next)!;
       const waiter = queue.shift()!;
       if (queue.length === 0) this.waiting.delete(next);
-      this.start(next);
       waiter.leave?.();
+      // Its request's deadline passed while it waited: it leaves without taking the slot (the next piece does).
+      if (waiter.deadline !== undefined && Date.now() >= waiter.deadline) {
+        if (!this.waiting.has(next) && !this.runningOf.has(next)) this.lastServed.delete(next);
+        waiter.reject(deadlinePassed());
+        continue;
+      }
+      this.start(next);
       waiter.resolve();
     }
   }
@@ -174,6 +193,9 @@ export class FairShare {
 
 interface Waiter {
   resolve: () => void;
+  reject: (err: Error) => void;
+  /** Epoch ms after which the piece is not run. */
+  deadline: number | undefined;
   /** Stops listening for the abort of the request it waits for. */
   leave: (() => void) | null;
 }
@@ -183,3 +205,25 @@ interface Waiter {
  * and with one running at a time every cheap request (which takes no slot) waits for at most one piece.
  */
 export const heavyWork = new FairShare(1);
+
+/** Limits of `databaseReads`. */
+export const databaseReadLimits = {
+  /** Reads of all tenants in flight at once in one process: below the driver's pool (100 connections). */
+  slots: 64,
+  /** Of those, one tenant's: a request that fans out into hundreds of reads (500 entities, a query each) sends this many at a time. */
+  perTenant: 8,
+  /** A tenant's reads waiting; beyond this one is refused (RATE_LIMITED) rather than queued without bound. */
+  perTenantQueued: 50_000,
+} as const;
+
+/**
+ * Every tenant-scoped database read of the process (lib/tenant-collection.ts), round-robin over the tenants waiting.
+ * The MongoDB driver queues the operations waiting for a connection in arrival order, whoever sent them: one request
+ * that resolved 500 entities with two reads each put 1,000 reads ahead of any other tenant's one read, which then
+ * waited seconds. Here a tenant has at most `perTenant` reads in flight, so another tenant's read starts at once (a
+ * slot is free) and a tenant's backlog waits behind its own. A read whose request's deadline passed while it waited
+ * is not sent (the gateway has answered already): a request the gateway gave up on stops costing the database.
+ */
+export const databaseReads = new FairShare(databaseReadLimits.slots, databaseReadLimits.perTenantQueued, {
+  maxRunningPerTenant: databaseReadLimits.perTenant,
+});

@@ -13,6 +13,7 @@ import type {
   UpdateResult,
   WithId,
 } from 'mongodb';
+import { databaseReads } from './fair-share';
 
 /** Every stored document carries the tenant it belongs to. */
 export interface TenantDocument extends Document {
@@ -23,6 +24,10 @@ export interface TenantDocument extends Document {
  * A collection seen through one tenant. Repositories get one per request, built from the
  * verified identity, so no query can forget the tenant filter and no client input can pick
  * another tenant: every filter, pipeline, insert and upsert is pinned to `tenantId`.
+ *
+ * Every read takes one of its tenant's read slots (lib/fair-share.ts databaseReads) for as long as the driver works on
+ * it, so a request that fans out into hundreds of reads sends them a few at a time and another tenant's read never
+ * queues behind them; a read whose request's deadline passed while it waited is not sent.
  */
 export class TenantCollection<T extends TenantDocument> {
   /**
@@ -47,20 +52,27 @@ export class TenantCollection<T extends TenantDocument> {
     return this.deadline ? { ...options, maxTimeMS: Math.max(1, this.deadline - Date.now()) } : options;
   }
 
-  findOne(filter: Filter<T>, options: FindOptions = {}): Promise<WithId<T> | null> {
-    return this.collection.findOne(this.scoped(filter), this.bounded(options));
+  /** Runs one read in a read slot of the tenant; its maxTimeMS is what is left of the deadline when it starts. */
+  private read<R>(work: () => Promise<R>): Promise<R> {
+    return databaseReads.run(this.tenantId, work, { deadline: this.deadline });
   }
 
-  find(filter: Filter<T>, options: FindOptions = {}) {
-    return this.collection.find(this.scoped(filter), this.bounded(options));
+  findOne(filter: Filter<T>, options: FindOptions = {}): Promise<WithId<T> | null> {
+    return this.read(() => this.collection.findOne(this.scoped(filter), this.bounded(options)));
+  }
+
+  /** The matching documents, read whole (`toArray`) in one read slot. */
+  find(filter: Filter<T>, options: FindOptions = {}): { toArray(): Promise<WithId<T>[]> } {
+    return { toArray: () => this.read(() => this.collection.find(this.scoped(filter), this.bounded(options)).toArray()) };
   }
 
   countDocuments(filter: Filter<T> = {}, options: CountDocumentsOptions = {}): Promise<number> {
-    return this.collection.countDocuments(this.scoped(filter), this.bounded(options));
+    return this.read(() => this.collection.countDocuments(this.scoped(filter), this.bounded(options)));
   }
 
-  aggregate<R extends Document>(pipeline: Document[]) {
-    return this.collection.aggregate<R>([{ $match: { tenantId: this.tenantId } }, ...pipeline], this.bounded({}));
+  /** The pipeline's results, read whole (`toArray`) in one read slot. */
+  aggregate<R extends Document>(pipeline: Document[]): { toArray(): Promise<R[]> } {
+    return { toArray: () => this.read(() => this.collection.aggregate<R>([{ $match: { tenantId: this.tenantId } }, ...pipeline], this.bounded({})).toArray()) };
   }
 
   async insertOne(doc: Omit<T, 'tenantId'>): Promise<T> {

@@ -2,7 +2,7 @@
  * FairShare: heavy work of one tenant waits behind its own, never in front of another tenant's (issue 31, item 1).
  * Pieces are held open by the test and released one at a time, so the order is observed, not timed.
  */
-import { FairShare } from '../fair-share';
+import { databaseReadLimits, databaseReads, FairShare } from '../fair-share';
 
 function gate() {
   let open!: () => void;
@@ -129,4 +129,43 @@ test('acquire hands back a release that frees the slot once, however often it is
   await expect(other).resolves.toBe('B ran');
   expect(share.runningFor('A')).toBe(0);
   expect(share.runningFor('B')).toBe(0);
+});
+
+test('a piece whose deadline passes while it waits is refused with TIMEOUT when its turn comes, never runs, and leaves the slot to the next', async () => {
+  const share = new FairShare(1);
+  const hold = gate();
+  const first = share.run('A', () => hold.opened);
+  let ran = false;
+  const late = share.run(
+    'B',
+    async () => {
+      ran = true;
+    },
+    { deadline: Date.now() + 20 },
+  );
+  const next = share.run('C', async () => 'C ran');
+  // Until the slot is free nobody looks at the deadline: no timer is kept per waiting piece.
+  await new Promise((r) => setTimeout(r, 50));
+  expect(share.queued).toBe(2);
+  hold.open();
+  await expect(late).rejects.toMatchObject({ extensions: { code: 'TIMEOUT' } });
+  await expect(next).resolves.toBe('C ran');
+  await first;
+  expect(ran).toBe(false);
+  // A piece already past its deadline is refused at once, without queueing.
+  await expect(share.run('B', async () => 'ran', { deadline: Date.now() - 1 })).rejects.toMatchObject({ extensions: { code: 'TIMEOUT' } });
+  expect(share.queued).toBe(0);
+});
+
+test("the database reads of one tenant's fan-out run a few at a time, and another tenant's read starts at once", async () => {
+  const { perTenant } = databaseReadLimits;
+  const holds = Array.from({ length: perTenant * 5 }, () => gate());
+  const fanOut = holds.map((hold) => databaseReads.run('fan-out tenant', () => hold.opened));
+  expect(databaseReads.runningFor('fan-out tenant')).toBe(perTenant);
+  expect(databaseReads.queuedFor('fan-out tenant')).toBe(perTenant * 4);
+  await expect(databaseReads.run('another tenant', async () => 'read')).resolves.toBe('read');
+  for (const hold of holds) hold.open();
+  await Promise.all(fanOut);
+  expect(databaseReads.runningFor('fan-out tenant')).toBe(0);
+  expect(databaseReads.queued).toBe(0);
 });

@@ -247,11 +247,14 @@ export class MeasurementRepository {
    */
   private async idsOfKeys(keys: readonly string[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
+    const { collection, tenantId } = this.measurements;
     for (let start = 0; start < keys.length; start += LOOKUP_CONCURRENCY) {
-      await heavyWork.run(this.measurements.tenantId, () =>
+      await heavyWork.run(tenantId, () =>
         Promise.all(
           keys.slice(start, start + LOOKUP_CONCURRENCY).map(async (idempotencyKey) => {
-            const stored = await this.measurements.findOne({ idempotencyKey }, { projection: { _id: 1 } });
+            // On the collection itself, as insertNew writes: these lookups are heavy work, shared out by its slots, so
+            // they take no read slots (lib/fair-share.ts databaseReads) besides.
+            const stored = await collection.findOne({ tenantId, idempotencyKey }, { projection: { _id: 1 } });
             if (stored) found.set(idempotencyKey, stored._id);
           }),
         ),
