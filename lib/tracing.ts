@@ -84,6 +84,27 @@ export function activeTracing(): TracingHandle | null {
 }
 
 /**
+ * The active trace context as W3C headers (`traceparent`, `tracestate`), to carry work of a request to another thread
+ * of this process (the gateway's expensive-operation lane); empty when tracing is off.
+ */
+export function traceCarrier(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (!started) return carrier;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when tracing is on
+  const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  api.propagation.inject(api.context.active(), carrier);
+  return carrier;
+}
+
+/** Runs `work` in the trace context `carrier` holds (traceCarrier on another thread), so its spans join that trace. */
+export function withTraceCarrier<T>(carrier: Record<string, string>, work: () => T): T {
+  if (!started) return work();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when tracing is on
+  const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  return api.context.with(api.propagation.extract(api.ROOT_CONTEXT, carrier), work);
+}
+
+/**
  * Switches tracing on for this process (once; a second call returns the first handle), or returns
  * null when OTEL_EXPORTER_OTLP_ENDPOINT is not set and no exporter is given.
  * `service` names the resource `linepack-<service>` unless OTEL_SERVICE_NAME is set.

@@ -3,6 +3,7 @@ import type { Logger } from '@linepack/lib/logger';
 import type { RequestMetrics } from '@linepack/lib/metrics';
 import type { VerifiedCredential } from './credentials';
 import type { RequestDeadline } from './deadline';
+import type { LaneResponse } from './expensive-lane';
 
 export interface GatewayContext extends BaseContext {
   credential: VerifiedCredential;
@@ -23,4 +24,6 @@ export interface GatewayContext extends BaseContext {
   /** Subgraph requests sent for this request, and how many of them were refused whole. */
   subgraphFetches?: number;
   subgraphRefusals?: number;
+  /** The request's HTTP response, where an answer of the expensive-operation lane is written (expensive-lane.ts). */
+  laneResponse?: LaneResponse;
 }

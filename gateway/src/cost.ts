@@ -243,7 +243,7 @@ export function costPlugin(rateLimiter: TieredRateLimiter, expensiveOperations?:
           report = { requested: cost, maximum: costLimits.maxOperationCost, ...(budget.remaining !== null ? { budgetRemaining: budget.remaining } : {}) };
           if (expensive) {
             try {
-              releaseSlot = await expensive.admit(credential.tenantId, contextValue.deadline.signal);
+              releaseSlot = await expensive.admit(credential.tenantId, contextValue.deadline.signal, contextValue);
             } catch (err) {
               if (err instanceof GraphQLError) {
                 rateLimitDecisions.inc({ tier: credential.tier, decision: 'concurrency_limited' });

@@ -21,7 +21,7 @@ export interface RequestDeadline {
 }
 
 export class DeadlineExceeded extends Error {}
-class ClientWentAway extends Error {}
+export class ClientWentAway extends Error {}
 
 /** Carries the request key from willSendRequest to the fetcher, which removes it. */
 export const REQUEST_KEY_HEADER = 'x-linepack-request-key';
@@ -30,21 +30,34 @@ const signals = new Map<string, AbortSignal>();
 
 export function deadlineMiddleware(timeoutMs: number) {
   return (_req: Request, res: Response, next: NextFunction): void => {
-    const controller = new AbortController();
-    const key = randomUUID();
-    const timer = setTimeout(() => controller.abort(new DeadlineExceeded(`deadline of ${timeoutMs} ms passed`)), timeoutMs);
-    signals.set(key, controller.signal);
-    const done = () => {
+    const { deadline, abort, end } = startDeadline(timeoutMs);
+    res.once('finish', end);
+    res.once('close', () => {
+      if (!res.writableFinished) abort(new ClientWentAway('the client closed the connection'));
+      end();
+    });
+    res.locals['deadline'] = deadline;
+    next();
+  };
+}
+
+/**
+ * A deadline at `at` (epoch ms; default `timeoutMs` from now) whose signal aborts the subgraph fetches made under it;
+ * `end` forgets it once its request is answered. The expensive-operation lane (expensive-lane.ts) gives the request
+ * it runs the deadline the gateway set, and aborts it when the gateway says the client went away.
+ */
+export function startDeadline(timeoutMs: number, at = Date.now() + timeoutMs): { deadline: RequestDeadline; abort(reason: Error): void; end(): void } {
+  const controller = new AbortController();
+  const key = randomUUID();
+  const timer = setTimeout(() => controller.abort(new DeadlineExceeded(`deadline of ${timeoutMs} ms passed`)), Math.max(0, at - Date.now()));
+  signals.set(key, controller.signal);
+  return {
+    deadline: { at, timeoutMs, signal: controller.signal, key },
+    abort: (reason) => controller.abort(reason),
+    end: () => {
       clearTimeout(timer);
       signals.delete(key);
-    };
-    res.once('finish', done);
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new ClientWentAway('the client closed the connection'));
-      done();
-    });
-    res.locals['deadline'] = { at: Date.now() + timeoutMs, timeoutMs, signal: controller.signal, key } satisfies RequestDeadline;
-    next();
+    },
   };
 }
 

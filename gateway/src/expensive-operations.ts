@@ -45,6 +45,8 @@ const DURATION_SMOOTHING = 0.2;
 export class ExpensiveOperations {
   private readonly share: FairShare;
   private averageMs = ASSUMED_DURATION_MS;
+  /** The requests holding a slot now: they run in the expensive-operation lane (expensive-lane.ts). */
+  private readonly admitted = new WeakSet<object>();
 
   constructor(readonly limits: ExpensiveOperationLimits = expensiveOperationLimits) {
     this.share = new FairShare(limits.slots, limits.perTenantQueued, {
@@ -69,11 +71,17 @@ export class ExpensiveOperations {
     return turnsBefore === 0 || turnsBefore * this.averageMs < remainingMs;
   }
 
+  /** Whether the request whose context this is holds a slot now (it was admitted and has not been answered). */
+  isAdmitted(context: object): boolean {
+    return this.admitted.has(context);
+  }
+
   /**
    * Waits for the tenant's turn (rejects with the 429 of `refusal` when its queue is full, or with the signal's reason
-   * when the request ends first) and resolves with the function that frees the slot.
+   * when the request ends first) and resolves with the function that frees the slot. `context` names the request to
+   * `isAdmitted` while it holds the slot.
    */
-  async admit(tenantId: string, signal?: AbortSignal): Promise<() => void> {
+  async admit(tenantId: string, signal?: AbortSignal, context?: object): Promise<() => void> {
     expensiveOperationsGauge.inc({ state: 'waiting' });
     let release: () => void;
     try {
@@ -82,6 +90,7 @@ export class ExpensiveOperations {
       expensiveOperationsGauge.dec({ state: 'waiting' });
     }
     expensiveOperationsGauge.inc({ state: 'running' });
+    if (context) this.admitted.add(context);
     const started = performance.now();
     // The one guard against a second call: the gauge and the average must count a release once (FairShare's own
     // release function ignores later calls too, but runs after these).
@@ -89,6 +98,7 @@ export class ExpensiveOperations {
     return () => {
       if (!held) return;
       held = false;
+      if (context) this.admitted.delete(context);
       expensiveOperationsGauge.dec({ state: 'running' });
       this.averageMs += DURATION_SMOOTHING * (performance.now() - started - this.averageMs);
       release();

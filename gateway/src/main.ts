@@ -7,6 +7,7 @@
  * http, ioredis, mongodb, @apollo/*), and the primary, which serves no request, never starts tracing.
  */
 import cluster from 'node:cluster';
+import { isMainThread } from 'node:worker_threads';
 import { ConfigError } from '@linepack/lib/config';
 import { startTracing } from '@linepack/lib/tracing';
 import { GATEWAY_WORKER_ENV, gatewayConfigFromEnv, type GatewayProcessConfig } from './config';
@@ -22,7 +23,10 @@ try {
 
 const workerIndex = cluster.isWorker ? Number(process.env[GATEWAY_WORKER_ENV]) : NaN;
 /* eslint-disable @typescript-eslint/no-require-imports -- required after startTracing, or (the primary) never traced */
-if (Number.isInteger(workerIndex) && workerIndex > 0) {
+if (!isMainThread) {
+  // The bundle is also the entry of the gateway's expensive-operation lane, a thread of its own (expensive-lane.ts).
+  require('./expensive-lane-worker');
+} else if (Number.isInteger(workerIndex) && workerIndex > 0) {
   // First: the instrumentations patch express, @apollo/*, ioredis and http as the rest loads them.
   startTracing('gateway');
   (require('./cluster') as typeof import('./cluster')).runGatewayWorker(config, workerIndex);

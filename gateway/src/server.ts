@@ -3,15 +3,14 @@ import { readFileSync } from 'node:fs';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
-import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { LRUCache } from 'lru-cache';
-import type { SubgraphName } from '@linepack/schema/subgraphs';
 import { graphqlErrorBody } from '@linepack/lib/errors';
 import { accessLogMiddleware, HttpDrain, jsonErrorHandler, listen, parseAuthorization, requestIdMiddleware, requestIdOf } from '@linepack/lib/http';
 import { jsonBody } from '@linepack/lib/json-body';
 import { checkAccessToken } from '@linepack/lib/access-tokens';
 import { createLogger, type Logger } from '@linepack/lib/logger';
+import { activeTracing } from '@linepack/lib/tracing';
 import { formatErrorFor } from '@linepack/lib/errors';
 import { mountAuthProxy } from './auth-proxy';
 import type { GatewayConfig } from './config';
@@ -33,7 +32,7 @@ import { RevocationPuller } from './revocation-pull';
 import { credentialFingerprint, TieredRateLimiter } from './rate-limit';
 import { scopeEnforcementPlugin } from '@linepack/lib/authz/scope-plugin';
 import { UserTokenVerifier, userCredential } from './user-tokens';
-import { AuthenticatedSubgraphDataSource, subgraphRefusalPlugin } from './subgraph-data-source';
+import { subgraphRefusalPlugin } from './subgraph-data-source';
 import { subgraphUnavailablePlugin } from './subgraph-unavailable';
 import { TrustedDocumentList } from './trusted-documents';
 import { subgraphNames } from '@linepack/schema/subgraphs';
@@ -41,6 +40,8 @@ import { IdentityTokenCache } from './identity-tokens';
 import { knownRootTypeRule, literalLimitsRule, operationSelectionPlugin, requestShapeGuard } from './request-guards';
 import { costPlugin, oneCallPerMutationRule } from './cost';
 import { ExpensiveOperations } from './expensive-operations';
+import { ExpensiveLane, withLaneAnswers } from './expensive-lane';
+import { createSupergraphGateway } from './supergraph-gateway';
 import { deadlineMiddleware, deadlinePlugin, type RequestDeadline } from './deadline';
 import { scopeRequirementsDocument } from './schema-scopes';
 import { recordAccessDenied } from './audit';
@@ -105,15 +106,7 @@ function writeEpochPlugin(rateLimiter: TieredRateLimiter): ApolloServerPlugin<Ga
   };
 }
 
-/**
- * @apollo/gateway refuses a supergraph whose @link features are `for: SECURITY` (it cannot
- * enforce @requiresScopes / @authenticated itself). This gateway enforces them before execution
- * (lib/authz/scope-plugin.ts, reading the original SDL), so the query planner gets the same supergraph with
- * that purpose dropped from those links.
- */
-export function withSecurityEnforcedByLinepack(supergraphSdl: string): string {
-  return supergraphSdl.replace(/(@link\(url: "https:\/\/specs\.apollo\.dev\/(?:requiresScopes|authenticated)\/v[\d.]+"), for: SECURITY\)/g, '$1)');
-}
+export { withSecurityEnforcedByLinepack } from './supergraph-gateway';
 
 export async function startGateway(config: GatewayConfig, logger: Logger = createLogger('gateway', config.logLevel)): Promise<RunningGateway> {
   const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
@@ -160,23 +153,32 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   /** What readiness probes besides the auth service: each subgraph as the gateway routes to it. */
   const subgraphTargets = new Map<string, string>();
   const identityTokens = new IdentityTokenCache(config.internalTokenPrivateKey);
-  // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage metrics to Apollo;
-  // Linepack phones nowhere. Read by the library at construction; an explicit setting wins.
-  process.env['APOLLO_TELEMETRY_DISABLED'] ??= 'true';
-  const gateway = new ApolloGateway({
-    supergraphSdl: withSecurityEnforcedByLinepack(supergraphSdl),
-    buildService: ({ name, url }) => {
-      const target = config.subgraphUrls[name as SubgraphName] ?? url;
-      if (!target) throw new Error(`no URL for subgraph ${name}`);
-      subgraphTargets.set(name, target);
-      return new AuthenticatedSubgraphDataSource(name, target, identityTokens, config.deduplicateInflightQueries ?? true);
-    },
+  const gateway = createSupergraphGateway({
+    supergraphSdl,
+    subgraphUrls: config.subgraphUrls,
+    identityTokens,
+    deduplicateInflightQueries: config.deduplicateInflightQueries ?? true,
+    onSubgraph: (name, url) => subgraphTargets.set(name, url),
   });
+  // Expensive operations (cost.ts prices them, expensive-operations.ts admits them per tenant) execute on a thread of
+  // their own, so merging a huge answer never holds the loop every other request is served on (expensive-lane.ts).
+  const expensiveOperations = new ExpensiveOperations();
+  const expensiveLane = new ExpensiveLane(
+    {
+      supergraphSdl,
+      subgraphUrls: config.subgraphUrls,
+      internalTokenPrivateKey: config.internalTokenPrivateKey,
+      deduplicateInflightQueries: config.deduplicateInflightQueries ?? true,
+      logLevel: config.logLevel,
+      tracingServiceName: activeTracing()?.serviceName ?? null,
+    },
+    logger,
+  );
   const trustedDocuments = new TrustedDocumentList({ enforce: config.trustedDocumentsOnly ?? false });
   // Rate limits count requests; these limits bound what one request may ask for.
   const armor = new ApolloArmor(queryLimits).protect();
   const apollo = new ApolloServer<GatewayContext>({
-    gateway,
+    gateway: expensiveLane.gateway(gateway, (context) => expensiveOperations.isAdmitted(context)),
     allowBatchedHttpRequests: false,
     // On in production too (Apollo turns it off when NODE_ENV=production): /graphql answers authenticated callers
     // only, and they need the schema — the MCP companion, explorers, client code generators.
@@ -192,7 +194,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
         (context) => context.credential.scopes,
         (context, denial) => void recordAccessDenied(config, context, denial),
       ),
-      costPlugin(rateLimiter, new ExpensiveOperations()),
+      costPlugin(rateLimiter, expensiveOperations),
       writeEpochPlugin(rateLimiter),
       deadlinePlugin(),
       subgraphRefusalPlugin(),
@@ -352,7 +354,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
     trustedDocuments.middleware(),
     requestShapeGuard,
     expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
+      context: withLaneAnswers(async ({ req, res }) => {
         const credential = res.locals['credential'] as VerifiedCredential;
         const requestId = requestIdOf(res);
         return {
@@ -364,7 +366,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
           writeEpoch: res.locals['writeEpoch'] as GatewayContext['writeEpoch'],
           metrics: requestMetricsOf(res),
         };
-      },
+      }),
     }),
   );
 

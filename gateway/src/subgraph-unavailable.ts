@@ -37,8 +37,14 @@ type SubgraphResponse = Awaited<ReturnType<RemoteGraphQLDataSource<GatewayContex
 /** Subgraph requests of a request that found their subgraph unavailable (GatewayContext.subgraphFetches counts all). */
 const unavailableFetches = new WeakMap<object, number>();
 
-function countUnavailable(context: object): void {
-  unavailableFetches.set(context, (unavailableFetches.get(context) ?? 0) + 1);
+/** `fetches` more of the request's subgraph requests found their subgraph unavailable (the expensive-operation lane reports its own). */
+export function countUnavailable(context: object, fetches = 1): void {
+  unavailableFetches.set(context, (unavailableFetches.get(context) ?? 0) + fetches);
+}
+
+/** How many of the request's subgraph requests found their subgraph unavailable. */
+export function unavailableFetchesOf(context: object): number {
+  return unavailableFetches.get(context) ?? 0;
 }
 
 /**
@@ -135,7 +141,7 @@ export function subgraphUnavailablePlugin(retryAfterSeconds = UNAVAILABLE_RETRY_
     async requestDidStart() {
       return {
         async willSendResponse({ contextValue, response }) {
-          const unavailable = unavailableFetches.get(contextValue) ?? 0;
+          const unavailable = unavailableFetchesOf(contextValue);
           const fetches = contextValue.subgraphFetches ?? 0;
           if (unavailable === 0 || unavailable < fetches || response.body.kind !== 'single') return;
           if (response.http.status !== undefined && response.http.status !== 200) return;

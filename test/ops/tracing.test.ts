@@ -13,6 +13,7 @@ import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { startLinepack, type LinepackProcess } from '../support/linepack-process';
 import { REQUEST_ID_ATTRIBUTE, startTracing } from '@linepack/lib/tracing';
+import { until } from '@linepack/lib/testing/until';
 
 interface ProbeSpan {
   name: string;
@@ -224,6 +225,46 @@ describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       const { child, exited } = linepack;
       const devJson = path.join(stateDir, 'dev.json');
       const state = JSON.parse(readFileSync(devJson, 'utf8')) as { gatewayUrl: string; apiKey: string };
+      type OtlpSpan = { traceId: string; name: string; kind: number; attributes: { key: string; value: { stringValue?: string } }[] };
+      type ResourceSpans = { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] };
+      const collected = () =>
+        otlp.received.filter((r) => r.path === 'POST /v1/traces').flatMap((r) => (JSON.parse(r.body) as { resourceSpans: ResourceSpans[] }).resourceSpans);
+      const spansOf = (resourceSpans: ResourceSpans[]) => resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+      const attribute = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
+      const rootOf = (spans: OtlpSpan[], requestId: string) =>
+        spans.find((span) => attribute(span, REQUEST_ID_ATTRIBUTE) === requestId && attribute(span, 'http.route') === '/graphql');
+
+      // An expensive operation, which the gateway executes on its lane's thread (gateway/src/expensive-lane.ts): its
+      // trace continues through the lane into the subgraphs, exported under the gateway's name by the lane's own
+      // exporter (on its schedule: waited for here, so the Ctrl-C below flushes only the next request).
+      const expensive = await fetch(state.gatewayUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'npm-start-traced-expensive' },
+        body: JSON.stringify({ query: '{ assets(first: 500) { edges { node { id measurements(first: 100) { edges { node { id } } } } } } }' }),
+      });
+      expect(expensive.status).toBe(200);
+      const laneFetches = (resourceSpans: ResourceSpans[]) => {
+        const root = rootOf(spansOf(resourceSpans), 'npm-start-traced-expensive');
+        return root ? spansOf(resourceSpans).filter((span) => span.traceId === root.traceId && span.name === 'gateway.fetch') : [];
+      };
+      await until(
+        async () => collected(),
+        (resourceSpans) => laneFetches(resourceSpans).length >= 2,
+        60_000,
+        250,
+      );
+      const expensiveSpans = spansOf(collected());
+      const expensiveTraceId = rootOf(expensiveSpans, 'npm-start-traced-expensive')!.traceId;
+      const expensiveTrace = expensiveSpans.filter((span) => span.traceId === expensiveTraceId);
+      // The gateway's server span, and the assets and measurements subgraphs' server spans the lane's calls reached.
+      expect(
+        expensiveTrace.filter((span) => span.kind === 2 && attribute(span, REQUEST_ID_ATTRIBUTE) === 'npm-start-traced-expensive').length,
+      ).toBeGreaterThanOrEqual(3);
+      const services = collected()
+        .filter((rs) => rs.scopeSpans.some((ss) => ss.spans.some((span) => span.traceId === expensiveTraceId && span.name === 'gateway.fetch')))
+        .map((rs) => rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue);
+      expect(new Set(services)).toEqual(new Set(['linepack-stack']));
+
       const res = await fetch(state.gatewayUrl, {
         method: 'POST',
         headers: { authorization: `Bearer ${state.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'npm-start-traced' },
@@ -233,20 +274,10 @@ describe('OTLP/HTTP export from OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       child.kill('SIGINT');
       expect(await exited).toBe(0);
 
-      type OtlpSpan = { traceId: string; name: string; kind: number; attributes: { key: string; value: { stringValue?: string } }[] };
-      const payloads = otlp.received
-        .filter((r) => r.path === 'POST /v1/traces')
-        .map(
-          (r) =>
-            JSON.parse(r.body) as {
-              resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
-            },
-        );
-      const resourceSpans = payloads.flatMap((p) => p.resourceSpans);
+      const resourceSpans = collected();
       expect(resourceSpans[0]!.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'linepack-stack' } });
-      const exportedSpans = resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
-      const attribute = (span: OtlpSpan, key: string) => span.attributes.find((a) => a.key === key)?.value.stringValue;
-      const root = exportedSpans.find((span) => attribute(span, REQUEST_ID_ATTRIBUTE) === 'npm-start-traced' && attribute(span, 'http.route') === '/graphql');
+      const exportedSpans = spansOf(resourceSpans);
+      const root = rootOf(exportedSpans, 'npm-start-traced');
       expect(root).toBeDefined();
       const trace = exportedSpans.filter((span) => span.traceId === root!.traceId);
       // The gateway's server span, and the assets and measurements subgraphs' server spans, all carrying the request id.

@@ -6,11 +6,15 @@ import { repoRoot } from '@linepack/lib/repo-root';
 import type { TestStack } from './stack';
 import { waitFor } from '@linepack/lib/testing/until';
 
-/** A second, separate gateway process (another replica) sharing the stack's subgraphs and the given Redis. */
+/**
+ * A second, separate gateway process (another replica) sharing the stack's subgraphs and the given Redis. `entry`: what
+ * node runs (default the source, through tsx; a bundle as the image ships it).
+ */
 export async function startGatewayProcess(
   stack: TestStack,
   redis: RedisTarget | null,
   env: Record<string, string> = {},
+  entry: string[] = ['--import', 'tsx', path.join(repoRoot, 'gateway/src/main.ts')],
 ): Promise<{ url: string; origin: string; process: ChildProcess }> {
   const port = await freePort();
   // The given Redis replaces the one the test run's environment names (REDIS_URL and the cluster or Sentinel settings
@@ -32,7 +36,7 @@ export async function startGatewayProcess(
     ...env,
   };
   for (const [name, service] of Object.entries(stack.subgraphs)) childEnv[`SUBGRAPH_URL_${name.toUpperCase()}`] = service.url;
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'gateway/src/main.ts')], {
+  const child = spawn(process.execPath, entry, {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
