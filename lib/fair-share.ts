@@ -211,7 +211,7 @@ export const databaseReadLimits = {
   /** Reads of all tenants in flight at once in one process: below the driver's pool (100 connections). */
   slots: 64,
   /** Of those, one tenant's: a request that fans out into hundreds of reads (500 entities, a query each) sends this many at a time. */
-  perTenant: 8,
+  perTenant: 16,
   /** A tenant's reads waiting; beyond this one is refused (RATE_LIMITED) rather than queued without bound. */
   perTenantQueued: 50_000,
 } as const;

@@ -145,7 +145,13 @@ export class MeasurementRepository {
   }
 
   /** Newest observation first; ties broken by id so pages never skip or repeat. */
-  async list(query: MeasurementQuery, size: number, after: string | null | undefined): Promise<MeasurementPage> {
+  /** `fields`: the stored fields the page's readers need (selection.ts); every field but the outbox when not given. */
+  async list(
+    query: MeasurementQuery,
+    size: number,
+    after: string | null | undefined,
+    fields?: readonly (keyof MeasurementDocument)[],
+  ): Promise<MeasurementPage> {
     const filter = this.filterFor(query);
     const cursor = decodeCursor(after, measurementCursor);
     // Keyset: the range on observedAt starts the index scan at the cursor (an $or alone would read every earlier
@@ -159,7 +165,8 @@ export class MeasurementRepository {
           ],
         }
       : filter;
-    const rows = await this.measurements.find(pageFilter, { ...withoutOutbox, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray();
+    const projection = fields ? { projection: Object.fromEntries(fields.map((field) => [field, 1])) } : withoutOutbox;
+    const rows = await this.measurements.find(pageFilter, { ...projection, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray();
     const { edges, pageInfo } = toConnection(rows, size, 0, (m) => encodeCursor([m.observedAt.toISOString(), m._id]));
     let total: Promise<number> | undefined;
     return { edges, pageInfo, count: () => (total ??= this.measurements.countDocuments(filter)) };

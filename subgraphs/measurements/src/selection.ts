@@ -67,6 +67,56 @@ function collect(selectionSet: SelectionSetNode | undefined, info: GraphQLResolv
 
 /** One answer per field occurrence: graphql-js passes the same fieldNodes array for every item of a list. */
 const cache = new WeakMap<readonly FieldNode[], readonly MeasurementField[]>();
+const nodeCache = new WeakMap<readonly FieldNode[], readonly MeasurementField[]>();
+
+/** The selection sets of the fields named `name` directly in `selectionSet` (through fragments); null: one it cannot follow. */
+function subselections(
+  selectionSet: SelectionSetNode | undefined,
+  name: string,
+  info: GraphQLResolveInfo,
+  seen = new Set<string>(),
+): SelectionSetNode[] | null {
+  const found: SelectionSetNode[] = [];
+  for (const selection of selectionSet?.selections ?? []) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === name && selection.selectionSet) found.push(selection.selectionSet);
+      continue;
+    }
+    let inner: SelectionSetNode | undefined;
+    if (selection.kind === Kind.INLINE_FRAGMENT) inner = selection.selectionSet;
+    else {
+      if (seen.has(selection.name.value)) continue;
+      seen.add(selection.name.value);
+      inner = info.fragments[selection.name.value]?.selectionSet;
+      if (!inner) return null;
+    }
+    const deeper = subselections(inner, name, info, seen);
+    if (!deeper) return null;
+    found.push(...deeper);
+  }
+  return found;
+}
+
+/**
+ * The stored fields a MeasurementConnection's `edges { node { … } }` read under the current field, plus the page's
+ * sort keys (observedAt, _id: every edge's cursor is made from them), sorted — so a page can project only those. A
+ * 120,000-reading answer (500 assets' pages of 240) read whole documents of some thirty fields each to answer three.
+ */
+export function selectedConnectionNodeFields(info: GraphQLResolveInfo): readonly MeasurementField[] {
+  let fields = nodeCache.get(info.fieldNodes);
+  if (!fields) {
+    const into = new Set<MeasurementField>(['_id', 'observedAt']);
+    const seen = new Set<string>();
+    const known = info.fieldNodes.every((field) => {
+      const edges = subselections(field.selectionSet, 'edges', info);
+      const nodes = edges?.map((edge) => subselections(edge, 'node', info));
+      return !!nodes && nodes.every((sets) => sets !== null && sets.every((set) => collect(set, info, into, seen)));
+    });
+    fields = known ? [...into].sort() : ALL_MEASUREMENT_FIELDS;
+    nodeCache.set(info.fieldNodes, fields);
+  }
+  return fields;
+}
 
 /**
  * The stored fields the selection under the current (Measurement-typed) field reads, sorted, `_id` always
