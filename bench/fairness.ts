@@ -1,9 +1,14 @@
 /**
- * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import] [-- --features 100000]`: does one tenant's heaviest legal
- * work stall another tenant? (issue 31)
+ * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import] [-- --features 100000]
+ *                          [-- --topology processes|single] [-- --gateway-workers 1] [-- --cpu-prof DIR]`:
+ * does one tenant's heaviest legal work stall another tenant? (issue 31)
  *
- * Tenant B (enterprise, so it can sample 20 times a second) reads a 50-asset page one request at a time, and asks
- * `/auth/introspect` about its key every 250 ms (the auth service's own budget: it must never answer 503). Phases:
+ * The stack is what a deployment runs unless `--topology single` (bench/neighbour-stack.ts): every subgraph and the
+ * gateway its own process, the gateway with one worker (one event loop for every tenant, the hardest case). After the
+ * seed's events are consumed (the stack idle), tenant B (enterprise, so it can sample 20 times a second) reads, one
+ * request at a time each, a 50-asset page (the gateway and the assets subgraph) and the 20 latest readings of one of
+ * its assets (also the measurements subgraph, which A's reads and writes load), and asks `/auth/introspect` about its
+ * key every 250 ms (the auth service's own budget: it must never answer 503). Phases:
  *   baseline      B alone;
  *   batches       tenant A (pro) sends 10,000-item recordMeasurements back to back, fresh keys each time;
  *   query         A sends the most expensive query the cost limit allows, from 4 connections (the gateway runs one
@@ -11,8 +16,10 @@
  *   import        A imports a generated 100,000-feature ILI listing (`--features`) through the API as the CLI does
  *                 (upload in parts, startIliImport, poll the job); the phase lasts from the first part to the job's end;
  *   recovery      B alone again.
- * Prints B's p50/p99 per phase as ratios to its baseline in the same run, B's failures, the auth probe's answers and
- * how A's requests were answered. Target: B's p99 ≤ 3× baseline, 0 failures for B, auth never 503.
+ * Prints B's p50/p99 per read and phase as ratios to its baseline in the same run, B's failures, the auth probe's
+ * answers, how A's requests were answered, and per process of the stack the CPU it used and the longest its event loop
+ * was held (with `--cpu-prof`, each phase's window on the profiles' clock). Target: B's p99 ≤ 3× baseline, 0 failures
+ * for B, auth never 503.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
