@@ -11,10 +11,13 @@ import { connectMongo } from '../mongo';
 import { TenantCollection, type TenantDocument } from '../tenant-collection';
 
 let mongo: MongoClient;
+/** The commands this client sent to the server, by name (command monitoring). */
+const sent: string[] = [];
 const collectionName = `tenant_collection_${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  mongo = await connectMongo(process.env['MONGODB_URI']!);
+  mongo = await connectMongo(process.env['MONGODB_URI']!, { monitorCommands: true });
+  mongo.on('commandStarted', (event) => void sent.push(event.commandName));
   await mongo
     .db('lib_tests')
     .collection<TenantDocument & { _id: string; n: number }>(collectionName)
@@ -63,8 +66,11 @@ test("a read whose request's deadline passed while it waited is refused with TIM
   const release = holdSlots('A');
   const late = of('A', Date.now() + 20).countDocuments();
   await new Promise((r) => setTimeout(r, 50));
+  sent.length = 0;
   await release();
   await expect(late).rejects.toMatchObject({ extensions: { code: 'TIMEOUT' } });
   await expect(of('A', Date.now() - 1).findOne({ _id: 'a1' })).rejects.toMatchObject({ extensions: { code: 'TIMEOUT' } });
+  expect(sent).toEqual([]);
   expect(await of('A', Date.now() + 60_000).findOne({ _id: 'a1' })).toMatchObject({ _id: 'a1' });
+  expect(sent).toEqual(['find']);
 });
