@@ -20,9 +20,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MongoClient } from 'mongodb';
 import { freePort } from '@linepack/lib/infra/free-port';
 import { Cleanup, ProcessSet, stopOnSignals, type ManagedProcess } from '@linepack/lib/infra/child-process';
-import { startRunStores, type RunStores } from '@linepack/lib/infra/run-stores';
+import { connectRunMongo, startRunStores, type RunStores } from '@linepack/lib/infra/run-stores';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
-import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { databaseName } from '@linepack/lib/mongo';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { until } from '@linepack/lib/testing/until';
 import { subgraphNames, type SubgraphName } from '@linepack/schema/subgraphs';
@@ -155,15 +155,11 @@ async function startSingle(options: NeighbourStackOptions, db: RunStores, cleanu
 
 async function startProcesses(options: NeighbourStackOptions, db: RunStores, processes: ProcessSet, cleanup: Cleanup): Promise<NeighbourStack> {
   const dbPrefix = `neighbour_${randomBytes(4).toString('hex')}`;
-  const mongo = await connectMongo(db.mongoUri);
-  cleanup.add('MongoDB client', async () => {
-    for (const name of subgraphNames)
-      await mongo
-        .db(databaseName(dbPrefix, name))
-        .dropDatabase()
-        .catch(() => undefined);
-    await mongo.close();
-  });
+  const mongo = await connectRunMongo(
+    db.mongoUri,
+    subgraphNames.map((name) => databaseName(dbPrefix, name)),
+    cleanup,
+  );
 
   const keys = generateInternalKeyPair();
   const profile = options.cpuProfileDir ? [`--cpu-prof`, `--cpu-prof-dir=${options.cpuProfileDir}`] : [];

@@ -22,10 +22,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MongoClient } from 'mongodb';
 import { freePort } from '@linepack/lib/infra/free-port';
-import { startRunStores } from '@linepack/lib/infra/run-stores';
+import { connectRunMongo, startRunStores } from '@linepack/lib/infra/run-stores';
 import { Cleanup, ProcessSet, type ManagedProcess } from '@linepack/lib/infra/child-process';
 import { generateInternalKeyPair, type InternalKeyPair } from '@linepack/lib/identity';
-import { connectMongo, databaseName } from '@linepack/lib/mongo';
+import { databaseName } from '@linepack/lib/mongo';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { canonicalScopes } from '@linepack/lib/scopes';
 import { subgraphNames, supergraphPath, type SubgraphName } from '@linepack/schema/subgraphs';
@@ -100,16 +100,11 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
 
   // ── MongoDB and Redis ──
   const { mongoUri, mongoLabel, redisUrl, redisLabel } = await startRunStores(processes, cleanup, log);
-  const mongo = await connectMongo(mongoUri);
-  cleanup.add('MongoDB client', async () => {
-    // The run's databases: nothing of it stays behind in a shared MongoDB.
-    for (const name of subgraphNames)
-      await mongo
-        .db(databaseName(dbPrefix, name))
-        .dropDatabase()
-        .catch(() => undefined);
-    await mongo.close();
-  });
+  const mongo = await connectRunMongo(
+    mongoUri,
+    subgraphNames.map((name) => databaseName(dbPrefix, name)),
+    cleanup,
+  );
 
   // ── the bundles, built while the subgraphs start ──
   await linkNodeModules(dir);

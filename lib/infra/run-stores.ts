@@ -3,6 +3,8 @@
  * benchmark): MONGODB_URI and REDIS_URL when set, else an in-memory embedded mongo-java-server and a redis-server of
  * the run's own, stopped by its clean-up and counted among its processes.
  */
+import type { MongoClient } from 'mongodb';
+import { connectMongo } from '../mongo';
 import type { Cleanup, ProcessSet } from './child-process';
 import { startEmbeddedMongo } from './embedded-mongo';
 import { startRedisServer } from './redis-server';
@@ -43,4 +45,21 @@ export async function startRunStores(processes: ProcessSet, cleanup: Cleanup, lo
     redisUrl: redisFromEnv ?? redis!.url,
     redisLabel: redisFromEnv ? 'REDIS_URL' : `redis-server on ${redis!.url}`,
   };
+}
+
+/**
+ * A client of the run's MongoDB whose clean-up drops `databases`, the run's own, then closes it: nothing of the run
+ * stays behind in a shared MongoDB.
+ */
+export async function connectRunMongo(mongoUri: string, databases: readonly string[], cleanup: Cleanup): Promise<MongoClient> {
+  const mongo = await connectMongo(mongoUri);
+  cleanup.add('MongoDB client', async () => {
+    for (const name of databases)
+      await mongo
+        .db(name)
+        .dropDatabase()
+        .catch(() => undefined);
+    await mongo.close();
+  });
+  return mongo;
 }
