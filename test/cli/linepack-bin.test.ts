@@ -93,7 +93,8 @@ it('npx linepack analytics rebuild --tenant restores lost projections from the e
     },
   });
   expect(recorded.body.errors).toBeUndefined();
-  const assessed = [{ node: { responseCategory: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(i)' } }];
+  // 85 % of wall: §192.933(d)(1)(iii), "Metal loss greater than 80 percent of nominal wall regardless of dimensions."
+  const assessed = [{ node: { responseCategory: 'IMMEDIATE', ruleRef: '§192.933(d)(1)(iii)' } }];
   expect(
     (
       await until(
