@@ -355,18 +355,19 @@ it('refuses consent given with an OAuth-issued token: a client cannot approve it
 });
 
 it('reads its settings at start-up: a bad OAUTH_* value stops the auth service (exit 2) naming the variable and the rule', async () => {
-  const settings = {
+  const startAuth = (settings: Record<string, string>) =>
+    runEntry('subgraphs/auth/src/main.ts', [], {
+      ...process.env,
+      PORT: '0',
+      METRICS_PORT: '0',
+      JWT_SIGNING_KEY: SigningKeys.generatePem(),
+      INTERNAL_TOKEN_PUBLIC_KEY: generateInternalKeyPair().publicKeyPem,
+      ...settings,
+    });
+  const run = await startAuth({
     OAUTH_ISSUER: 'linepack.example.com',
     OAUTH_PROTECTED_RESOURCES: JSON.stringify([{ resource: 'https://mcp.example.com/mcp', exchangeSecret: 'short' }]),
     OAUTH_ALLOW_HTTP_CLIENT_METADATA: 'sometimes',
-  };
-  const run = await runEntry('subgraphs/auth/src/main.ts', [], {
-    ...process.env,
-    PORT: '0',
-    METRICS_PORT: '0',
-    JWT_SIGNING_KEY: SigningKeys.generatePem(),
-    INTERNAL_TOKEN_PUBLIC_KEY: generateInternalKeyPair().publicKeyPem,
-    ...settings,
   });
   expect([run.code, run.stderr.trim().split('\n')]).toEqual([
     2,
@@ -377,14 +378,6 @@ it('reads its settings at start-up: a bad OAUTH_* value stops the auth service (
       '  OAUTH_ALLOW_HTTP_CLIENT_METADATA: must be true or false (also 1/0, on/off, yes/no)',
     ],
   ]);
-  const notJson = await runEntry('subgraphs/auth/src/main.ts', [], {
-    ...process.env,
-    PORT: '0',
-    METRICS_PORT: '0',
-    JWT_SIGNING_KEY: SigningKeys.generatePem(),
-    INTERNAL_TOKEN_PUBLIC_KEY: generateInternalKeyPair().publicKeyPem,
-    OAUTH_ISSUER: 'https://linepack.example.com',
-    OAUTH_PROTECTED_RESOURCES: "[{resource: 'https://mcp.example.com/mcp'}]",
-  });
+  const notJson = await startAuth({ OAUTH_ISSUER: 'https://linepack.example.com', OAUTH_PROTECTED_RESOURCES: "[{resource: 'https://mcp.example.com/mcp'}]" });
   expect([notJson.code, notJson.stderr]).toEqual([2, expect.stringContaining('OAUTH_PROTECTED_RESOURCES: must be JSON')]);
 }, 60_000);
