@@ -65,6 +65,15 @@ export const DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS = 3_600;
  */
 export const maxAccessTokenAgeSchema = z.coerce.number().int().min(30).max(86_400).default(DEFAULT_MAX_ACCESS_TOKEN_AGE_SECONDS);
 
+/** A URL a service calls or names (AUTH_URL, SUBGRAPH_URL_*, OAUTH_ISSUER): one message whatever is wrong with it. */
+export const httpUrlSchema = z.string().refine((value) => {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL');
+
 export const redisUrlSchema = z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL');
 
 function isP256(key: KeyObject): boolean {

@@ -88,7 +88,7 @@ export function accessLogMiddleware(logger: Logger) {
 }
 
 /** How long a client is asked to wait (Retry-After) when the database is unavailable: the gateway's SUBGRAPH_UNAVAILABLE says the same. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The last handler of every Express app (gateway, subgraphs, the auth REST routes): an error that reached Express

@@ -2,11 +2,23 @@ import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { commandPerKey, type RedisClient } from './redis';
 import type { MongoClient } from 'mongodb';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type Metric,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type RegistryContentType,
+} from 'prom-client';
 import { closeServer, listen } from './http';
 import { producerStreams } from './events/outbox';
 import type { DocumentNode, GraphQLFormattedError } from 'graphql';
 import { trustedDocuments } from './generated/trusted-documents';
+import { sampledTraceId } from './tracing';
 
 /**
  * Prometheus metrics of one process. Every service records into this registry; the process entry
@@ -31,13 +43,21 @@ const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
  */
 export type RequestOutcome = 'ok' | 'client_error' | 'server_error';
 
+/**
+ * With exemplars: each bucket keeps the trace id (`trace_id`) of the last sampled request it counted, shown when the
+ * scraper asks for OpenMetrics (the Prometheus text format has no exemplars). prom-client refuses an exemplar metric in
+ * a registry whose own rendering is Prometheus text, because that rendering would drop them; /metrics renders either
+ * format from the registry's values (renderMetrics), so the histogram is registered here by hand.
+ */
 export const graphqlRequestDuration = new Histogram({
   name: 'linepack_graphql_request_duration_seconds',
   help: 'GraphQL requests by service, operation name, HTTP status and outcome (ok, client_error, server_error); the _count is the request rate',
   labelNames: ['linepack_service', 'operation', 'status', 'outcome'] as const,
   buckets: latencyBuckets,
-  registers: [metricsRegistry],
+  enableExemplars: true,
+  registers: [],
 });
+metricsRegistry.registerMetric(graphqlRequestDuration);
 
 export const graphqlRequestsInFlight = new Gauge({
   name: 'linepack_graphql_requests_in_flight',
@@ -327,7 +347,11 @@ export function graphqlMetricsMiddleware(service: string) {
   return (req: Request, res: Response, next: NextFunction): void => {
     // A CORS preflight or a browser opening /graphql is not a GraphQL request.
     if (req.method === 'OPTIONS') return next();
-    const end = graphqlRequestDuration.startTimer({ linepack_service: service });
+    // Read now, in the request's own context (its server span is active here; not necessarily when 'close' comes).
+    const traceId = sampledTraceId();
+    // (prom-client types an exemplar's labels as the metric's own; they are any labels.)
+    const exemplar: Record<string, string> = traceId ? { trace_id: traceId } : {};
+    const end = graphqlRequestDuration.startTimer({ linepack_service: service }, exemplar);
     graphqlRequestsInFlight.inc({ linepack_service: service });
     const metrics = requestMetricsOf(res);
     // A refusal written before the GraphQL server (authentication, rate limits, a malformed body) is a JSON body of
@@ -437,24 +461,116 @@ export interface MetricsServer {
   stop(): Promise<void>;
 }
 
+/** The values of one or more registries, as registry.getMetricsAsJSON() gives them: what /metrics renders. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+
+/** The two text formats Prometheus scrapes: its own (no exemplars) and OpenMetrics 1.0.0 (with them). */
+export type MetricsFormat = 'prometheus' | 'openmetrics';
+
+export const metricsContentTypes: Record<MetricsFormat, RegistryContentType> = {
+  prometheus: Registry.PROMETHEUS_CONTENT_TYPE,
+  openmetrics: Registry.OPENMETRICS_CONTENT_TYPE,
+};
+
 /**
- * Serves GET /metrics on its own port, for Prometheus inside the cluster; the public port never
- * answers it. `service` (as `linepack_service`) labels the process's own metrics (CPU, memory, event loop). `render` is what
- * /metrics answers (Prometheus text): this process's registry unless given — a node:cluster primary gives
- * its workers' registries aggregated with its own.
+ * The format a scraper's Accept header asks for, decided as the Prometheus Go client decides it
+ * (expfmt.NegotiateIncludingOpenMetrics): the media ranges by q-value, the first that is OpenMetrics (version 1.0.0,
+ * 0.0.1 or unversioned) or Prometheus text (0.0.4 or unversioned) wins, and Prometheus text when none is. Prometheus
+ * offers OpenMetrics first by default (scrape_protocols); curl, and anything that sends no Accept header, gets text.
+ * (negotiator, Express's, cannot do this: it matches a range's parameters exactly, and Prometheus adds `escaping`.)
  */
-export async function startMetricsServer(options: { port: number; host: string; service: string; render?: () => Promise<string> }): Promise<MetricsServer> {
+export function negotiateMetricsFormat(accept: string | undefined): MetricsFormat {
+  const ranges = (accept ?? '')
+    .split(',')
+    .map((range, index) => {
+      const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+      const params = new Map(parameters.map((p) => [p.split('=')[0]!.trim(), (p.split('=')[1] ?? '').trim().replace(/^"(.*)"$/, '$1')]));
+      const q = params.has('q') ? Number(params.get('q')) : 1;
+      return { type, version: params.get('version') ?? '', q: Number.isFinite(q) ? q : 0, index };
+    })
+    .filter(({ q }) => q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { type, version } of ranges) {
+    if (type === 'text/plain' && (version === '0.0.4' || version === '')) return 'prometheus';
+    if (type === 'application/openmetrics-text' && ['1.0.0', '0.0.1', ''].includes(version)) return 'openmetrics';
+  }
+  return 'prometheus';
+}
+
+/**
+ * A snapshot in either format. The same series in both: OpenMetrics names a counter's family without `_total` and
+ * its samples with it, so every Linepack counter ends in `_total` and reads the same in a query whichever format
+ * Prometheus scraped; exemplars are written in OpenMetrics only.
+ */
+export function renderMetrics(snapshot: MetricsSnapshot, format: MetricsFormat): Promise<string> {
+  const registry = new Registry<RegistryContentType>();
+  registry.setContentType(metricsContentTypes[format]);
+  for (const metric of snapshot) {
+    // (prom-client appends _total to an OpenMetrics counter's samples; the family is named without it.)
+    const family = format === 'openmetrics' && String(metric.type) === 'counter' ? { ...metric, name: metric.name.replace(/_total$/, '') } : metric;
+    registry.registerMetric({ ...family, get: () => family } as unknown as Metric);
+  }
+  return registry.metrics();
+}
+
+type Exemplar = { labelSet: Record<string, string | number>; value: number; timestamp: number };
+
+/**
+ * Several processes' snapshots as one (a node:cluster primary and its workers, gateway/src/cluster.ts): prom-client's
+ * aggregation (counters and histograms summed, gauges by each metric's aggregator), and each histogram bucket's
+ * exemplar the newest any process had for it — prom-client's aggregation drops exemplars.
+ */
+export async function aggregateMetrics(snapshots: MetricsSnapshot[]): Promise<MetricsSnapshot> {
+  const aggregated = await AggregatorRegistry.aggregate(snapshots).getMetricsAsJSON();
+  const sampleKey = (metric: string, value: MetricValue<string> & { metricName?: string }) =>
+    JSON.stringify([metric, value.metricName ?? '', Object.entries(value.labels).sort(([a], [b]) => a.localeCompare(b))]);
+  const newest = new Map<string, Exemplar>();
+  for (const snapshot of snapshots) {
+    for (const metric of snapshot) {
+      for (const value of metric.values as (MetricValue<string> & { exemplar?: Exemplar | null })[]) {
+        if (!value.exemplar) continue;
+        const key = sampleKey(metric.name, value);
+        if ((newest.get(key)?.timestamp ?? -Infinity) < value.exemplar.timestamp) newest.set(key, value.exemplar);
+      }
+    }
+  }
+  if (newest.size === 0) return aggregated;
+  return aggregated.map((metric) => ({
+    ...metric,
+    values: metric.values.map((value) => {
+      const exemplar = newest.get(sampleKey(metric.name, value));
+      return exemplar ? { ...value, exemplar } : value;
+    }),
+  }));
+}
+
+/**
+ * Serves GET /metrics on its own port, for Prometheus inside the cluster; the public port never answers it. The answer
+ * is OpenMetrics when the scraper asks for it (Prometheus does; exemplars need it) and Prometheus text otherwise.
+ * `service` (as `linepack_service`) labels the process's own metrics (CPU, memory, event loop). `snapshot` is what
+ * /metrics shows: this process's registry unless given — a node:cluster primary gives its workers' registries
+ * aggregated with its own.
+ */
+export async function startMetricsServer(options: {
+  port: number;
+  host: string;
+  service: string;
+  snapshot?: () => Promise<MetricsSnapshot>;
+}): Promise<MetricsServer> {
   collectProcessMetrics(options.service);
-  const render = options.render ?? (() => metricsRegistry.metrics());
+  const snapshot = options.snapshot ?? (() => metricsRegistry.getMetricsAsJSON());
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: metrics are at /metrics\n');
       return;
     }
-    render().then(
-      (body) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(body),
-      (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics collection failed: ${err.message}\n`),
-    );
+    const format = negotiateMetricsFormat(req.headers.accept);
+    snapshot()
+      .then((values) => renderMetrics(values, format))
+      .then(
+        (body) => res.writeHead(200, { 'content-type': metricsContentTypes[format], vary: 'Accept' }).end(body),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics collection failed: ${err.message}\n`),
+      );
   });
   const port = await listen(server, options.port, options.host);
   const host = options.host === '0.0.0.0' ? '127.0.0.1' : options.host;

@@ -61,8 +61,11 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 let started: TracingHandle | null = null;
-/** Set by startTracing: the ids of the span active in the caller's context (the OpenTelemetry API is loaded only then). */
-let currentSpanIds: (() => SpanIds | null) | null = null;
+/**
+ * Set by startTracing: the ids of the span active in the caller's context, and whether its trace is sampled (the
+ * OpenTelemetry API is loaded only then).
+ */
+let currentSpan: (() => (SpanIds & { sampled: boolean }) | null) | null = null;
 
 /** The ids log lines carry to join their trace (W3C trace-context hex, as the OpenTelemetry log data model names them). */
 export interface SpanIds {
@@ -75,7 +78,17 @@ export interface SpanIds {
  * off or nothing is traced here. lib/logger.ts adds them to every log line.
  */
 export function activeSpanIds(): SpanIds | null {
-  return currentSpanIds?.() ?? null;
+  const span = currentSpan?.();
+  return span ? { trace_id: span.trace_id, span_id: span.span_id } : null;
+}
+
+/**
+ * The trace id of the code running now when its trace is sampled (exported to the collector), else null: what a
+ * metric's exemplar may point to (lib/metrics.ts) — a trace that was not sampled cannot be opened.
+ */
+export function sampledTraceId(): string | null {
+  const span = currentSpan?.();
+  return span?.sampled ? span.trace_id : null;
 }
 
 /** The handle startTracing returned in this process, if tracing is on: shutdown paths flush through it. */
@@ -171,9 +184,10 @@ export function startTracing(service: string, options: TracingOptions = {}): Tra
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ]),
   });
-  currentSpanIds = () => {
+  currentSpan = () => {
     const context = api.trace.getSpan(api.context.active())?.spanContext();
-    return context && api.isSpanContextValid(context) ? { trace_id: context.traceId, span_id: context.spanId } : null;
+    if (!context || !api.isSpanContextValid(context)) return null;
+    return { trace_id: context.traceId, span_id: context.spanId, sampled: (context.traceFlags & api.TraceFlags.SAMPLED) !== 0 };
   };
   // Node's fetch (undici) is not node:http: the gateway's subgraph calls and the auth introspection go through it.
   const stopFetchTracing = traceFetch(api, provider.getTracer('@linepack/lib/tracing'));

@@ -16,10 +16,17 @@
  * replaced after 1 s, doubling to 30 s while replacements keep dying; a worker that served for a minute resets that.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
 import { createLogger, errorSummary } from '@linepack/lib/logger';
-import { collectProcessMetrics, metricsRegistry, startMetricsServerOrWarn, type MetricsServer } from '@linepack/lib/metrics';
+import {
+  aggregateMetrics,
+  collectProcessMetrics,
+  metricsRegistry,
+  startMetricsServerOrWarn,
+  type MetricsServer,
+  type MetricsSnapshot,
+} from '@linepack/lib/metrics';
 import { logProcessFailures, stopOnSignals } from '@linepack/lib/shutdown';
 import { GATEWAY_WORKER_ENV, type GatewayProcessConfig } from './config';
 
@@ -38,7 +45,7 @@ const WORKER_METRICS_TIMEOUT_MS = 3_000;
  */
 const WORKER_EXIT_MARGIN_MS = 2_000;
 
-type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
+type WorkerMetrics = MetricsSnapshot;
 
 /** What the primary and its workers say to each other over the cluster's IPC channel. */
 type PrimaryMessage = { type: 'linepack:metrics-request'; requestId: number };
@@ -173,7 +180,7 @@ export function runGatewayPrimary(config: GatewayProcessConfig): void {
     const last = lastCounts.get(worker.id);
     lastCounts.delete(worker.id);
     // Folded into one set as they come, so a crash loop does not pile up one set per dead worker.
-    if (last) retiredCounts = retiredCounts.then((retired) => AggregatorRegistry.aggregate([retired, last]).getMetricsAsJSON());
+    if (last) retiredCounts = retiredCounts.then((retired) => aggregateMetrics([retired, last]));
     for (const scrape of scrapes.values()) if (scrape.waitingFor.delete(worker.id) && scrape.waitingFor.size === 0) scrape.resolve(scrape.answers);
   };
   const gatherWorkerMetrics = (): Promise<WorkerMetrics[]> => {
@@ -202,14 +209,13 @@ export function runGatewayPrimary(config: GatewayProcessConfig): void {
       for (const worker of asked) worker.send(question, (err) => err && workerGone(worker));
     });
   };
-  // Counters and histograms sum; gauges follow each metric's own aggregator (prom-client's, as for its own cluster support).
-  const renderMetrics = async () => {
+  // Counters and histograms sum; gauges follow each metric's own aggregator (prom-client's, as for its own cluster
+  // support); each histogram bucket keeps the newest exemplar (trace id) any worker had for it.
+  const snapshot = async () => {
     const workers = await gatherWorkerMetrics();
-    return AggregatorRegistry.aggregate([await metricsRegistry.getMetricsAsJSON(), await retiredCounts, ...workers]).metrics();
+    return aggregateMetrics([await metricsRegistry.getMetricsAsJSON(), await retiredCounts, ...workers]);
   };
-  const metricsServer: Promise<MetricsServer | null> = startMetricsServerOrWarn({ ...config.metrics, service: 'gateway', render: renderMetrics }, (m) =>
-    logger.error(m),
-  );
+  const metricsServer: Promise<MetricsServer | null> = startMetricsServerOrWarn({ ...config.metrics, service: 'gateway', snapshot }, (m) => logger.error(m));
 
   // ── workers ──
   const fork = (slot: WorkerSlot) => {

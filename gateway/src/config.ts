@@ -7,6 +7,7 @@ import {
   booleanSchema,
   ConfigError,
   ecPrivateKeySchema,
+  httpUrlSchema,
   logLevelSchema,
   maxAccessTokenAgeSchema,
   metricsEnvSchema,
@@ -24,11 +25,6 @@ export const GATEWAY_WORKER_ENV = 'LINEPACK_GATEWAY_WORKER';
 
 /** More than this is a typo, not a machine: every worker is a whole Node process (~200 MB resident). */
 export const MAX_GATEWAY_WORKERS = 1024;
-
-const urlSchema = z
-  .string()
-  .url('must be an http(s) URL')
-  .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
 
 /** The console map's basemap: raster tiles from the operator's tile server (unset: none). */
 export interface ConsoleMapTiles {
@@ -70,7 +66,7 @@ export const gatewayConfigSchema = z.object({
   PORT: portSchema.default(4000),
   HOST: z.string().default('0.0.0.0'),
   /** Base URL of the auth service (REST routes and key introspection), e.g. http://auth:4005. */
-  AUTH_URL: urlSchema,
+  AUTH_URL: httpUrlSchema,
   INTERNAL_TOKEN_PRIVATE_KEY: ecPrivateKeySchema,
   SUPERGRAPH_PATH: z.string().default(supergraphPath),
   /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
@@ -149,7 +145,7 @@ export const gatewayConfigSchema = z.object({
   TRUSTED_DOCUMENTS_ONLY: booleanSchema.default(false),
   ...metricsEnvSchema,
   ...shutdownDrainEnvSchema,
-  ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, urlSchema.optional()])),
+  ...Object.fromEntries(subgraphNames.map((name) => [`SUBGRAPH_URL_${name.toUpperCase()}`, httpUrlSchema.optional()])),
 });
 
 export type GatewayEnvConfig = z.output<typeof gatewayConfigSchema>;

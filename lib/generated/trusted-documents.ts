@@ -343,6 +343,13 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/hooks.ts"
     ]
   },
+  "78abe877f27b6e7a7fe7174f916565fd44c3122373987ce6279b7f214e74a0c4": {
+    "name": null,
+    "document": "mutation {\n  createAsset(\n    input: {type: SEGMENT, name: \"Line 200 · MP 0–5\", parentId: \"<pipeline id>\", status: ACTIVE, product: NATURAL_GAS, regulation: CFR_192, beginStationM: 0, endStationM: 5000, outsideDiameterMm: 508, wallThicknessMm: 7.9, smysMpa: 359, maopKpa: 6200, classLocation: 2, inHca: false, idempotencyKey: \"line200-mp0-5\"}\n  ) {\n    id\n    version\n  }\n}",
+    "sources": [
+      "README.md"
+    ]
+  },
   "7f686ded5a4c11f6baaf33819cb011f0a64c4dadecb5e14ecf7f2ca589d8ec2a": {
     "name": "ScaleOutRisk",
     "document": "query ScaleOutRisk($after: String) {\n  riskRegister(first: 500, after: $after) {\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n    edges {\n      node {\n        asset {\n          id\n        }\n      }\n    }\n  }\n}",
@@ -692,13 +699,6 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query LinepackAssetGeometry($id: ID!) {\n  asset(id: $id) {\n    id\n    name\n    type\n    regulation\n    outsideDiameterMm\n    wallThicknessMm\n    smysMpa\n    smtsMpa\n    maopKpa\n    classLocation\n  }\n}",
     "sources": [
       "mcp-server/src/linepack_mcp/operations/analytics.graphql"
-    ]
-  },
-  "fd9dd757ce30fb9d05d1e8cdb01930e42f473780266e762fb765bdb0ad5bae77": {
-    "name": null,
-    "document": "mutation {\n  createAsset(\n    input: {type: SEGMENT, name: \"Line 200 · MP 0–5\", parentId: \"<pipeline id>\", status: ACTIVE, product: NATURAL_GAS, regulation: CFR_192, beginStationM: 0, endStationM: 5000, outsideDiameterMm: 508, wallThicknessMm: 7.9, smysMpa: 359, maopKpa: 6200, classLocation: 2, inHca: false}\n  ) {\n    id\n    version\n  }\n}",
-    "sources": [
-      "README.md"
     ]
   }
 };

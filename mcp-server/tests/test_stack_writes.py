@@ -25,24 +25,42 @@ def count_named(stack: Stack, name: str) -> int:
                          {"n": name})["assets"]["totalCount"]
 
 
-async def test_create_asset_twice_creates_one_asset(stack: Stack):
+async def test_create_asset_twice_creates_one_asset_across_restarts(stack: Stack):
     name = f"MCP idempotent valve {time.time_ns()}"
+    key = f"k-{time.time_ns()}"
     async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on")) as client:
         first, _, failed = await call(client, "create_asset", {"type": "VALVE", "name": name})
-        assert not failed and "alreadyCreated" not in first
+        assert not failed and first["version"] == 1
         # The model repeats the call (a retry, or it forgot it already did): the same asset, nothing new.
         again, _, failed = await call(client, "create_asset", {"type": "VALVE", "name": name})
-        assert not failed and again["id"] == first["id"] and again["alreadyCreated"] is True
+        assert not failed and again["id"] == first["id"]
         assert count_named(stack, name) == 1
         # An explicit key: repeated, it answers its own asset; reused for other values, it is refused naming it.
-        keyed, _, _ = await call(client, "create_asset", {"type": "VALVE", "name": name, "idempotency_key": "k-1"})
-        assert keyed["id"] != first["id"]
-        repeat, _, _ = await call(client, "create_asset", {"type": "VALVE", "name": name, "idempotency_key": "k-1"})
-        assert repeat["id"] == keyed["id"] and repeat["alreadyCreated"] is True
-        _, text, failed = await call(client, "create_asset", {"type": "FITTING", "name": name,
-                                                              "idempotency_key": "k-1"})
+        keyed, _, _ = await call(client, "create_asset", {"type": "VALVE", "name": name, "idempotency_key": key})
+        assert keyed["id"] != first["id"] and keyed["idempotencyKey"] == key
+    # The server restarted (or another replica answers): the assets service kept the keys, not this process.
+    async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on")) as client:
+        repeat, _, _ = await call(client, "create_asset", {"type": "VALVE", "name": name, "idempotency_key": key})
+        assert repeat["id"] == keyed["id"]
+        unkeyed, _, _ = await call(client, "create_asset", {"type": "VALVE", "name": name})
+        assert unkeyed["id"] == first["id"]
+        _, text, failed = await call(client, "create_asset", {"type": "FITTING", "name": name, "idempotency_key": key})
         assert failed and "already created asset" in text and keyed["id"] in text and "Nothing was created" in text
     assert count_named(stack, name) == 2
+
+
+async def test_keys_are_per_caller(stack: Stack):
+    """Two API keys of one tenant naming their keys alike ("valve-1") each create their own asset."""
+    other = stack.create_key("assets:read,assets:write")["apiKey"]
+    name = f"MCP per-caller valve {time.time_ns()}"
+    made = []
+    for api_key in (stack.api_key, other):
+        async with mcp_client(stack.env(LINEPACK_MCP_WRITES="on", LINEPACK_API_KEY=api_key)) as client:
+            asset, text, failed = await call(client, "create_asset", {"type": "VALVE", "name": name,
+                                                                      "idempotency_key": "valve-1"})
+            assert not failed, text
+            made.append(asset["id"])
+    assert made[0] != made[1] and count_named(stack, name) == 2
 
 
 async def test_a_destructive_update_is_applied_only_when_the_user_allows_it(stack: Stack):

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { generateInternalKeyPair } from '@linepack/lib/identity';
+import { SigningKeys } from '@linepack/subgraph-auth/signing-keys';
+import { runEntry } from '../support/linepack-process';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -350,3 +353,31 @@ it('refuses consent given with an OAuth-issued token: a client cannot approve it
   });
   expect(decision.status).toBe(401);
 });
+
+it('reads its settings at start-up: a bad OAUTH_* value stops the auth service (exit 2) naming the variable and the rule', async () => {
+  const startAuth = (settings: Record<string, string>) =>
+    runEntry('subgraphs/auth/src/main.ts', [], {
+      ...process.env,
+      PORT: '0',
+      METRICS_PORT: '0',
+      JWT_SIGNING_KEY: SigningKeys.generatePem(),
+      INTERNAL_TOKEN_PUBLIC_KEY: generateInternalKeyPair().publicKeyPem,
+      ...settings,
+    });
+  const run = await startAuth({
+    OAUTH_ISSUER: 'linepack.example.com',
+    OAUTH_PROTECTED_RESOURCES: JSON.stringify([{ resource: 'https://mcp.example.com/mcp', exchangeSecret: 'short' }]),
+    OAUTH_ALLOW_HTTP_CLIENT_METADATA: 'sometimes',
+  });
+  expect([run.code, run.stderr.trim().split('\n')]).toEqual([
+    2,
+    [
+      'auth subgraph: invalid configuration',
+      '  OAUTH_ISSUER: must be an http(s) URL',
+      '  OAUTH_PROTECTED_RESOURCES.0.exchangeSecret: Too small: expected string to have >=16 characters',
+      '  OAUTH_ALLOW_HTTP_CLIENT_METADATA: must be true or false (also 1/0, on/off, yes/no)',
+    ],
+  ]);
+  const notJson = await startAuth({ OAUTH_ISSUER: 'https://linepack.example.com', OAUTH_PROTECTED_RESOURCES: "[{resource: 'https://mcp.example.com/mcp'}]" });
+  expect([notJson.code, notJson.stderr]).toEqual([2, expect.stringContaining('OAUTH_PROTECTED_RESOURCES: must be JSON')]);
+}, 60_000);

@@ -1,6 +1,7 @@
 import type { CommandStartedEvent } from 'mongodb';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken } from '@linepack/lib/identity';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { mongoUriThrough, startTcpProxy } from '../support/tcp-proxy';
 
 let stack: TestStack;
 let key: string;
@@ -98,6 +99,102 @@ describe('createAsset', () => {
     const foreign = await createAsset(stack.gatewayUrl, other.apiKey, { type: 'SYSTEM', name: 'Foreign system' });
     const res = await create({ type: 'PIPELINE', name: 'Line X', parentId: foreign.id });
     expect(firstError(res)?.extensions?.['field']).toBe('input.parentId');
+  });
+});
+
+describe('createAsset with an idempotencyKey', () => {
+  const stored = (name: string) => stack.mongo.db(`${stack.dbPrefix}_assets`).collection('assets').find({ tenantId, name }).toArray();
+
+  it('answers a repeated call with the asset the first made and stores one asset with one event', async () => {
+    const idempotencyKey = `retry-${Date.now()}`;
+    const first = await create({ type: 'VALVE', name: 'Retried valve', maopKpa: 7_000, idempotencyKey });
+    expect(first.body.errors).toBeUndefined();
+    // The same input in another order, with the default status sent rather than left out: the same input.
+    const again = await create({ idempotencyKey, status: 'PLANNED', maopKpa: 7_000, name: 'Retried valve', type: 'VALVE' });
+    expect(again.body).toEqual(first.body);
+    const docs = await stored('Retried valve');
+    expect(docs).toHaveLength(1);
+    // This stack runs without Redis: the asset's events wait in its outbox, one asset.upserted, without the key.
+    const outbox = docs[0]!['outbox'] as { type: string; data: Record<string, unknown> }[];
+    expect(outbox.map((event) => event.type)).toEqual(['asset.upserted']);
+    expect(JSON.stringify(outbox)).not.toContain(idempotencyKey);
+  });
+
+  it('answers the asset as it is now after it changed, and without the key creates a second asset', async () => {
+    const idempotencyKey = `changed-${Date.now()}`;
+    const input = { type: 'FITTING', name: 'Renamed fitting', idempotencyKey };
+    const first = (await create(input)).body.data!['createAsset'] as { id: string };
+    expect((await update(first.id, 1, { status: 'ACTIVE' })).body.errors).toBeUndefined();
+    expect((await create(input)).body.data!['createAsset']).toEqual({ id: first.id, version: 2, status: 'ACTIVE' });
+    const unkeyed = (await create({ type: 'FITTING', name: 'Renamed fitting' })).body.data!['createAsset'] as { id: string };
+    expect(unkeyed.id).not.toBe(first.id);
+    expect(await stored('Renamed fitting')).toHaveLength(2);
+  });
+
+  it('refuses the same key with a different input, naming the asset it made, and creates nothing', async () => {
+    const idempotencyKey = `reused-${Date.now()}`;
+    const first = (await create({ type: 'VALVE', name: 'Keyed valve', idempotencyKey })).body.data!['createAsset'] as { id: string };
+    const reused = await create({ type: 'VALVE', name: 'Another valve', idempotencyKey });
+    expect(reused.body.data).toBeNull();
+    expect(firstError(reused)).toEqual({
+      message: `idempotencyKey "${idempotencyKey}" already created asset ${first.id} from a different input: nothing was created; send a new key to create another asset`,
+      path: ['createAsset'],
+      extensions: { code: 'CONFLICT', field: 'input.idempotencyKey', assetId: first.id, serviceName: 'assets' },
+    });
+    expect(await stored('Another valve')).toHaveLength(0);
+  });
+
+  it('keeps keys per tenant: another tenant’s same key creates its own asset', async () => {
+    const idempotencyKey = `shared-${Date.now()}`;
+    const other = await stack.tenantWithKey();
+    const mine = (await create({ type: 'SYSTEM', name: 'Per-tenant system', idempotencyKey })).body.data!['createAsset'] as { id: string };
+    const theirs = await graphql<{ createAsset: { id: string } }>(stack.gatewayUrl, 'mutation($i: CreateAssetInput!) { createAsset(input: $i) { id } }', {
+      apiKey: other.apiKey,
+      variables: { i: { type: 'SYSTEM', name: 'Per-tenant system', idempotencyKey } },
+    });
+    expect(theirs.body.errors).toBeUndefined();
+    expect(theirs.body.data!.createAsset.id).not.toBe(mine.id);
+    // And a tenant cannot reach the other's asset through the key: a different input is its own CONFLICT or asset.
+    const probe = await graphql(stack.gatewayUrl, 'mutation($i: CreateAssetInput!) { createAsset(input: $i) { id } }', {
+      apiKey: other.apiKey,
+      variables: { i: { type: 'SYSTEM', name: 'Probe', idempotencyKey } },
+    });
+    expect(JSON.stringify(probe.body)).not.toContain(mine.id);
+  });
+
+  it('creates one asset when the same call arrives twice at once: both inserts reach the database, one answers the other’s asset', async () => {
+    // Both calls look the key up before either asset is stored: the proxy holds each asset's insert (the only
+    // command that carries its name) until both have been sent, so the unique index decides.
+    const mongo = new URL(process.env['MONGODB_URI']!);
+    const proxy = await startTcpProxy({ host: mongo.hostname, port: Number(mongo.port) }, { holdWhen: 'Raced valve' });
+    const raced = await startTestStack({ mongoUri: mongoUriThrough(proxy.port) });
+    try {
+      const { apiKey, tenantId: racer } = await raced.tenantWithKey();
+      const input = { type: 'VALVE', name: 'Raced valve', idempotencyKey: 'raced' };
+      const send = () =>
+        graphql<{ createAsset: { id: string } }>(raced.gatewayUrl, 'mutation($i: CreateAssetInput!) { createAsset(input: $i) { id } }', {
+          apiKey,
+          variables: { i: input },
+        });
+      const answers = Promise.all([send(), send()]);
+      await proxy.held(2);
+      proxy.release();
+      const [first, second] = await answers;
+      expect([first.body.errors, second.body.errors]).toEqual([undefined, undefined]);
+      expect(second.body.data!.createAsset.id).toBe(first.body.data!.createAsset.id);
+      expect(await raced.mongo.db(`${raced.dbPrefix}_assets`).collection('assets').countDocuments({ tenantId: racer, name: 'Raced valve' })).toBe(1);
+    } finally {
+      await raced.stop();
+      await proxy.close();
+    }
+  });
+
+  it('validates the key like every key: 1–200 characters, no control characters', async () => {
+    for (const idempotencyKey of ['k'.repeat(201), 'two\nlines', '']) {
+      const res = await create({ type: 'VALVE', name: 'Badly keyed valve', idempotencyKey });
+      expect([firstError(res)?.extensions?.['code'], firstError(res)?.extensions?.['field']]).toEqual(['BAD_USER_INPUT', 'input.idempotencyKey']);
+    }
+    expect(await stored('Badly keyed valve')).toHaveLength(0);
   });
 });
 
@@ -249,9 +346,9 @@ it('serves time-range queries by asset from an index', async () => {
   expect(text).not.toContain('COLLSCAN');
 });
 
-it('creates indexes that all start with tenantId (the outbox relay index aside)', async () => {
+it('creates indexes that all start with tenantId (the outbox relay index aside, and the idempotency keys’ whose value does)', async () => {
   for (const [db, collection, expected] of [
-    ['assets', 'assets', ['tenant_name', 'tenant_parent', 'tenant_type_status']],
+    ['assets', 'assets', ['tenant_name', 'tenant_parent', 'tenant_type_status', 'tenant_idempotency_key']],
     ['measurements', 'measurements', ['tenant_idempotency_key', 'tenant_asset_time', 'tenant_asset_type_time', 'tenant_type_time']],
   ] as const) {
     const indexes = await stack.mongo.db(`${stack.dbPrefix}_${db}`).collection(collection).listIndexes().toArray();
@@ -259,6 +356,10 @@ it('creates indexes that all start with tenantId (the outbox relay index aside)'
     expect(names).toEqual(expect.arrayContaining([...expected, 'outbox_pending']));
     for (const index of indexes) {
       if (index.name === '_id_' || index.name === 'outbox_pending') continue;
+      if (db === 'assets' && index.name === 'tenant_idempotency_key') {
+        expect([index.key, index.unique, index.sparse]).toEqual([{ 'idempotency.scope': 1 }, true, true]);
+        continue;
+      }
       expect(Object.keys(index.key as object)[0]).toBe('tenantId');
     }
   }

@@ -7,7 +7,8 @@
  * refuse what is broken.
  * The first run builds helm with Go and installs kubernetes-validate from PyPI (a couple of minutes when cold).
  */
-import { DEFAULT_SHUTDOWN_DRAIN_SECONDS } from '@linepack/lib/config';
+import { DEFAULT_SHUTDOWN_DRAIN_SECONDS, shutdownDrainEnvSchema } from '@linepack/lib/config';
+import { SHUTDOWN_GRACE_MS } from '@linepack/lib/http';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,7 +106,8 @@ it('deploys the gateway and every subgraph of the registry, each on its registry
     });
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
     // After the preStop pause, SIGTERM: services drain (SHUTDOWN_DRAIN_SECONDS, 5 by default), then answer requests in flight for 10 s.
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(DEFAULT_SHUTDOWN_DRAIN_SECONDS + 10 + (container.lifecycle?.preStop?.sleep?.seconds ?? 0));
+    expect(envOf(deployment)['SHUTDOWN_DRAIN_SECONDS']).toBe(String(DEFAULT_SHUTDOWN_DRAIN_SECONDS));
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(stopSeconds(deployment.spec.template));
     expect(pod.topologySpreadConstraints[0].topologyKey).toBe('kubernetes.io/hostname');
     expect(deployment.spec.template.metadata.annotations).toMatchObject({
       'prometheus.io/scrape': 'true',
@@ -259,6 +261,17 @@ const docsOf = (result: { docs: Manifest[] } | { error: string }): Manifest[] =>
 };
 const errorOf = (result: { docs: Manifest[] } | { error: string }): string => ('error' in result ? result.error : 'rendered');
 const podTemplates = (docs: Manifest[]) => docs.filter((d) => d.kind === 'Deployment').map((d) => [d.metadata.name as string, d.spec.template] as const);
+
+/**
+ * What a pod's stop takes, from its own manifest: the preStop pause, the drain its container is given (parsed as the
+ * service parses it, lib/config.ts), the services' grace for requests in flight (lib/http.ts).
+ */
+const stopSeconds = (template: Manifest): number => {
+  const container = template.spec.containers[0];
+  const env = Object.fromEntries((container.env as Manifest[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const { SHUTDOWN_DRAIN_SECONDS } = z.object(shutdownDrainEnvSchema).parse(env);
+  return (container.lifecycle?.preStop?.sleep?.seconds ?? 0) + SHUTDOWN_DRAIN_SECONDS + SHUTDOWN_GRACE_MS / 1000;
+};
 
 describe('gateway memory follows its workers', () => {
   const gatewayResources = (docs: Manifest[]) => {
@@ -567,8 +580,37 @@ describe('rotation and shutdown', () => {
     for (const [name, template] of [...podTemplates(rendered.default), ...podTemplates(rendered.full)]) {
       const container = template.spec.containers[0];
       expect([name, container.lifecycle]).toEqual([name, { preStop: { sleep: { seconds: 5 } } }]);
-      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + DEFAULT_SHUTDOWN_DRAIN_SECONDS + 10);
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(stopSeconds(template));
     }
+  });
+
+  it("shutdownDrainSeconds is every service's SHUTDOWN_DRAIN_SECONDS, and a grace period that does not cover pause + drain + requests in flight is refused", async () => {
+    // ci/full-values.yaml drains for 10 s: every service gets it, and the default 30 s still covers 5 + 10 + 15.
+    for (const [name, template] of podTemplates(rendered.full)) {
+      expect([name, envOf({ spec: { template } })['SHUTDOWN_DRAIN_SECONDS']]).toEqual([name, '10']);
+      expect([name, template.spec.terminationGracePeriodSeconds - stopSeconds(template)]).toEqual([name, 5]);
+    }
+    // A longer drain needs a longer grace period: refused with the numbers, then rendered once the grace covers it.
+    expect(errorOf(await render(['--set', 'shutdownDrainSeconds=20']))).toContain(
+      'terminationGracePeriodSeconds is 30 but a pod needs 40 to stop without cutting a request: preStopSleepSeconds (5) + shutdownDrainSeconds (20)',
+    );
+    const longer = docsOf(await render(['--set', 'shutdownDrainSeconds=20', '--set', 'terminationGracePeriodSeconds=40']));
+    for (const [name, template] of podTemplates(longer)) {
+      expect([name, envOf({ spec: { template } })['SHUTDOWN_DRAIN_SECONDS']]).toEqual([name, '20']);
+      expect(template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(stopSeconds(template));
+    }
+    // No drain at all: the pause and the requests in flight still need their time.
+    expect(errorOf(await render(['--set', 'shutdownDrainSeconds=0', '--set', 'terminationGracePeriodSeconds=16']))).toContain('needs 20');
+    // The values schema keeps to what the services accept (lib/config.ts: 0 to 120).
+    expect(errorOf(await render(['--set', 'shutdownDrainSeconds=121', '--set', 'terminationGracePeriodSeconds=200']))).toMatch(/shutdownDrainSeconds.*maximum/);
+    expect(errorOf(await render(['--set', 'shutdownDrainSeconds=-1']))).toMatch(/shutdownDrainSeconds.*minimum/);
+    // A service's own env cannot set it behind the grace period's back.
+    expect(errorOf(await render(['--set', 'gateway.env.SHUTDOWN_DRAIN_SECONDS=60']))).toContain(
+      'gateway: SHUTDOWN_DRAIN_SECONDS is set by shutdownDrainSeconds',
+    );
+    expect(
+      errorOf(await render(['--set', 'subgraphs.assets.extraEnv[0].name=SHUTDOWN_DRAIN_SECONDS', '--set-string', 'subgraphs.assets.extraEnv[0].value=60'])),
+    ).toContain('subgraphs.assets: SHUTDOWN_DRAIN_SECONDS is set by shutdownDrainSeconds');
   });
 });
 

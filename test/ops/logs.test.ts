@@ -1,7 +1,8 @@
 /**
  * Logs are JSON everywhere (issue 29 item 6): every line a service prints is one JSON object with a string level —
  * also while its database is gone and every REST route fails (the issue saw the auth service print 292 lines of
- * Express's default handler, MongoBulkWriteError stacks from /internal/keys/used), for a body that does not parse,
+ * Express's default handler, MongoBulkWriteError stacks from /internal/keys/used; the OAuth token endpoint answered
+ * such an outage 500 server_error), for a body that does not parse,
  * for an uncaught exception and for a process warning. Probes log at debug. (Trace ids in log lines:
  * test/ops/tracing.test.ts.)
  */
@@ -76,6 +77,8 @@ describe("the auth service while its MongoDB is gone, under the gateway's REST c
         MONGODB_SERVER_SELECTION_TIMEOUT_MS: '3000',
         SHUTDOWN_DRAIN_SECONDS: '0',
         LOG_LEVEL: 'info',
+        // The OAuth authorization server on, so its token endpoint meets the outage too.
+        OAUTH_ISSUER: 'https://linepack.example',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -98,6 +101,21 @@ describe("the auth service while its MongoDB is gone, under the gateway's REST c
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { code: string }).code).toBe('MALFORMED_JSON');
 
+    // The token endpoint reads the database for a code: an unknown one is the client's mistake while it is up.
+    const redeem = () =>
+      fetch(`http://127.0.0.1:${port}/auth/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: 'https://client.example/metadata.json',
+          code: 'no-such-code',
+          code_verifier: 'v'.repeat(43),
+        }),
+      });
+    const unknownCode = await redeem();
+    expect([unknownCode.status, ((await unknownCode.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
+
     await database.cut();
     for (const call of [
       () => post('/internal/keys/used', keyUse, identity()),
@@ -111,6 +129,13 @@ describe("the auth service while its MongoDB is gone, under the gateway's REST c
       const problem = (await res.json()) as { code: string; status: number };
       expect(problem).toMatchObject({ status: 503, code: 'DATABASE_UNAVAILABLE' });
     }
+    // OAuth clients get the outage in OAuth's shape (RFC 6749 §5.2 JSON; temporarily_unavailable is §4.1.2.1's code
+    // for it), not a 500 server_error: a client that knows the code retries.
+    const token = await redeem();
+    expect([token.status, token.headers.get('retry-after'), token.headers.get('cache-control')]).toEqual([503, '5', 'no-store']);
+    expect(token.headers.get('content-type')).toContain('application/json');
+    expect(await token.json()).toEqual({ error: 'temporarily_unavailable', error_description: 'the database is unavailable; retry shortly' });
+
     const me = await post('/graphql', JSON.stringify({ query: '{ me { id } }' }), identity());
     expect(JSON.stringify(await me.json())).toContain('DATABASE_UNAVAILABLE');
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(503);
@@ -123,13 +148,15 @@ describe("the auth service while its MongoDB is gone, under the gateway's REST c
     for (const line of lines) expect([line.msg, levels.includes(String(line.level))]).toEqual([line.msg, true]);
     // An outage is named, at warn, with the driver's error — no stack (one per request would flood the log).
     const unavailable = lines.filter((line) => line.msg === 'database unavailable');
-    expect(unavailable.length).toBeGreaterThanOrEqual(4);
+    expect(unavailable.length).toBeGreaterThanOrEqual(5);
+    expect(unavailable.filter((line) => line['path'] === '/auth/oauth/token')).toHaveLength(1);
     for (const line of unavailable) expect([line.level, (line['error'] as { name: string }).name]).toEqual(['warn', expect.stringMatching(/^Mongo/)]);
     expect(output).not.toMatch(/"stack"|\n\s+at /);
     expect(lines.filter((line) => line.level === 'error' || line.level === 'fatal')).toEqual([]);
     // Probes are debug: not one line for the /readyz polls at info.
     expect(lines.filter((line) => line['path'] === '/readyz' || line['path'] === '/healthz')).toEqual([]);
     expect(lines.some((line) => line['path'] === '/internal/keys/used' && line['status'] === 503)).toBe(true);
+    expect(lines.some((line) => line['path'] === '/auth/oauth/token' && line['status'] === 503)).toBe(true);
   });
 });
 

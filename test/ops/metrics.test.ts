@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { streamRegistry } from '@linepack/lib/events/outbox';
+import { exited } from '@linepack/lib/infra/child-process';
+import { freePort } from '@linepack/lib/infra/free-port';
 import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
 import { trustedDocuments } from '@linepack/lib/generated/trusted-documents';
+import { startGatewayProcess } from '../support/gateway-process';
+import { scrapeAsPrometheus, type ParsedExposition } from '../support/prometheus-parse';
 import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
-import { eventually } from '../support/wait';
+import { eventually, waitFor } from '../support/wait';
 
 /**
  * What an operator scrapes: the stack's metrics on their own port, moving with the traffic that caused them,
@@ -145,11 +151,11 @@ it('keeps the operation label bounded whatever names clients invent, and a trust
   expect(afterInvented).not.toMatch(/operation="Invented/);
 
   // A trusted operation this process has not seen yet is still labelled by its name.
-  expect(gatewayOperations(afterInvented).has('DashboardRiskRegister')).toBe(false);
-  expect((await graphql(stack.gatewayUrl, trusted('DashboardRiskRegister'), { apiKey })).status).toBe(200);
+  expect(gatewayOperations(afterInvented).has('LinepackSummaryCore')).toBe(false);
+  expect((await graphql(stack.gatewayUrl, trusted('LinepackSummaryCore'), { apiKey })).status).toBe(200);
   const last = await scrape();
   expect(
-    metricValue(last, 'linepack_graphql_request_duration_seconds_count', { linepack_service: 'gateway', operation: 'DashboardRiskRegister', status: '200' }),
+    metricValue(last, 'linepack_graphql_request_duration_seconds_count', { linepack_service: 'gateway', operation: 'LinepackSummaryCore', status: '200' }),
   ).toBe(1);
 }, 120_000);
 
@@ -195,6 +201,116 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
   expect(metricValue(text, 'process_cpu_seconds_total', { linepack_service: 'test' })).toBeGreaterThan(0);
   expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds\{linepack_service="test"\} /m);
 }, 30_000);
+
+it("answers Prometheus in OpenMetrics and anyone else in the Prometheus text format: the same series, each read by Prometheus's own parser", async () => {
+  const { apiKey } = await stack.tenantWithKey();
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', { apiKey })).status).toBe(200);
+  expect((await graphql(stack.gatewayUrl, '{ __typename }', {})).status).toBe(401);
+
+  const openMetrics = await scrapeAsPrometheus(metrics.url);
+  expect(openMetrics.contentType).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+  expect(openMetrics.parser).toBe('openmetrics');
+  // Prometheus 2.x's Accept header (before scrape_protocols) asks for it too.
+  const older = await scrapeAsPrometheus(metrics.url, 'application/openmetrics-text; version=0.0.1,text/plain;version=0.0.4;q=0.5,*/*;q=0.1');
+  expect(older.parser).toBe('openmetrics');
+  // curl (*/*), a browser, and a scraper that asks for the text format.
+  const curl = await scrapeAsPrometheus(metrics.url, null);
+  expect(curl.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+  expect(curl.parser).toBe('prometheus');
+  expect((await scrapeAsPrometheus(metrics.url, 'text/plain;version=0.0.4;q=0.9,application/openmetrics-text;q=0.5')).parser).toBe('prometheus');
+  expect((await scrapeAsPrometheus(metrics.url, 'text/html,application/xhtml+xml,*/*;q=0.8')).parser).toBe('prometheus');
+
+  // The same sample names in both (a counter is `…_total` in either, so one query serves both), and the same
+  // request counts.
+  const names = (exposition: ParsedExposition) => [...new Set(exposition.samples.map((sample) => sample.name))].sort();
+  expect(names(openMetrics)).toEqual(names(curl));
+  expect(names(curl)).toContain('linepack_graphql_request_errors_total');
+  expect(openMetrics.types['linepack_graphql_request_errors']).toBe('counter');
+  expect(curl.types['linepack_graphql_request_errors_total']).toBe('counter');
+  const count = (exposition: ParsedExposition, status: string) =>
+    exposition.samples
+      .filter(
+        (s) => s.name === 'linepack_graphql_request_duration_seconds_count' && s.labels['linepack_service'] === 'gateway' && s.labels['status'] === status,
+      )
+      .reduce((sum, s) => sum + s.value, 0);
+  expect(count(openMetrics, '401')).toBeGreaterThan(0);
+  expect(count(openMetrics, '401')).toBe(count(curl, '401'));
+  // Nothing is traced in this process (no OTEL_EXPORTER_OTLP_ENDPOINT): no exemplar points to a trace no one has.
+  expect(openMetrics.samples.filter((sample) => sample.exemplars)).toEqual([]);
+});
+
+it("a gateway with GATEWAY_WORKERS=2 shows its workers' exemplars on the primary's /metrics: sampled traces only, the newest per bucket", async () => {
+  // Tracing on in the workers (OTEL_EXPORTER_OTLP_ENDPOINT), exporting to a collector that takes everything.
+  const collector = http.createServer((req, res) => req.resume().once('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}')));
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  const metricsPort = await freePort();
+  const gateway = await startGatewayProcess(stack, null, {
+    GATEWAY_WORKERS: '2',
+    METRICS_PORT: String(metricsPort),
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+  });
+  const primaryMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
+  try {
+    // Both workers serve before anything is counted (the primary asks only workers that said they serve).
+    await waitFor(
+      async () => (await scrapeAsPrometheus(primaryMetrics, null)).samples.some((s) => s.name === 'linepack_gateway_workers' && s.value === 2),
+      60_000,
+      'both gateway workers',
+    );
+    const { apiKey } = await stack.tenantWithKey();
+    // Each request on a connection of its own, so the primary hands them to both workers in turn; each continues the
+    // trace its traceparent names (the gateway's default sampler follows the caller's decision).
+    const traced = async (sampled: boolean) => {
+      const traceId = randomBytes(16).toString('hex');
+      const res = await fetch(gateway.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+          connection: 'close',
+          traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-${sampled ? '01' : '00'}`,
+        },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      return traceId;
+    };
+    const sampled: string[] = [];
+    for (let i = 0; i < 6; i++) sampled.push(await traced(true));
+    const unsampled = await traced(false);
+
+    const exemplarsOf = (exposition: ParsedExposition) =>
+      exposition.samples.flatMap((s) =>
+        s.name === 'linepack_graphql_request_duration_seconds_bucket' && s.labels['linepack_service'] === 'gateway'
+          ? (s.exemplars ?? []).map((e) => e.labels['trace_id'])
+          : [],
+      );
+    // The worker that served it has just counted it: the scrape that shows it may need a moment on a busy machine.
+    let scraped!: ParsedExposition;
+    await waitFor(async () => exemplarsOf((scraped = await scrapeAsPrometheus(primaryMetrics))).includes(sampled.at(-1)!), 10_000, 'the last exemplar');
+    expect(scraped.parser).toBe('openmetrics');
+    const shown = exemplarsOf(scraped);
+    // Every exemplar is one of the sampled requests'; the unsampled one's trace was never recorded, so never shown.
+    for (const traceId of shown) expect(sampled).toContain(traceId);
+    expect(shown).not.toContain(unsampled);
+    // The plain text exposition of the same primary still parses, without exemplars.
+    const text = await scrapeAsPrometheus(primaryMetrics, null);
+    expect(text.parser).toBe('prometheus');
+    expect(text.samples.filter((s) => s.exemplars)).toEqual([]);
+    expect(
+      metricValue(await (await fetch(primaryMetrics)).text(), 'linepack_graphql_request_duration_seconds_count', {
+        linepack_service: 'gateway',
+        status: '200',
+      }),
+    ).toBe(7);
+  } finally {
+    gateway.process.kill('SIGTERM');
+    await exited(gateway.process);
+    collector.closeAllConnections();
+    await new Promise((resolve) => collector.close(resolve));
+  }
+}, 120_000);
 
 it('serves only /metrics on its port, and the public port does not serve metrics', async () => {
   expect((await fetch(new URL('/', metrics.url))).status).toBe(404);

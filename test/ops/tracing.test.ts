@@ -14,6 +14,7 @@ import { repoRoot } from '@linepack/lib/repo-root';
 import { startLinepack, type LinepackProcess } from '../support/linepack-process';
 import { REQUEST_ID_ATTRIBUTE, startTracing } from '@linepack/lib/tracing';
 import { until } from '@linepack/lib/testing/until';
+import { parseExposition, type ParsedExposition } from '../support/prometheus-parse';
 
 interface ProbeSpan {
   name: string;
@@ -29,11 +30,14 @@ interface ProbeSpan {
 const SERVER = 1;
 const CLIENT = 2;
 
+/** /metrics as the probe read it: asked as Prometheus asks, and as curl asks. */
+type ProbeScrapes = Record<'prometheus' | 'curl', { contentType: string; body: string }>;
+
 /** Runs the probe in `mode`; its SPAN lines and its PROBE summary. */
 async function runProbe(
   mode: 'stack' | 'otlp',
   env: Record<string, string> = {},
-): Promise<{ spans: ProbeSpan[]; logs: Record<string, unknown>[]; summary: Record<string, unknown> }> {
+): Promise<{ spans: ProbeSpan[]; logs: Record<string, unknown>[]; metrics: ProbeScrapes | null; summary: Record<string, unknown> }> {
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith('OTEL_')) childEnv[name] = value;
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'test/ops/support/trace-probe.ts'), mode], {
@@ -52,7 +56,9 @@ async function runProbe(
   const summaryLine = lines.find((l) => l.startsWith('PROBE '));
   if (!summaryLine) throw new Error(`trace probe (${mode}) printed no summary:\n${stderr.slice(-4000)}`);
   const logs = lines.filter((l) => l.startsWith('LOG ')).map((l) => JSON.parse(l.slice(4)) as Record<string, unknown>);
-  return { spans, logs, summary: JSON.parse(summaryLine.slice(6)) as Record<string, unknown> };
+  const metricsLine = lines.find((l) => l.startsWith('METRICS '));
+  const metrics = metricsLine ? (JSON.parse(metricsLine.slice(8)) as ProbeScrapes) : null;
+  return { spans, logs, metrics, summary: JSON.parse(summaryLine.slice(6)) as Record<string, unknown> };
 }
 
 test('tracing is off, and costs nothing, without OTEL_EXPORTER_OTLP_ENDPOINT or an exporter', () => {
@@ -64,6 +70,7 @@ test('tracing is off, and costs nothing, without OTEL_EXPORTER_OTLP_ENDPOINT or 
 describe('one federated query through the whole stack', () => {
   let spans: ProbeSpan[];
   let logs: Record<string, unknown>[];
+  let metrics: ProbeScrapes;
   let summary: { status: number; errors: unknown; data: { assets: { edges: unknown[] } }; requestId: string; apiKey: string };
   let trace: ProbeSpan[];
   let gatewayServer: ProbeSpan;
@@ -79,6 +86,7 @@ describe('one federated query through the whole stack', () => {
     const result = await runProbe('stack');
     spans = result.spans;
     logs = result.logs;
+    metrics = result.metrics!;
     summary = result.summary as typeof summary;
     for (const span of spans) byId.set(span.spanId, span);
     const roots = spans.filter((s) => s.kind === SERVER && s.parentSpanId === null && s.attributes['url.path'] === '/graphql');
@@ -155,6 +163,41 @@ describe('one federated query through the whole stack', () => {
     for (const line of logs) expect(typeof line['level']).toBe('string');
     // Lines written outside any request (start-up) carry no trace.
     expect(logs.some((line) => line['msg'] === 'gateway listening' && line['trace_id'] === undefined)).toBe(true);
+  });
+
+  test("the request-duration histogram's bucket carries the request's trace id as its exemplar, in every service it crossed (OpenMetrics)", async () => {
+    // What Prometheus reads: it asked for OpenMetrics, got it, and its own parser reads the exemplars.
+    expect(metrics.prometheus.contentType).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    const scraped = await parseExposition(metrics.prometheus.body, metrics.prometheus.contentType);
+    expect(scraped.parser).toBe('openmetrics');
+    const withTrace = (service: string) =>
+      scraped.samples.filter(
+        (s) =>
+          s.name === 'linepack_graphql_request_duration_seconds_bucket' &&
+          s.labels['linepack_service'] === service &&
+          s.exemplars?.some((e) => e.labels['trace_id'] === gatewayServer.traceId),
+      );
+    // The gateway's answer (the query is no client's document: `unregistered`), and the two subgraphs it called.
+    const [gateway, ...others] = withTrace('gateway');
+    expect(others).toEqual([]);
+    expect(gateway!.labels).toMatchObject({ operation: 'unregistered', status: '200', outcome: 'ok' });
+    const exemplar = gateway!.exemplars![0]!;
+    // Only the trace id: what a trace store opens the trace by (no request id, tenant or credential).
+    expect(Object.keys(exemplar.labels)).toEqual(['trace_id']);
+    // The request's own duration, in the bucket that counted it, stamped when it was observed.
+    expect(exemplar.value).toBeGreaterThan(0);
+    expect(exemplar.value).toBeLessThanOrEqual(gateway!.labels['le'] === '+Inf' ? Infinity : Number(gateway!.labels['le']));
+    expect(exemplar.timestampMs).toBeGreaterThan(Date.now() - 10 * 60_000);
+    expect(withTrace('assets')).toHaveLength(1);
+    expect(withTrace('measurements')).toHaveLength(1);
+  });
+
+  test('a scraper that does not ask for OpenMetrics gets the Prometheus text format, without exemplars, and it parses', async () => {
+    expect(metrics.curl.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(metrics.curl.body).not.toContain(gatewayServer.traceId);
+    const text: ParsedExposition = await parseExposition(metrics.curl.body, metrics.curl.contentType);
+    expect(text.parser).toBe('prometheus');
+    expect(text.samples.some((s) => s.name === 'linepack_graphql_request_duration_seconds_count' && s.labels['linepack_service'] === 'gateway')).toBe(true);
   });
 
   test('probes are not traced', () => {

@@ -9,7 +9,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from .auth import GatewayTokenVerifier, _request_credential
 from .client import LinepackClient, new_http_pool
-from .idempotency import Creations
 from .oauth import OAuthResourceServer, subject_of
 from .sessions import credential_digest
 from .settings import Settings
@@ -33,14 +32,10 @@ class AppState:
         self.verifier = GatewayTokenVerifier(settings, self.pool, oauth=self.oauth) if per_request_credentials else None
         #: Over HTTP: the session counts and limits /healthz reports (set once the session limits are in place).
         self.session_health: Callable[[], dict[str, Any]] | None = None
-        #: What create_asset made, by idempotency key (idempotency.py).
-        self.creations = Creations()
 
     def caller(self) -> str:
-        """Who the current request acts for, as a key that holds no credential: over stdio the one configured; over
-        HTTP the user a token was issued to, or the digest of an API key; with the tenant asked for."""
-        if not self.per_request_credentials:
-            return "stdio"
+        """Who the current request acts for, as a key that holds no credential: the user a token was issued to, or
+        the digest of an API key (over stdio, the one configured); with the tenant asked for."""
         credential = self.client.credential
         who = (f"user:{subject_of(credential.token)}" if credential.signed_in
                else f"key:{credential_digest(credential.token)}")

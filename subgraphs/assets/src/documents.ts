@@ -49,6 +49,11 @@ export interface AssetDocument extends TenantDocument {
   version: number;
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * Set when createAsset named an idempotencyKey: `scope` is the tenant id and the key (`<tenantId>/<key>`, unique:
+   * tenant_idempotency_key), `inputDigest` the SHA-256 of the validated input it was created from.
+   */
+  idempotency?: { scope: string; inputDigest: string };
   /** Domain events written with this change, until the relay has published them. */
   outbox?: OutboxEntry[];
 }
@@ -57,7 +62,7 @@ export { ASSET_UPSERTED } from './events';
 
 /** The body of an asset.upserted event: the asset as of that version (what consumers project). */
 export function assetEventData(asset: Omit<AssetDocument, 'outbox'>): Record<string, unknown> {
-  const { _id, nameLower: _nameLower, outbox: _outbox, ...fields } = asset as AssetDocument;
+  const { _id, nameLower: _nameLower, outbox: _outbox, idempotency: _idempotency, ...fields } = asset as AssetDocument;
   return { id: _id, ...fields };
 }
 

@@ -23,6 +23,10 @@ export async function ensureAssetIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, status: 1, nameLower: 1, _id: 1 }, name: 'tenant_status_name' },
     { key: { tenantId: 1, classLocation: 1, nameLower: 1, _id: 1 }, name: 'tenant_class_name' },
     { key: { tenantId: 1, regulation: 1, nameLower: 1, _id: 1 }, name: 'tenant_regulation_name' },
+    // createAsset's idempotency keys, unique per tenant. The one index that does not start with tenantId: its value
+    // does (`<tenantId>/<key>`). Sparse, so assets created without a key are not in it; a compound index would need a
+    // partial filter, which the embedded test server ignores.
+    { key: { 'idempotency.scope': 1 }, name: 'tenant_idempotency_key', unique: true, sparse: true },
   ]);
 }
 
@@ -161,6 +165,11 @@ export class AssetRepository {
     const { edges, pageInfo } = toConnection(rows, size, 0, cursorOf);
     let total: Promise<number> | undefined;
     return { edges, pageInfo, count: () => (total ??= this.assets.countDocuments(query)) };
+  }
+
+  /** The asset createAsset made with this idempotency scope (AssetDocument.idempotency), if any. */
+  findByIdempotencyScope(scope: string): Promise<AssetDocument | null> {
+    return this.assets.findOne({ 'idempotency.scope': scope }, withoutOutbox);
   }
 
   async insert(doc: Omit<AssetDocument, 'tenantId'>): Promise<AssetDocument> {

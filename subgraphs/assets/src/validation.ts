@@ -65,6 +65,8 @@ export const createAssetSchema = z.object({
   smtsMpa: fields.smtsMpa.optional().default(null),
   location: fields.location.optional().default(null),
   installedAt: fields.installedAt.optional().default(null),
+  // Not part of the asset: what makes a repeated call answer the first one's asset (resolvers/Mutation.ts).
+  idempotencyKey: safeText(textLimits.key).nullish(),
 });
 
 /** Omitted (undefined) keeps the stored value; null clears it where the field is optional. */

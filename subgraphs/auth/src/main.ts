@@ -9,6 +9,7 @@ const { runSubgraphProcess } = require('@linepack/lib/subgraph-config') as typeo
 const { DEFAULT_AUDIT_RETENTION_DAYS } = require('./audit') as typeof import('./audit');
 const { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } = require('./index') as typeof import('./index');
 const { DEFAULT_REFRESH_REUSE_GRACE_SECONDS } = require('./tokens') as typeof import('./tokens');
+const { oauthConfig } = require('./oauth/config') as typeof import('./oauth/config');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const authEnvSchema = z.object({
@@ -45,6 +46,8 @@ runSubgraphProcess(descriptor, (options) => {
       `auth subgraph: invalid configuration\n  MAX_ACCESS_TOKEN_AGE_SECONDS: must be at least ACCESS_TOKEN_TTL_SECONDS (${env.ACCESS_TOKEN_TTL_SECONDS})`,
     );
   }
+  // Read again on each request (oauth/config.ts); read here first so a bad value stops the service at start.
+  oauthConfig(process.env);
   return startAuthSubgraph({
     ...options,
     auth: {

@@ -4,7 +4,8 @@
  * finished span, prefixed `SPAN `, and what the test needs to check them (`PROBE {...}`).
  *
  *   stack: the whole stack in this process (dev/stack.ts), one federated query with a known X-Request-ID,
- *          spans kept in memory; every service's log lines printed too (`LOG {...}`).
+ *          spans kept in memory; every service's log lines printed too (`LOG {...}`), and /metrics as it answers
+ *          right after the query, asked as Prometheus asks and as curl does (`METRICS {...}`).
  *   otlp:  tracing from OTEL_EXPORTER_OTLP_ENDPOINT alone; one traced request and one /healthz, then shutdown
  *          (which must flush to the collector within a second).
  */
@@ -35,6 +36,10 @@ async function stackProbe(): Promise<void> {
   // Only now may the services (express, @apollo/*, mongodb, ioredis) be loaded.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startTestStack, createAsset, graphql } = require('../../support/stack') as typeof import('../../support/stack');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startMetricsServer } = require('@linepack/lib/metrics') as typeof import('@linepack/lib/metrics');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PROMETHEUS_ACCEPT } = require('../../support/prometheus-parse') as typeof import('../../support/prometheus-parse');
 
   // Every service's log lines, to check that those of the traced request carry its trace (printed `LOG {...}`).
   const logLines: string[] = [];
@@ -44,6 +49,7 @@ async function stackProbe(): Promise<void> {
     logLevel: 'info',
     logDestination: { write: (line: string) => void logLines.push(line.trimEnd()) },
   });
+  const metrics = await startMetricsServer({ port: 0, host: '127.0.0.1', service: 'stack' });
   try {
     const { apiKey } = await stack.tenantWithKey();
     await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Traced line' });
@@ -65,8 +71,14 @@ async function stackProbe(): Promise<void> {
     await tracing.forceFlush();
     for (const span of exporter.getFinishedSpans()) printSpan(span);
     for (const line of logLines) process.stdout.write(`LOG ${line}\n`);
+    const scrape = async (accept: string | undefined) => {
+      const answer = await fetch(metrics.url, accept ? { headers: { accept } } : {});
+      return { contentType: answer.headers.get('content-type'), body: await answer.text() };
+    };
+    process.stdout.write(`METRICS ${JSON.stringify({ prometheus: await scrape(PROMETHEUS_ACCEPT), curl: await scrape(undefined) })}\n`);
     process.stdout.write(`PROBE ${JSON.stringify({ status: res.status, errors: res.body.errors ?? null, data: res.body.data, requestId, apiKey })}\n`);
   } finally {
+    await metrics.stop();
     await stack.stop();
     await tracing.shutdown();
   }

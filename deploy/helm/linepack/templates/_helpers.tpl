@@ -182,7 +182,7 @@ The Redis Secret references of redis.mode (a JSON list, for the pods' checksum/s
 {{- end -}}
 {{- end -}}
 
-{{/* Environment every service has: METRICS_PORT/HOST (reachable by Prometheus in the cluster), LOG_LEVEL, HOST and optional tracing. */}}
+{{/* Environment every service has: METRICS_PORT/HOST (reachable by Prometheus in the cluster), LOG_LEVEL, HOST, the drain period and optional tracing. */}}
 {{- define "linepack.commonEnv" -}}
 - name: HOST
   value: "0.0.0.0"
@@ -194,6 +194,8 @@ The Redis Secret references of redis.mode (a JSON list, for the pods' checksum/s
   value: "0.0.0.0"
 - name: LOG_LEVEL
   value: {{ .values.logLevel | default .root.Values.logLevel | quote }}
+- name: SHUTDOWN_DRAIN_SECONDS
+  value: {{ .root.Values.shutdownDrainSeconds | quote }}
 {{- with .root.Values.tracing.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
   value: {{ . | quote }}
@@ -202,6 +204,12 @@ The Redis Secret references of redis.mode (a JSON list, for the pods' checksum/s
 
 {{/* The service's own env map and extraEnv list. */}}
 {{- define "linepack.extraEnv" -}}
+{{- $path := ternary "gateway" (printf "subgraphs.%s" .component) (eq .component "gateway") }}
+{{- $drainSet := hasKey (.values.env | default dict) "SHUTDOWN_DRAIN_SECONDS" }}
+{{- range (.values.extraEnv | default list) }}{{ if eq .name "SHUTDOWN_DRAIN_SECONDS" }}{{ $drainSet = true }}{{ end }}{{ end }}
+{{- if $drainSet }}
+{{- fail (printf "%s: SHUTDOWN_DRAIN_SECONDS is set by shutdownDrainSeconds, which terminationGracePeriodSeconds is checked against; set that instead" $path) }}
+{{- end }}
 {{- range $name, $value := .values.env }}
 - name: {{ $name }}
   value: {{ $value | toString | quote }}
@@ -223,9 +231,17 @@ prometheus.io/path: /metrics
 {{- end }}
 {{- end -}}
 
-{{/* Pod-level fields shared by every service: security, scheduling, shutdown. */}}
+{{/*
+Pod-level fields shared by every service: security, scheduling, shutdown. The grace period must cover the whole stop
+(lib/shutdown.ts): the preStop pause, the drain, 10 s for requests in flight (SHUTDOWN_GRACE_MS), 1 s for the last spans
+(SHUTDOWN_FLUSH_MS), 2 s for a gateway's workers to exit (gateway/src/cluster.ts), 2 s to spare.
+*/}}
 {{- define "linepack.podSpec" -}}
 {{- $v := .root.Values -}}
+{{- $stopSeconds := add (int $v.preStopSleepSeconds) (int $v.shutdownDrainSeconds) 15 }}
+{{- if lt (int $v.terminationGracePeriodSeconds) (int $stopSeconds) }}
+{{- fail (printf "terminationGracePeriodSeconds is %d but a pod needs %d to stop without cutting a request: preStopSleepSeconds (%d) + shutdownDrainSeconds (%d) + 15 (requests in flight 10 s, last spans, gateway workers' exit); raise it or shorten the drain" (int $v.terminationGracePeriodSeconds) (int $stopSeconds) (int $v.preStopSleepSeconds) (int $v.shutdownDrainSeconds)) }}
+{{- end }}
 {{- with include "linepack.serviceAccountName" .root }}
 serviceAccountName: {{ . }}
 {{- end }}

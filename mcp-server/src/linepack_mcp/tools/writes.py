@@ -29,7 +29,7 @@ from ..models import (
     RecordResult,
     Regulation,
 )
-from ..idempotency import KeyReused, content_key
+from ..idempotency import caller_key, content_key
 from ..operations import operations
 from .kit import CREATE, RECORD, UPDATE, Toolkit, _drop_none, _found_asset, _utc, as_data
 
@@ -175,13 +175,14 @@ def register(kit: Toolkit) -> None:
         installed_at: InstalledAtArg = None,
         idempotency_key: Annotated[str | None, Field(
             min_length=1, max_length=200,
-            description="Makes the call safe to repeat: the same key answers the asset its first call created, "
-                        "and creates nothing new (for 24 hours). Omit it and a key is derived from the call's "
-                        "content, so repeating the very same call never creates a second asset; give a new key to "
-                        "create a second asset with identical values on purpose.")] = None,
+            description="Makes the call safe to repeat: the same key answers the asset its first call created "
+                        "(as it is now) and creates nothing new, whenever it is repeated. Omit it and a key is "
+                        "derived from the call's content, so repeating the very same call never creates a second "
+                        "asset; give a new key to create a second asset with identical values on purpose.")] = None,
     ) -> Annotated[CallToolResult, Asset]:
         """Register a new asset in the tenant. This WRITES data: confirm with the user first. Repeating a call (same
-        idempotency_key, or the same values without one) answers the asset already created (alreadyCreated: true)."""
+        idempotency_key, or the same values without one) answers the asset the first call created, with the same id,
+        and creates nothing."""
         values = _drop_none({
             "type": type, "name": name, "parentId": parent_id, "status": status, "product": product,
             "regulation": regulation, "beginStationM": begin_station_m, "endStationM": end_station_m,
@@ -192,26 +193,18 @@ def register(kit: Toolkit) -> None:
             "location": location, "installedAt": _utc(installed_at),
         })
         key = idempotency_key or content_key(values)
-        created: dict[str, Any] = {}
-
-        async def create() -> str:
-            data = await run_write(ops["LinepackCreateAsset"], {"input": values})
-            created.update(data["createAsset"])
-            return str(created["id"])
-
         try:
-            asset_id, made = await kit.state.creations.once(kit.state.caller(), key, values, create)
-        except KeyReused as reused:
-            raise ToolError(f"idempotency_key {key!r} already created asset {reused.asset_id} from different values. "
-                            f"Nothing was created: give a new key to create another asset, or leave the key out."
-                            ) from None
-        if made:
-            return answer(Asset.model_validate({**created, "idempotencyKey": key}))
-        asset = await kit.fetch_asset(asset_id)
-        return answer(Asset.model_validate({
-            **asset, "idempotencyKey": key, "alreadyCreated": True,
-            "note": "An earlier call with this idempotency key created this asset; nothing new was created.",
-        }))
+            data = await run_write(ops["LinepackCreateAsset"],
+                                   {"input": {**values, "idempotencyKey": caller_key(kit.state.caller(), key)}})
+        except LinepackGraphQLError as exc:
+            reused = next((e for e in exc.errors if (e.get("extensions") or {}).get("field") == "input.idempotencyKey"
+                           and (e.get("extensions") or {}).get("code") == "CONFLICT"), None)
+            if reused is None:
+                raise
+            raise ToolError(f"idempotency_key {key!r} already created asset {reused['extensions'].get('assetId')} "
+                            f"from different values. Nothing was created: give a new key to create another asset, or "
+                            f"leave the key out.") from None
+        return answer(Asset.model_validate({**data["createAsset"], "idempotencyKey": key}))
 
     @tool(title="Update an asset (writes data)", annotations=UPDATE)
     async def update_asset(

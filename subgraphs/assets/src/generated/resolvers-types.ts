@@ -251,6 +251,12 @@ export type CreateAssetInput = {
   endStationM?: InputMaybe<Scalars['Float']['input']>;
   /** Gas lines: whether the gas is odorized (§192.625). */
   gasOdorized?: InputMaybe<Scalars['Boolean']['input']>;
+  /**
+   * Makes the call safe to repeat (a retry after a lost answer, a client that calls twice): unique per tenant and
+   * kept for good, 1–200 characters without control characters, unpaired surrogates or bidirectional overrides.
+   * Input is compared after defaults apply (leaving out status is sending PLANNED).
+   */
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   /** Whether the asset lies in a high consequence area (default false). */
   inHca?: InputMaybe<Scalars['Boolean']['input']>;
   /** When the asset was installed. */
@@ -299,7 +305,10 @@ export type Mutation = {
   __typename?: 'Mutation';
   /**
    * Register an asset in the caller's tenant. New assets start PLANNED unless a status is given.
-   * Invalid input fails with BAD_USER_INPUT naming each bad field.
+   * Invalid input fails with BAD_USER_INPUT naming each bad field. With an idempotencyKey the call is safe to
+   * repeat: the same key with the same input answers the asset the first call created (as it is now) and
+   * creates nothing; the same key with a different input fails with CONFLICT naming that asset
+   * (`extensions.assetId`).
    */
   createAsset: Asset;
   /** Take an asset out of service for good: its status becomes ABANDONED, which is final. */

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { fieldError } from '@linepack/lib/errors';
+import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import { invalidInput, validateInput } from '@linepack/lib/validation';
 import type { SubgraphContext } from '../context';
 import { outboxEntry } from '@linepack/lib/events/outbox';
@@ -46,10 +47,32 @@ async function applyUpdate(context: SubgraphContext, id: string, version: number
   return updated;
 }
 
+/**
+ * The asset an earlier createAsset with the same idempotency key made: answered again when the input is the same,
+ * refused naming it when not (a key reused by mistake must not pass for a retry).
+ */
+function repeatedCreate(earlier: AssetDocument, key: string, inputDigest: string): AssetDocument {
+  if (earlier.idempotency?.inputDigest === inputDigest) return earlier;
+  throw fieldError(
+    'CONFLICT',
+    `idempotencyKey "${key}" already created asset ${earlier._id} from a different input: nothing was created; send a new key to create another asset`,
+    { field: 'input.idempotencyKey', assetId: earlier._id },
+  );
+}
+
 export const Mutation: MutationResolvers = {
   createAsset: async (_parent, { input }, context) => {
-    const values = validateInput(createAssetSchema, input);
+    const { idempotencyKey, ...values } = validateInput(createAssetSchema, input);
     checkAssetConsistency(values);
+    // zod builds the values in the schema's key order whatever order the client sent, with defaults filled in:
+    // their JSON is the input compared, so leaving out a default and sending it are the same input.
+    const idempotency = idempotencyKey
+      ? { scope: `${context.identity.tenantId}/${idempotencyKey}`, inputDigest: createHash('sha256').update(JSON.stringify(values)).digest('hex') }
+      : undefined;
+    if (idempotency) {
+      const earlier = await context.assets.findByIdempotencyScope(idempotency.scope);
+      if (earlier) return repeatedCreate(earlier, idempotencyKey!, idempotency.inputDigest);
+    }
     await checkParent(context, values.type, values.parentId);
     const now = new Date();
     const asset: Omit<AssetDocument, 'tenantId'> = {
@@ -61,7 +84,15 @@ export const Mutation: MutationResolvers = {
       updatedAt: now,
     };
     const event = outboxEntry(ASSET_UPSERTED, assetEventData({ ...asset, tenantId: context.identity.tenantId }));
-    return context.assets.insert({ ...asset, outbox: [event] });
+    try {
+      return await context.assets.insert({ ...asset, ...(idempotency ? { idempotency } : {}), outbox: [event] });
+    } catch (err) {
+      // The same key sent twice at once: the first insert holds the key, the other answers with its asset.
+      if (!idempotency || !isDuplicateKeyError(err)) throw err;
+      const earlier = await context.assets.findByIdempotencyScope(idempotency.scope);
+      if (!earlier) throw err;
+      return repeatedCreate(earlier, idempotencyKey!, idempotency.inputDigest);
+    }
   },
 
   updateAsset: async (_parent, { id, version, input }, context) => applyUpdate(context, id, version, validateInput(updateAssetSchema, input)),

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { booleanSchema, httpUrlSchema, parseConfig } from '@linepack/lib/config';
 
 /**
  * Where the authorization server lives and which resources it issues tokens for. Read from the environment on each
@@ -9,10 +10,34 @@ import { z } from 'zod';
  * OAUTH_ISSUER: the gateway's public origin (the issuer identifier of RFC 8414, and the gateway's resource URL).
  * OAUTH_PROTECTED_RESOURCES: JSON array of {"resource": URL, "exchangeSecret": string}: the other resource servers
  * (the MCP server) tokens may be audience-bound to, and the secret each authenticates with to exchange its tokens.
- * OAUTH_ALLOW_HTTP_CLIENT_METADATA=1: client ID metadata documents may be fetched over http from loopback (tests and
+ * OAUTH_ALLOW_HTTP_CLIENT_METADATA=1 (a boolean): client ID metadata documents may be fetched over http from loopback (tests and
  * local development only; the draft requires https).
  */
-const resourceEntry = z.object({ resource: z.string().url(), exchangeSecret: z.string().min(16) }).strict();
+const resourceEntry = z
+  .object({
+    resource: httpUrlSchema.refine((url) => canonicalResource(url) !== null, 'must have no fragment'),
+    exchangeSecret: z.string().min(16),
+  })
+  .strict();
+
+/** Read once at start-up by main.ts (a bad value stops the service with the variable named), then on each request. */
+const oauthEnvSchema = z.object({
+  // Empty is unset (an .env line without a value).
+  OAUTH_ISSUER: z.preprocess((value) => (value === '' ? undefined : value), httpUrlSchema.optional()),
+  OAUTH_PROTECTED_RESOURCES: z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON: [{"resource": URL, "exchangeSecret": string}]' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(resourceEntry))
+    .default([]),
+  OAUTH_ALLOW_HTTP_CLIENT_METADATA: booleanSchema.default(false),
+});
 
 export interface ProtectedResource {
   resource: string;
@@ -43,20 +68,19 @@ export function canonicalResource(raw: string): string | null {
 
 let memo: { key: string; config: OAuthConfig | null } | null = null;
 
-/** The configuration, or null when OAUTH_ISSUER is unset (the authorization server is off). */
+/** The configuration, or null when OAUTH_ISSUER is unset (the authorization server is off); a bad value is a ConfigError naming it. */
 export function oauthConfig(env: NodeJS.ProcessEnv = process.env): OAuthConfig | null {
   const key = `${env['OAUTH_ISSUER']}\n${env['OAUTH_PROTECTED_RESOURCES']}\n${env['OAUTH_ALLOW_HTTP_CLIENT_METADATA']}`;
   if (memo?.key === key) return memo.config;
-  const issuerRaw = env['OAUTH_ISSUER'];
+  const parsed = parseConfig('auth subgraph', oauthEnvSchema, env);
   let config: OAuthConfig | null = null;
-  if (issuerRaw) {
-    const issuer = new URL(issuerRaw).origin;
-    const entries = z.array(resourceEntry).parse(JSON.parse(env['OAUTH_PROTECTED_RESOURCES'] ?? '[]'));
+  if (parsed.OAUTH_ISSUER) {
+    const issuer = new URL(parsed.OAUTH_ISSUER).origin;
     config = {
       issuer,
       gatewayResource: issuer,
-      protectedResources: entries.map((e) => ({ resource: canonicalResource(e.resource) ?? e.resource, secretHash: sha256(e.exchangeSecret) })),
-      allowHttpClientMetadata: env['OAUTH_ALLOW_HTTP_CLIENT_METADATA'] === '1',
+      protectedResources: parsed.OAUTH_PROTECTED_RESOURCES.map((e) => ({ resource: canonicalResource(e.resource)!, secretHash: sha256(e.exchangeSecret) })),
+      allowHttpClientMetadata: parsed.OAUTH_ALLOW_HTTP_CLIENT_METADATA,
     };
   }
   memo = { key, config };

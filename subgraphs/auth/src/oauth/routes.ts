@@ -2,9 +2,10 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import jwt from 'jsonwebtoken';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
-import { parseAuthorization } from '@linepack/lib/http';
+import { isDatabaseUnavailable } from '@linepack/lib/errors';
+import { DATABASE_RETRY_AFTER_SECONDS, parseAuthorization } from '@linepack/lib/http';
 import { isJsonContentType, jsonBody } from '@linepack/lib/json-body';
-import type { Logger } from '@linepack/lib/logger';
+import { errorSummary, type Logger } from '@linepack/lib/logger';
 import { canonicalScopes, scopeDeclarations, type Role } from '@linepack/lib/scopes';
 import type { AuthStore } from '../store';
 import type { TokenKeys } from '../signing-key-ring';
@@ -314,9 +315,17 @@ export function oauthRoutes(app: Express, deps: OAuthRouteDependencies): OAuthGr
   });
 
   router.use((_req, res) => oauthError(res, new OAuthError('not_found', 'no such OAuth route', 404)));
-  router.use((err: Error & { type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+  router.use((err: Error & { type?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === 'entity.too.large') return oauthError(res, new OAuthError('invalid_request', 'request body too large (16 KiB at most)', 413));
     if (err.type === 'entity.parse.failed') return oauthError(res, new OAuthError('invalid_request', 'malformed body'));
+    // A database that cannot be reached is an outage, answered as the rest of auth answers it (lib/http.ts
+    // jsonErrorHandler: 503, Retry-After, one warn line without a stack) in OAuth's own shape: temporarily_unavailable
+    // is RFC 6749's code for it (§4.1.2.1), which OAuth clients know to retry.
+    if (isDatabaseUnavailable(err)) {
+      logger.warn({ error: errorSummary(err), requestId: res.locals['requestId'], path: `${req.baseUrl}${req.path}` }, 'database unavailable');
+      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      return oauthError(res, new OAuthError('temporarily_unavailable', 'the database is unavailable; retry shortly', 503));
+    }
     logger.error({ err: err.message }, 'oauth route failed');
     oauthError(res, new OAuthError('server_error', 'internal error', 500));
   });

@@ -1,0 +1,79 @@
+/**
+ * A metrics exposition read as Prometheus reads it when it scrapes: tools/prometheus-parse runs Prometheus's own
+ * parser (model/textparse of Prometheus 3.5, the docker-compose one) on the body, picked by the Content-Type the target
+ * answered with. Built with `go build` into .linepack/tools/bin on first use, and again when its source changes (Go
+ * from the Go module proxy, as scripts/validate-chart.sh builds helm; a few seconds once the modules are cached).
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from '@linepack/lib/repo-root';
+
+const source = path.join(repoRoot, 'tools', 'prometheus-parse');
+const bin = path.join(process.env['LINEPACK_TOOLS_DIR'] ?? path.join(repoRoot, '.linepack', 'tools'), 'bin');
+const binary = path.join(bin, 'prometheus-parse');
+
+/** What Prometheus 3.5 sends by default (scrape_protocols: OpenMetrics 1.0.0, 0.0.1, then text 1.0.0, 0.0.4). */
+export const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,' +
+  'text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
+
+export interface ParsedSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+  exemplars?: { labels: Record<string, string>; value: number; timestampMs?: number }[];
+}
+
+export interface ParsedExposition {
+  /** The parser Prometheus chose for the Content-Type. */
+  parser: 'openmetrics' | 'prometheus';
+  /** Metric family → type, from the # TYPE lines. */
+  types: Record<string, string>;
+  samples: ParsedSample[];
+}
+
+function run(file: string, args: string[], options: { cwd?: string; input?: string } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(file, args, { cwd: options.cwd, maxBuffer: 64 * 1024 * 1024, timeout: 5 * 60_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${path.basename(file)} ${args.join(' ')}: ${stderr.trim() || err.message}`)) : resolve(stdout),
+    );
+    child.stdin?.end(options.input ?? '');
+  });
+}
+
+let built: Promise<string> | null = null;
+
+function prometheusParser(): Promise<string> {
+  built ??= (async () => {
+    const hash = createHash('sha256');
+    for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(path.join(source, file)));
+    const stamp = hash.digest('hex');
+    const stampFile = `${binary}.stamp`;
+    if (existsSync(binary) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return binary;
+    mkdirSync(bin, { recursive: true });
+    // Built beside and renamed into place: a concurrent test file building it too never runs a half-written binary.
+    const partial = `${binary}.${process.pid}`;
+    await run('go', ['build', '-buildvcs=false', '-o', partial, '.'], { cwd: source }).catch((err: Error) => {
+      throw new Error(`building tools/prometheus-parse needs Go (scripts/setup.sh): ${err.message}`);
+    });
+    renameSync(partial, binary);
+    writeFileSync(stampFile, stamp);
+    return binary;
+  })();
+  return built;
+}
+
+/** The body as Prometheus parses it for this Content-Type; rejects with the parser's error where a scrape would fail. */
+export async function parseExposition(body: string, contentType: string): Promise<ParsedExposition> {
+  return JSON.parse(await run(await prometheusParser(), [contentType], { input: body })) as ParsedExposition;
+}
+
+/** GET a /metrics URL with `accept` (default: Prometheus 3.5's) and parse the answer as Prometheus would. */
+export async function scrapeAsPrometheus(url: string, accept: string | null = PROMETHEUS_ACCEPT): Promise<ParsedExposition & { contentType: string }> {
+  const res = await fetch(url, { headers: accept === null ? {} : { accept } });
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
+  const contentType = res.headers.get('content-type') ?? '';
+  return { contentType, ...(await parseExposition(await res.text(), contentType)) };
+}
