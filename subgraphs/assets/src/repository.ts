@@ -2,6 +2,7 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { z } from 'zod';
 import { ensureOutboxIndex, withoutOutbox, type OutboxEntry } from '@linepack/lib/events/outbox';
 import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
+import { projectionOf } from '@linepack/lib/selection';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { fieldError } from '@linepack/lib/errors';
 import type { AssetDocument, AssetPage, AssetStatus, AssetType, Regulation } from './documents';
@@ -157,7 +158,7 @@ export class AssetRepository {
       if (values === null) throw fieldError('BAD_USER_INPUT', 'after is a cursor of another orderBy: start again without after', { field: 'after' });
       pageQuery = { ...query, ...keysetAfter(paths, values, order.direction) };
     }
-    const projection = fields ? { projection: Object.fromEntries([...fields, ...paths].map((field) => [field, 1])) } : withoutOutbox;
+    const projection = fields ? { projection: projectionOf([...fields, ...paths]) } : withoutOutbox;
     const sign = order.direction === 'ASC' ? 1 : -1;
     const sort = Object.fromEntries(paths.map((p) => [p, sign])) as Record<string, 1 | -1>;
     // A projected document: the resolvers read only the fields the selection asked for (selection.ts).
