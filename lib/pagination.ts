@@ -37,9 +37,9 @@ export interface Connection<T> {
 }
 
 /** Builds a page from `size + 1` fetched rows: the extra row only tells whether there is a next page. */
-export function toConnection<T>(rows: T[], size: number, totalCount: number, cursorOf: (row: T) => string): Connection<T> {
+export function toConnection<T>(rows: T[], size: number, totalCount: number, cursorOf: (row: T, index: number) => string): Connection<T> {
   const page = rows.slice(0, size);
-  const edges = page.map((node) => ({ cursor: cursorOf(node), node }));
+  const edges = page.map((node, index) => ({ cursor: cursorOf(node, index), node }));
   return {
     edges,
     pageInfo: { hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null },

@@ -269,3 +269,77 @@ describe('anomaly details the repair conditions read', () => {
     expect(await countOf()).toBe(before);
   });
 });
+
+describe("an imported ILI run's features, all observed at the run's date", () => {
+  const RUN = 'run-tie-2026-05';
+  const RUN_AT = '2026-05-01T00:00:00.000Z';
+  const FEATURES = 1_200;
+  /** The console's along-the-line query (ConsoleIliFeatures): one run, the plot's fields, the count on every page. */
+  const runPage = (after: string | null) =>
+    call(
+      `query($id: ID!, $run: String!, $after: String) { asset(id: $id) { measurements(type: ILI_ANOMALY, runId: $run, first: 500, after: $after) {
+         totalCount pageInfo { hasNextPage endCursor } edges { node { id runId observedAt odometerM clockDeg depthPctWt lengthMm featureType } } } } }`,
+      { id: segmentId, run: RUN, after },
+    );
+
+  beforeAll(async () => {
+    // As an import stores a run: every feature carries the run's date, so the pages break the tie by id alone.
+    const res = await record(iliBatch(FEATURES, RUN).map((item) => ({ ...item, observedAt: RUN_AT })));
+    expect(res.body.data!['recordMeasurements']).toMatchObject({ insertedCount: FEATURES });
+  }, 60_000);
+
+  it('pages the run by id within its one instant, every feature exactly once, with the fields asked for', async () => {
+    const ids: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const res: Awaited<ReturnType<typeof call>> = await runPage(after);
+      expect(res.body.errors).toBeUndefined();
+      const page = res.body.data!['asset'].measurements;
+      expect(page.totalCount).toBe(FEATURES);
+      for (const { node } of page.edges) {
+        expect(node).toMatchObject({ runId: RUN, observedAt: RUN_AT, featureType: 'METAL_LOSS' });
+        expect(typeof node.odometerM).toBe('number');
+        expect(typeof node.lengthMm).toBe('number');
+        ids.push(node.id);
+      }
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(ids).toHaveLength(FEATURES);
+    expect(new Set(ids).size).toBe(FEATURES);
+    expect([...ids].sort().reverse()).toEqual(ids); // newest first, the tie by the highest id first
+  }, 60_000);
+
+  it('reads a page inside the tie from the run index at its cursor, counts the run from the index, and reads only the fields selected', async () => {
+    const first = await runPage(null);
+    const mongo = stack.subgraphs.measurements.mongo!;
+    const commands = await mongoCommandsDuring(mongo, () => runPage(first.body.data!['asset'].measurements.pageInfo.endCursor));
+    const collection = (name: string) => mongo.db(commands[0]!.databaseName).collection(name);
+    const finds = commands.filter((c) => c.commandName === 'find' && c.command['find'] === 'measurements');
+    // Inside the tie one read serves the whole page: the rest of the cursor's instant, below its id.
+    expect(finds).toHaveLength(1);
+    const find = finds[0]!;
+    const plan = JSON.stringify(
+      await collection('measurements').find(find.command['filter']).sort(find.command['sort']).limit(find.command['limit']).explain('queryPlanner'),
+    );
+    expect(plan).toContain('tenant_asset_type_run_time');
+    expect(plan).not.toContain('COLLSCAN');
+    expect(plan).not.toContain('"SORT"');
+    // Bounded at the cursor's id within the instant: the embedded planner says so, MongoDB shows the _id bounds.
+    expect(plan).toMatch(/"linepackRange":true|"_id":\["\(/);
+    // Only what the page's nodes read (and the cursor's keys) travels: not the whole feature.
+    expect(Object.keys(find.command['projection'] as object).sort()).toEqual(
+      ['_id', 'clockDeg', 'depthPctWt', 'featureType', 'lengthMm', 'observedAt', 'odometerM', 'runId'].sort(),
+    );
+    // totalCount, asked with every page: counted from the index, not by reading the run's features.
+    const count = commands.find((c) => c.commandName === 'aggregate' && c.command['aggregate'] === 'measurements')!;
+    expect(count).toBeDefined();
+    const countPlan = JSON.stringify(
+      await mongo
+        .db(count.databaseName)
+        .command({ explain: { aggregate: 'measurements', pipeline: count.command['pipeline'], cursor: {} }, verbosity: 'queryPlanner' }),
+    );
+    expect(countPlan).toMatch(/COUNT_SCAN|"stage":"COUNT"/);
+    expect(countPlan).toContain('tenant_asset_type_run_time');
+  });
+});

@@ -2,12 +2,14 @@ import { type Db, type Document, type Filter } from 'mongodb';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor, toConnection } from '@linepack/lib/pagination';
+import { projectionOf } from '@linepack/lib/selection';
 import { TenantCollection } from '@linepack/lib/tenant-collection';
 import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';
 import { ensureOutboxIndex, outboxEntry, withoutOutbox } from '@linepack/lib/events/outbox';
 import { inspectionRecordTypes, MEASUREMENT_RECORDED, type MeasurementDocument, type MeasurementPage, type MeasurementType } from './documents';
 import type { MeasurementItem } from './validation';
+import type { MeasurementField } from './selection';
 
 export const MEASUREMENTS_COLLECTION = 'measurements';
 
@@ -69,12 +71,24 @@ export async function ensureMeasurementIndexes(db: Db): Promise<void> {
     { key: { tenantId: 1, assetId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_time' },
     { key: { tenantId: 1, assetId: 1, type: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_type_time' },
     { key: { tenantId: 1, type: 1, observedAt: -1 }, name: 'tenant_type_time' },
-    // One ILI run's features (the console's along-the-line plot reads a run at a time, not every run of the asset).
-    { key: { tenantId: 1, assetId: 1, runId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_run_time' },
+    // One ILI run's features (the console's along-the-line plot reads a run at a time, not every run of the asset). The
+    // type is in it so that the plot's filter (asset, ILI_ANOMALY, run) is an equality prefix: its pages are one
+    // ordered range and its totalCount, asked with every page, is counted from the index (without the type each count
+    // read all 20,000 features of a run, on both servers).
+    { key: { tenantId: 1, assetId: 1, type: 1, runId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_type_run_time' },
   ]);
+  // Superseded by tenant_asset_type_run_time (a database from before has it; it only costs writes).
+  await measurements.dropIndex('tenant_asset_run_time').catch((err: unknown) => {
+    if ((err as { codeName?: string }).codeName !== 'IndexNotFound') throw err;
+  });
 }
 
-const measurementCursor = z.tuple([z.string().datetime(), z.string()]);
+/**
+ * [observedAt, id, tie]: the last row's sort key, and 1 when the row after it (the page's look-ahead row) was observed at
+ * the same instant — the next page then starts inside a tie (an ILI run's features all carry the run's date). Cursors
+ * from before the flag have two elements and read as no tie.
+ */
+const measurementCursor = z.union([z.tuple([z.string().datetime(), z.string()]), z.tuple([z.string().datetime(), z.string(), z.literal(1)])]);
 
 export interface MeasurementQuery {
   assetId: string;
@@ -144,30 +158,45 @@ export class MeasurementRepository {
     return filter;
   }
 
-  /** Newest observation first; ties broken by id so pages never skip or repeat. */
-  /** `fields`: the stored fields the page's readers need (selection.ts); every field but the outbox when not given. */
+  /**
+   * Newest observation first; ties broken by id so pages never skip or repeat. Each query is an index range read in
+   * order and stopped at the page's end (tenant_asset_time, …_type_time or …_run_time), so a page costs the same
+   * wherever it is, also inside a tie: the rest of the cursor's instant (observedAt equal, _id below the cursor's) is
+   * read first, and only what it leaves of the page from the earlier instants. (One filter with an $or of both would
+   * be bounded by observedAt alone: every page of a 20,000-feature run read from the run's first feature on.)
+   * `fields` (with `_id` and `observedAt`, the cursor) is what the caller's selection reads: only those travel; null
+   * reads whole measurements.
+   */
   async list(
     query: MeasurementQuery,
     size: number,
     after: string | null | undefined,
-    fields?: readonly (keyof MeasurementDocument)[],
+    fields: readonly MeasurementField[] | null = null,
   ): Promise<MeasurementPage> {
     const filter = this.filterFor(query);
     const cursor = decodeCursor(after, measurementCursor);
-    // Keyset: the range on observedAt starts the index scan at the cursor (an $or alone would read every earlier
-    // page again, on MongoDB's planner as on the embedded one); the $or skips what is left of the cursor's instant.
-    const pageFilter: Filter<MeasurementDocument> = cursor
-      ? {
-          $and: [
-            filter,
-            { observedAt: { $lte: new Date(cursor[0]) } },
-            { $or: [{ observedAt: { $lt: new Date(cursor[0]) } }, { observedAt: new Date(cursor[0]), _id: { $lt: cursor[1] } }] },
-          ],
-        }
-      : filter;
-    const projection = fields ? { projection: Object.fromEntries(fields.map((field) => [field, 1])) } : withoutOutbox;
-    const rows = await this.measurements.find(pageFilter, { ...projection, sort: { observedAt: -1, _id: -1 }, limit: size + 1 }).toArray();
-    const { edges, pageInfo } = toConnection(rows, size, 0, (m) => encodeCursor([m.observedAt.toISOString(), m._id]));
+    const sort = { observedAt: -1, _id: -1 } as const;
+    const projection = fields ? { projection: projectionOf([...fields, '_id', 'observedAt']) } : withoutOutbox;
+    // A projected document: the resolvers read only the fields the selection asked for (selection.ts).
+    const read = (page: Filter<MeasurementDocument>, limit: number) => this.measurements.find(page, { ...projection, sort, limit }).toArray();
+    let rows: MeasurementDocument[];
+    if (!cursor) rows = await read(filter, size + 1);
+    else {
+      const [at, id, tie] = cursor;
+      const instant = new Date(at);
+      rows = tie ? await read({ $and: [filter, { observedAt: instant, _id: { $lt: id } }] }, size + 1) : [];
+      if (rows.length <= size) {
+        // Without the flag the cursor's instant may still hold rows below its id (recorded since, or a cursor from
+        // before the flag): the $or keeps them; the range on observedAt starts the index scan at the cursor.
+        const earlier: Filter<MeasurementDocument> = tie
+          ? { observedAt: { $lt: instant } }
+          : { observedAt: { $lte: instant }, $or: [{ observedAt: { $lt: instant } }, { observedAt: instant, _id: { $lt: id } }] };
+        rows.push(...(await read({ $and: [filter, earlier] }, size + 1 - rows.length)));
+      }
+    }
+    const { edges, pageInfo } = toConnection(rows, size, 0, (m, i) =>
+      encodeCursor(rows[i + 1]?.observedAt.getTime() === m.observedAt.getTime() ? [m.observedAt.toISOString(), m._id, 1] : [m.observedAt.toISOString(), m._id]),
+    );
     let total: Promise<number> | undefined;
     return { edges, pageInfo, count: () => (total ??= this.measurements.countDocuments(filter)) };
   }
