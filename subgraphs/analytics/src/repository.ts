@@ -62,8 +62,12 @@ export class AnalyticsRepository {
     this.loaders = digLoaders(this.digs);
   }
 
+  /**
+   * Batched per request (the loader): the gateway resolves a page of measurements' assessments as one `_entities` call
+   * of up to 500 references, which costs one `_id $in` query, not one findOne per feature.
+   */
   assessment(measurementId: string): Promise<AssessmentDocument | null> {
-    return this.assessments.findOne({ _id: measurementId });
+    return this.loaders.assessmentById.load(measurementId);
   }
 
   risk(assetId: string): Promise<RiskDocument | null> {
