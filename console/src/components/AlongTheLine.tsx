@@ -3,7 +3,7 @@ import { clockLabel, formatDayIn, formatNumber, humanize, responseCategoryLabels
 import { messageOf } from '../errors';
 import { readAllPages, useQuery, type Connection } from '../hooks';
 import { ErrorAlert, Loading, Status } from './Notice';
-import { EChart } from './EChart';
+import { EChart, loadECharts } from './EChart';
 import { UnityPlot } from './UnityPlot';
 import type { EChartsCoreOption } from 'echarts/core';
 
@@ -100,8 +100,11 @@ const categories: { value: string; label: string; colour: string; symbol: string
   { value: '', label: 'Not assessed', colour: '#8a94a3', symbol: 'emptyCircle' },
 ];
 
+/** One point of a category's series: [log distance m, depth % wall or clock hours, the other of the two, feature type]. */
+type Point = [number, number, number, string];
+
 function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: string): EChartsCoreOption {
-  const byCategory = new Map<string, [number, number, number, string][]>();
+  const byCategory = new Map<string, Point[]>();
   for (const f of features) {
     if (f.odometerM === null) continue;
     const key = f.assessment?.responseCategory ?? '';
@@ -121,7 +124,11 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
   const extent = Number.isFinite(lo) ? { min: Math.floor(lo - pad), max: Math.ceil(hi + pad) } : { min: 0, max: 1 };
   const others = tally.filter((t) => t.kind !== 'GIRTH_WELD');
   const shown = categories.filter((c) => byCategory.has(c.value));
+  // A whole run (20,000 features) is drawn in one frame, each large series as one path: points as plain arrays (an
+  // object per point cost ECharts most of its time), no progressive drawing (chunks of 400 points a frame took
+  // seconds to reach the last one).
   const large = features.length > 3000;
+  const big = { large, largeThreshold: 2000, progressive: 0 };
   const depthSeries = shown.map((c) => ({
     name: c.label,
     type: 'scatter',
@@ -129,9 +136,10 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
     yAxisIndex: 0,
     symbol: c.symbol,
     symbolSize: 6,
-    large,
+    ...big,
     itemStyle: { color: c.colour },
-    data: byCategory.get(c.value)!.map(([x, depth, clock, kind]) => ({ value: [x, depth], clock, kind })),
+    // [x, depth, clock (degrees), kind]
+    data: byCategory.get(c.value)!,
   }));
   const clockSeries = shown.map((c) => ({
     name: c.label,
@@ -140,12 +148,13 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
     yAxisIndex: 1,
     symbol: c.symbol,
     symbolSize: 5,
-    large,
+    ...big,
     itemStyle: { color: c.colour },
+    // [x, clock (hours), depth, kind]
     data: byCategory
       .get(c.value)!
       .filter(([, , clock]) => Number.isFinite(clock))
-      .map(([x, depth, clock, kind]) => ({ value: [x, (clock / 30) % 12], depth, kind })),
+      .map(([x, depth, clock, kind]): Point => [x, (clock / 30) % 12, depth, kind]),
   }));
   return {
     animation: false,
@@ -154,12 +163,13 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
     tooltip: {
       trigger: 'item',
       confine: true,
-      formatter: (p: { seriesName: string; data: { value: [number, number]; clock?: number; depth?: number; kind?: string; name?: string } }) => {
+      formatter: (p: { seriesName: string; seriesIndex: number; data: Point | { value: [number, string]; name: string } }) => {
         const d = p.data;
-        if (p.seriesName === 'Girth welds' || p.seriesName === 'Markers and fittings') return `${d.name ?? p.seriesName} at ${formatNumber(d.value[0], 1)} m`;
-        const depth = d.depth ?? d.value[1];
-        const clock = d.clock ?? d.value[1] * 30;
-        return `${d.kind ?? 'Feature'} (${p.seriesName}) at ${formatNumber(d.value[0], 1)} m: ${formatNumber(depth, 0)} % wall at ${clockLabel(clock)}`;
+        if (!Array.isArray(d)) return `${d.name} at ${formatNumber(d.value[0], 1)} m`;
+        const [x, y, other, kind] = d;
+        // The depth panel's series come first: there y is the depth, else the clock in hours.
+        const [depth, clock] = p.seriesIndex < shown.length ? [y, other] : [other, y * 30];
+        return `${kind || 'Feature'} (${p.seriesName}) at ${formatNumber(x, 1)} m: ${formatNumber(depth, 0)} % wall at ${clockLabel(clock)}`;
       },
     },
     // Depth, clock and tally one above the other on the same left and right edges (outerBoundsMode 'none': ECharts 6
@@ -221,6 +231,7 @@ function alongTheLineOption(features: Feature[], tally: TallyItem[], runLabel: s
         symbol: 'rect',
         symbolSize: [1, 18],
         large: welds.length > 3000,
+        progressive: 0,
         itemStyle: { color: '#55606e' },
         data: welds.map((w) => ({ value: [w.logDistanceM, 'Tally'], name: `Girth weld${w.jointNumber !== null ? ` (joint ${w.jointNumber})` : ''}` })),
       },
@@ -311,6 +322,8 @@ export function AlongTheLine({ assetId, withCategory, zone }: { assetId: string;
   // The chosen run's features only.
   useEffect(() => {
     if (!runKey) return;
+    // The plot's library loads while the pages arrive (a failure shows where the chart would be).
+    loadECharts().catch(() => undefined);
     const controller = new AbortController();
     setError(null);
     setFeatures(null);

@@ -3,9 +3,22 @@ import type { EChartsCoreOption } from 'echarts/core';
 
 type EChartsModule = typeof import('./echarts');
 
+let library: Promise<EChartsModule> | null = null;
+/**
+ * The library's chunk, fetched once. A page that will plot what it is still reading calls this when it starts reading:
+ * the chunk then loads and compiles while the data arrives, not after it (on the along-the-line page that was most of
+ * the time between the last page read and the plot drawn).
+ */
+export function loadECharts(): Promise<EChartsModule> {
+  return (library ??= import('./echarts').catch((err: unknown) => {
+    library = null; // a failed fetch is tried again by the next chart
+    throw err;
+  }));
+}
+
 /**
  * One ECharts chart in a box that follows its container's width. The library is fetched the first time a chart is
- * drawn (its own chunk), so pages without charts do not carry it. The box is an image to assistive technology, named
+ * drawn or loadECharts is called (its own chunk), so pages without charts do not carry it. The box is an image to assistive technology, named
  * by `label`; the numbers behind it are in a table next to it.
  */
 export function EChart({ option, label, height, className }: { option: EChartsCoreOption; label: string; height: number; className?: string }) {
@@ -16,7 +29,7 @@ export function EChart({ option, label, height, className }: { option: EChartsCo
   useEffect(() => {
     let disposed = false;
     let observer: ResizeObserver | null = null;
-    import('./echarts').then(
+    loadECharts().then(
       ({ echarts }) => {
         if (disposed || !box.current) return;
         chart.current = echarts.init(box.current, null, { renderer: 'canvas' });
