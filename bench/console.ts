@@ -1,5 +1,5 @@
 /**
- * `npm run bench:console [-- --runs 3] [--features 20000] [--short] [--only pages|compression] [--json]`: the console
+ * `npm run bench:console [-- --runs 3] [--features 20000] [--short] [--only pages|plot|compression] [--json]`: the console
  * with a large tenant, in Debian's Chromium (issue 27 item 7), and what compressing the API's answers costs.
  *
  * Pages. Two tenants in one stack (bench/console-stack.ts): a small one, the baseline (the demo pipeline: 8 assets, and a
@@ -19,6 +19,9 @@
  * Brotli quality considered (size, and CPU ms per answer, median of repetitions), then the same ILI page fetched
  * through the gateway 30 times with each Accept-Encoding (bytes on the wire, median ms, and this process's CPU: the
  * whole stack runs in it). gateway/src/compression.ts's levels are chosen from this table.
+ *
+ * --only plot: the along-the-line page and the plot's API reads alone, the large tenant with the short run's 43 assets
+ * and the whole run (what the plot's time depends on), the small one as before.
  *
  * --short: 40 assets and a 2,000-feature run, one visit each (the CI smoke run). MONGODB_URI / REDIS_URL are used when
  * set (its databases are dropped at the end); otherwise the embedded MongoDB (in memory) and a redis-server of its own.
@@ -227,14 +230,19 @@ async function timeUntil<A extends string | number | null>(
   }
 }
 
-/** One first visit of each page; the milestones' times in ms from navigation start. */
-async function visit(page: Page, clearCache: () => Promise<unknown>, tenant: Tenant): Promise<Partial<Record<Milestone, number>>> {
+/** One first visit of each page (or of the plot's page alone); the milestones' times in ms from navigation start. */
+async function visit(page: Page, clearCache: () => Promise<unknown>, tenant: Tenant, plotOnly: boolean): Promise<Partial<Record<Milestone, number>>> {
   const times: Partial<Record<Milestone, number>> = {};
   const open = async (url: string) => {
     await clearCache();
     await page.goto(url, { waitUntil: 'commit' });
   };
+  if (!plotOnly) await visitListAndMap(page, open, tenant, times);
+  await visitPlot(page, open, tenant, times);
+  return times;
+}
 
+async function visitListAndMap(page: Page, open: (url: string) => Promise<void>, tenant: Tenant, times: Partial<Record<Milestone, number>>): Promise<void> {
   await open('/assets');
   times['Assets: first rows'] = await timeUntil(
     page,
@@ -275,7 +283,9 @@ async function visit(page: Page, clearCache: () => Promise<unknown>, tenant: Ten
     },
     tenant.located,
   );
+}
 
+async function visitPlot(page: Page, open: (url: string) => Promise<void>, tenant: Tenant, times: Partial<Record<Milestone, number>>): Promise<void> {
   await open(`/assets/${encodeURIComponent(tenant.segmentId)}`);
   const label = `: ${int(tenant.features)} features`;
   times['Along the line: run read'] = await timeUntil(
@@ -302,11 +312,13 @@ async function visit(page: Page, clearCache: () => Promise<unknown>, tenant: Ten
       (globalThis as unknown as PageWindow).performance.getEntriesByName('linepack:chart-drawn').find((m) => String(m.detail).includes(text))!.startTime,
     label,
   );
-  return times;
 }
 
-async function measurePages(browser: Browser, stack: TestStack, tenants: Tenant[], runs: number) {
-  const results = new Map<string, Record<Milestone, number>>();
+const PLOT_MILESTONES: readonly Milestone[] = ['Along the line: run read', 'Along the line: plot drawn'];
+
+async function measurePages(browser: Browser, stack: TestStack, tenants: Tenant[], runs: number, plotOnly = false) {
+  const milestones = plotOnly ? PLOT_MILESTONES : (Object.keys(BUDGET_MS) as Milestone[]);
+  const results = new Map<string, Partial<Record<Milestone, number>>>();
   for (const tenant of tenants) {
     const context: BrowserContext = await browser.newContext({ baseURL: stack.gatewayOrigin, viewport: { width: 1440, height: 900 } });
     try {
@@ -317,12 +329,9 @@ async function measurePages(browser: Browser, stack: TestStack, tenants: Tenant[
       const clearCache = () => cdp.send('Network.clearBrowserCache');
       const samples: Partial<Record<Milestone, number>>[] = [];
       // One visit to warm the stack (JIT, connections, caches of the services), not counted.
-      await visit(page, clearCache, tenant);
-      for (let run = 0; run < runs; run++) samples.push(await visit(page, clearCache, tenant));
-      results.set(
-        tenant.label,
-        Object.fromEntries((Object.keys(BUDGET_MS) as Milestone[]).map((m) => [m, median(samples.map((s) => s[m]!))])) as Record<Milestone, number>,
-      );
+      await visit(page, clearCache, tenant, plotOnly);
+      for (let run = 0; run < runs; run++) samples.push(await visit(page, clearCache, tenant, plotOnly));
+      results.set(tenant.label, Object.fromEntries(milestones.map((m) => [m, median(samples.map((s) => s[m]!))])));
       process.stdout.write('.');
     } finally {
       await context.close();
@@ -416,35 +425,53 @@ async function throughGateway(stack: TestStack, apiKey: string, query: string, r
 }
 
 /**
- * What the plot's reading costs on the API side: every page (500 a page, as the console reads them) of the segment's
- * features with their assessment (what the console asks), the same without it, and the run's tally, each read
- * sequentially from this process: total ms and pages.
+ * What the plot's reading costs on the API side: every page (500 a page, as the console reads them) of the run's
+ * features with their assessment (the console's own query, ConsoleIliFeatures), the same without it, and the run's
+ * tally, each read sequentially from this process: total ms and pages. Beside them, the median of 20 one-asset reads
+ * (`asset(id) { id name }`, one subgraph, one document): what any request through the gateway costs on this machine at
+ * this moment, the baseline a page's time is a ratio to.
  */
 async function plotReads(stack: TestStack, tenant: Tenant) {
+  const ask = async (query: string, variables: Record<string, unknown>) => {
+    const res = await graphql<Record<string, unknown>>(stack.gatewayUrl, query, { apiKey: tenant.apiKey, variables });
+    if (res.body.errors?.length) throw new Error(`reading ${query.slice(0, 50)}…: ${res.body.errors[0]!.message}`);
+    return res.body.data!;
+  };
   const read = async (query: string, variables: Record<string, unknown>, pick: (data: Record<string, unknown>) => unknown) => {
     const t0 = performance.now();
     let after: string | null = null;
     let pages = 0;
+    let rows = 0;
     for (;;) {
-      const res = await graphql<Record<string, unknown>>(stack.gatewayUrl, query, { apiKey: tenant.apiKey, variables: { ...variables, first: 500, after } });
-      if (res.body.errors?.length) throw new Error(`reading ${query.slice(0, 50)}…: ${res.body.errors[0]!.message}`);
+      const connection = pick(await ask(query, { ...variables, first: 500, after })) as {
+        edges: unknown[];
+        pageInfo: { hasNextPage: boolean; endCursor: string | null };
+      };
       pages++;
-      const connection = pick(res.body.data!) as { pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+      rows += connection.edges.length;
       if (!connection.pageInfo.hasNextPage) break;
       after = connection.pageInfo.endCursor;
     }
-    return { ms: performance.now() - t0, pages };
+    return { ms: performance.now() - t0, pages, rows };
   };
   const features = (data: Record<string, unknown>) => (data['asset'] as { measurements: unknown }).measurements;
-  const runs = await graphql<{ asset: { iliRuns: { id: string }[] } }>(stack.gatewayUrl, 'query($id: ID!) { asset(id: $id) { iliRuns { id } } }', {
-    apiKey: tenant.apiKey,
-    variables: { id: tenant.segmentId },
-  });
-  return {
-    'features with assessment': await read(ILI_PAGES, { id: tenant.segmentId }, features),
-    'features without assessment': await read(ILI_PAGES.replace(' assessment { responseCategory }', ''), { id: tenant.segmentId }, features),
-    "the run's tally": await read(TALLY_PAGES, { run: runs.body.data!.asset.iliRuns[0]!.id }, (d) => (d['iliRun'] as { tally: unknown }).tally),
+  const runs = (await ask('query($id: ID!) { asset(id: $id) { iliRuns { id } } }', { id: tenant.segmentId })) as { asset: { iliRuns: { id: string }[] } };
+  const run = runs.asset.iliRuns[0]!.id;
+  const simple: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const t0 = performance.now();
+    await ask(ONE_ASSET, { id: tenant.segmentId });
+    if (i > 0) simple.push(performance.now() - t0); // the first warms the connection
+  }
+  const reads = {
+    'features with assessment': await read(ILI_PAGES, { id: tenant.segmentId, run }, features),
+    'features without assessment': await read(ILI_PAGES.replace(' assessment { responseCategory }', ''), { id: tenant.segmentId, run }, features),
+    "the run's tally": await read(TALLY_PAGES, { run }, (d) => (d['iliRun'] as { tally: unknown }).tally),
   };
+  for (const [name, r] of Object.entries(reads).slice(0, 2)) {
+    if (r.rows !== tenant.features) throw new Error(`${name}: read ${r.rows} features of the run's ${tenant.features}`);
+  }
+  return { reads, simpleMs: median(simple) };
 }
 
 async function rawAnswer(stack: TestStack, apiKey: string, query: string, variables: Record<string, unknown> = {}): Promise<Buffer> {
@@ -461,9 +488,11 @@ async function rawAnswer(stack: TestStack, apiKey: string, query: string, variab
 
 const MAP_PAGE = `query($first: Int, $after: String) { assets(first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor }
   edges { node { id name type status parent { id } location risk { band score } } } } }`;
-const ILI_PAGES = `query($id: ID!, $first: Int, $after: String) { asset(id: $id) { id measurements(type: ILI_ANOMALY, first: $first, after: $after) {
-  totalCount pageInfo { hasNextPage endCursor }
+/** The console's ConsoleIliFeatures (console/src/components/AlongTheLine.tsx): one run's features, a page at a time. */
+const ILI_PAGES = `query($id: ID!, $run: String, $first: Int, $after: String) { asset(id: $id) { id
+  measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor }
   edges { node { id runId observedAt odometerM clockDeg depthPctWt lengthMm featureType assessment { responseCategory } } } } } }`;
+const ONE_ASSET = 'query($id: ID!) { asset(id: $id) { id name } }';
 const TALLY_PAGES = `query($run: ID!, $first: Int, $after: String) { iliRun(id: $run) { id tally(first: $first, after: $after) {
   totalCount pageInfo { hasNextPage endCursor } edges { node { kind logDistanceM jointNumber name } } } } }`;
 
@@ -482,8 +511,10 @@ async function main(): Promise<number> {
   if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error(`--runs must be a whole number from 1 to 20 (got ${values.runs})`);
   const features = Number(values.features ?? (values.short ? 2_000 : 20_000));
   if (!Number.isInteger(features) || features < 1_000 || features > 200_000) throw new Error(`--features must be a whole number from 1,000 to 200,000`);
-  if (values.only !== undefined && values.only !== 'pages' && values.only !== 'compression') throw new Error('--only must be pages or compression');
-  const part = { pages: values.only !== 'compression', compression: values.only !== 'pages' };
+  if (values.only !== undefined && !['pages', 'plot', 'compression'].includes(values.only)) throw new Error('--only must be pages, plot or compression');
+  // plot: the along-the-line page alone, with a large tenant of the short run's 43 assets (the run is what it reads).
+  const plotOnly = values.only === 'plot';
+  const part = { pages: values.only !== 'compression', compression: values.only === undefined || values.only === 'compression' };
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-bench-console-'));
   const { stack, mongoLabel, untilEventsSettled, stop } = await startConsoleStack('cb');
@@ -491,7 +522,7 @@ async function main(): Promise<number> {
   try {
     const seedStart = performance.now();
     const small = part.pages ? await smallTenant(stack, dir) : null;
-    const large = await largeTenant(stack, dir, values.short, features);
+    const large = await largeTenant(stack, dir, values.short || plotOnly, features);
     // The services react to the seeding for a while after it (risk, compliance): measured pages must not share the CPU.
     const settledS = await untilEventsSettled();
     console.log(
@@ -506,15 +537,16 @@ async function main(): Promise<number> {
 
     if (part.pages) {
       browser = await launchBrowser();
-      const results = await measurePages(browser, stack, [small!, large], runs);
+      const results = await measurePages(browser, stack, [small!, large], runs, plotOnly);
       const [s, l] = [results.get('small')!, results.get('large')!];
-      const rows = (Object.keys(BUDGET_MS) as Milestone[]).map((m) => [
+      const milestones = Object.keys(l) as Milestone[];
+      const rows = milestones.map((m) => [
         m,
-        int(s[m]),
-        int(l[m]),
-        `${(l[m] / s[m]).toFixed(2)}×`,
+        int(s[m]!),
+        int(l[m]!),
+        `${(l[m]! / s[m]!).toFixed(2)}×`,
         int(BUDGET_MS[m]),
-        l[m] <= BUDGET_MS[m] ? 'within' : `over by ${int(l[m] - BUDGET_MS[m])}`,
+        l[m]! <= BUDGET_MS[m] ? 'within' : `over by ${int(l[m]! - BUDGET_MS[m])}`,
       ]);
       printColumns(
         `Console pages, first visit signed in (Chromium 1440×900, median of ${runs}; ms from navigation start)`,
@@ -528,18 +560,22 @@ async function main(): Promise<number> {
       json['pages'] = { small: s, large: l, budgetMs: BUDGET_MS };
 
       const reads = { small: await plotReads(stack, small!), large: await plotReads(stack, large) };
+      const perPage = (r: { ms: number; pages: number }, simpleMs: number) => `${int(r.ms / r.pages)} (${(r.ms / r.pages / simpleMs).toFixed(1)}×)`;
       printColumns(
         "Where the plot's time goes: its API reads alone, sequential pages of 500 from this process (no browser)",
-        ['read', 'small: pages', 'small: ms', 'large: pages', 'large: ms', 'large ms/page'],
-        (Object.keys(reads.large) as (keyof typeof reads.large)[]).map((k) => [
+        ['read', 'small: pages', 'small: ms', 'large: pages', 'large: ms', 'large ms/page (vs one-asset read)'],
+        (Object.keys(reads.large.reads) as (keyof typeof reads.large.reads)[]).map((k) => [
           k,
-          String(reads.small[k].pages),
-          int(reads.small[k].ms),
-          String(reads.large[k].pages),
-          int(reads.large[k].ms),
-          int(reads.large[k].ms / reads.large[k].pages),
+          String(reads.small.reads[k].pages),
+          int(reads.small.reads[k].ms),
+          String(reads.large.reads[k].pages),
+          int(reads.large.reads[k].ms),
+          perPage(reads.large.reads[k], reads.large.simpleMs),
         ]),
-        ['The console reads the features with their assessment (the colour is the response category) and the tally, one page after another.'],
+        [
+          'The console reads the features with their assessment (the colour is the response category) and the tally, one page after another.',
+          `One-asset read (asset(id) { id name }), median of 20: ${reads.small.simpleMs.toFixed(1)} ms (small), ${reads.large.simpleMs.toFixed(1)} ms (large): the per-page ratio's baseline.`,
+        ],
       );
       json['plotReads'] = reads;
     }
