@@ -4,13 +4,13 @@
  * say IMMEDIATE, and its risk and the risk register reflect it.
  */
 import { until } from '@linepack/lib/testing/until';
-import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { createAsset, graphql, mongoCommandsDuring, startTestStack, type TestStack } from '../support/stack';
 
 let stack: TestStack;
 let apiKey: string;
 let tenantId: string;
 beforeAll(async () => {
-  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
+  stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], monitorCommands: true });
   ({ apiKey, tenantId } = await stack.tenantWithKey());
 });
 afterAll(() => stack?.stop());
@@ -82,8 +82,14 @@ it('answers IMMEDIATE within seconds of recording an 85 % anomaly, and the risk 
   });
   expect(asset.risk).toMatchObject({ likelihood: 5, band: 'VERY_HIGH' });
 
-  const measurement = await call(`query($id: ID!) { measurement(id: $id) { assessment { responseCategory asset { name } } } }`, { id: measurementId });
-  expect(measurement.body.data!['measurement'].assessment).toEqual({ responseCategory: 'IMMEDIATE', asset: { name: 'Line 9 · MP 3–5' } });
+  let measurement!: Awaited<ReturnType<typeof call>>;
+  const commands = await mongoCommandsDuring(stack.subgraphs.analytics.mongo!, async () => {
+    measurement = await call(`query($id: ID!) { measurement(id: $id) { assessment { responseCategory overdue asset { name } } } }`, { id: measurementId });
+  });
+  expect(measurement.body.data!['measurement'].assessment).toEqual({ responseCategory: 'IMMEDIATE', overdue: true, asset: { name: 'Line 9 · MP 3–5' } });
+  // Only what the selection reads is read (the along-the-line plot asks 500 assessments a page for their category).
+  const assessmentsRead = commands.find((c) => c.commandName === 'find' && c.command['find'] === 'assessments')!;
+  expect(Object.keys(assessmentsRead.command['projection'] as object).sort()).toEqual(['_id', 'assetId', 'repairDueAt', 'responseCategory', 'status']);
 
   const register = await call(`{ riskRegister(filter: { band: VERY_HIGH }, first: 5) { totalCount edges { node { asset { id name } risk { score } } } } }`);
   expect(register.body.data!['riskRegister'].edges[0].node.asset).toEqual({ id: segment.id, name: 'Line 9 · MP 3–5' });

@@ -6,6 +6,7 @@ import { checkIdArgument } from '@linepack/lib/validation';
 import { ANALYTICS_COLLECTIONS, type AssessmentDocument, type AssetProjection, type RiskDocument } from './documents';
 import { digLoaders, type DigLoaders } from './integrity/loaders';
 import { DigRecordStore } from './integrity/records';
+import type { AssessmentField } from './selection';
 import { RISK_BANDS, type RiskBand } from './model/risk';
 import type { ResponseCategory } from './model/response-category';
 import { NO_DUE_DATE, RESPONSE_CATEGORIES } from './compute';
@@ -64,10 +65,11 @@ export class AnalyticsRepository {
 
   /**
    * Batched per request (the loader): the gateway resolves a page of measurements' assessments as one `_entities` call
-   * of up to 500 references, which costs one `_id $in` query, not one findOne per feature.
+   * of up to 500 references, which costs one `_id $in` query, not one findOne per feature. `fields` (selection.ts):
+   * only what the selection reads travels; null reads whole assessments.
    */
-  assessment(measurementId: string): Promise<AssessmentDocument | null> {
-    return this.loaders.assessmentById.load(measurementId);
+  assessment(measurementId: string, fields: readonly AssessmentField[] | null = null): Promise<AssessmentDocument | null> {
+    return this.loaders.assessmentWith(fields).load(measurementId);
   }
 
   risk(assetId: string): Promise<RiskDocument | null> {

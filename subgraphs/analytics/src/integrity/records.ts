@@ -4,7 +4,9 @@ import { fieldError } from '@linepack/lib/errors';
 import type { Identity } from '@linepack/lib/identity';
 import { isDuplicateKeyError } from '@linepack/lib/mongo';
 import { TenantCollection, type TenantDocument } from '@linepack/lib/tenant-collection';
+import { projectionOf } from '@linepack/lib/selection';
 import { invalidInput, validateInput, type Violation } from '@linepack/lib/validation';
+import type { AssessmentField } from '../selection';
 import { Analyzer } from '../compute';
 import {
   ANALYTICS_COLLECTIONS,
@@ -180,8 +182,9 @@ export class DigRecordStore {
     return inOrder(ids, found);
   }
 
-  async assessmentsByIds(ids: readonly string[]): Promise<(AssessmentDocument | null)[]> {
-    const found = await this.assessments.find({ _id: { $in: [...ids] } }).toArray();
+  /** In the order asked; holding only `fields` when given (a projected document: its resolvers read only those). */
+  async assessmentsByIds(ids: readonly string[], fields: readonly AssessmentField[] | null = null): Promise<(AssessmentDocument | null)[]> {
+    const found = await this.assessments.find({ _id: { $in: [...ids] } }, fields ? { projection: projectionOf(fields) } : {}).toArray();
     return inOrder(ids, found);
   }
 
