@@ -491,7 +491,7 @@ const MAP_PAGE = `query($first: Int, $after: String) { assets(first: $first, aft
 /** The console's ConsoleIliFeatures (console/src/components/AlongTheLine.tsx): one run's features, a page at a time. */
 const ILI_PAGES = `query($id: ID!, $run: String, $first: Int, $after: String) { asset(id: $id) { id
   measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor }
-  edges { node { id runId observedAt odometerM clockDeg depthPctWt lengthMm featureType assessment { responseCategory } } } } } }`;
+  edges { node { odometerM clockDeg depthPctWt featureType assessment { responseCategory } } } } } }`;
 const ONE_ASSET = 'query($id: ID!) { asset(id: $id) { id name } }';
 const TALLY_PAGES = `query($run: ID!, $first: Int, $after: String) { iliRun(id: $run) { id tally(first: $first, after: $after) {
   totalCount pageInfo { hasNextPage endCursor } edges { node { kind logDistanceM jointNumber name } } } } }`;

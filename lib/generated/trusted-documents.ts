@@ -476,6 +476,13 @@ export const trustedDocuments: TrustedDocuments = {
       "console/src/components/AlongTheLine.tsx"
     ]
   },
+  "b6908ec80267a7a812535eb3ed54db381b3fabbda9f96077baa92c92bbf99347": {
+    "name": "ConsoleIliFeatures",
+    "document": "query ConsoleIliFeatures($id: ID!, $run: String!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          odometerM\n          clockDeg\n          depthPctWt\n          featureType\n        }\n      }\n    }\n  }\n}",
+    "sources": [
+      "console/src/components/AlongTheLine.tsx"
+    ]
+  },
   "b798266bef69f8c2b17009c0e7eabe4da91a6c5746adc03f25a2dcb58c21d3cd": {
     "name": "ConsoleIliImport",
     "document": "query ConsoleIliImport($id: ID!) {\n  iliImport(id: $id) {\n    id\n    state\n    failure\n    errorCount\n    progress {\n      done\n      total\n      phase\n    }\n    counts {\n      rows\n      features\n      tallyItems\n      rejectedRows\n    }\n    errors(first: 1000) {\n      rowNumber\n      column\n      rule\n      value\n    }\n  }\n}",
@@ -502,13 +509,6 @@ export const trustedDocuments: TrustedDocuments = {
     "document": "query ConsoleAssetAnomalies($id: ID!, $filter: AnomalyAssessmentFilter, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    anomalyAssessments(filter: $filter, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          measurement {\n            id\n            observedAt\n            runId\n            featureType\n            surface\n            odometerM\n            clockDeg\n            depthPctWt\n            lengthMm\n          }\n          assessable\n          notAssessableReason\n          depthWithTolerancePctWt\n          failurePressureKpa\n          safePressureKpa\n          failurePressureRatio\n          erf\n          responseCategory\n          ruleRef\n          categoryReason\n          repairDueAt\n          overdue\n          remainingLifeYears\n          status\n        }\n      }\n    }\n  }\n}",
     "sources": [
       "console/src/components/AnomalyTable.tsx"
-    ]
-  },
-  "c20a5873edc4c5192d1bb2b588fbf2b37535e15922160c8ec379d1171b968029": {
-    "name": "ConsoleIliFeatures",
-    "document": "query ConsoleIliFeatures($id: ID!, $run: String!, $first: Int, $after: String) {\n  asset(id: $id) {\n    id\n    measurements(type: ILI_ANOMALY, runId: $run, first: $first, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          runId\n          observedAt\n          odometerM\n          clockDeg\n          depthPctWt\n          lengthMm\n          featureType\n        }\n      }\n    }\n  }\n}",
-    "sources": [
-      "console/src/components/AlongTheLine.tsx"
     ]
   },
   "c55d9cbdae052ff28727910f9a90288fae40986b29f7ead2c4557a1dfb13bc62": {

@@ -155,7 +155,6 @@ it('changing Measurement.lengthMm from Float to Int names the operations that re
     expect.arrayContaining([
       expect.stringMatching(/^console\/src\/pages\/DigListPage\.tsx:\d+ ConsoleDigList$/),
       expect.stringMatching(/^console\/src\/components\/AnomalyTable\.tsx:\d+ ConsoleAssetAnomalies$/),
-      expect.stringMatching(/^console\/src\/components\/AlongTheLine\.tsx:\d+ ConsoleIliFeatures$/),
       // Filled in where it is sent: SHEET_QUERY.replace('ASSESSMENT', ASSESSMENT).
       expect.stringMatching(/^console\/src\/pages\/DigSheetPage\.tsx:\d+ ConsoleDigSheet$/),
       expect.stringMatching(/^cli\/linepack\.ts:\d+ /),
