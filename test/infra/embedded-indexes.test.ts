@@ -188,6 +188,13 @@ function queries(random: () => number): Query[] {
     out.push({ kind: 'count', collection: 'tags', filter: { v: { $gte: low, $lte: low + 1 } } });
     out.push({ kind: 'find', collection: 'tags', filter: { s: null }, sort: { _id: 1 } });
     out.push({ kind: 'count', collection: 'tags', filter: { s: { $in: [null, low % 5] } } });
+    // A page of entities or a loader's batch, looked up by id within the tenant: some ids another tenant's, some no one's.
+    const ids = Array.from({ length: 1 + Math.floor(random() * 40) }, () => `seg-${Math.floor(random() * 320)}`);
+    out.push({ kind: 'find', collection: 'risks', filter: { tenantId, _id: { $in: ids } }, sort: { _id: 1 } });
+    out.push({ kind: 'find', collection: 'risks', filter: { _id: { $in: ids }, tenantId, score: { $gte: min } }, sort: { score: -1, _id: 1 }, limit });
+    out.push({ kind: 'find', collection: 'risks', filter: { tenantId, _id: ids[0]! } });
+    out.push({ kind: 'find', collection: 'risks', filter: { tenantId, $and: [{ _id: { $in: ids } }, { _id: { $ne: ids[0]! } }] }, sort: { _id: 1 } });
+    out.push({ kind: 'find', collection: 'tags', filter: { _id: { $in: [`tag-${low}`, `tag-${low + 12}`, 'tag-none'] }, v: { $gte: low } }, sort: { _id: 1 } });
   }
   return out;
 }

@@ -44,7 +44,8 @@ final class PlannedCollection<P> implements QueryPlanner.Host<P> {
             if (candidates == null) {
                 return null;
             }
-            return LinepackBridge.matchDocuments(collection, candidates.documents(), candidates.ordered(), query, orderBy, skip, limit,
+            Document filter = candidates.residual() != null ? candidates.residual() : query;
+            return LinepackBridge.matchDocuments(collection, candidates.documents(), candidates.ordered(), filter, orderBy, skip, limit,
                 batchSize, fieldSelector);
         }
     }

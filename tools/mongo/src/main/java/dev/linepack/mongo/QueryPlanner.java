@@ -52,8 +52,14 @@ final class QueryPlanner {
         long size();
     }
 
-    /** The documents a plan reads (a superset of the matches) and whether they come in the requested order. */
-    record Candidates(Stream<Document> documents, boolean ordered, Document explain) {
+    /**
+     * The documents a plan reads (a superset of the matches), whether they come in the requested order, and what is left
+     * of the filter to test them against: null for the whole filter.
+     */
+    record Candidates(Stream<Document> documents, boolean ordered, Document explain, Document residual) {
+        Candidates(Stream<Document> documents, boolean ordered, Document explain) {
+            this(documents, ordered, explain, null);
+        }
     }
 
     /**
@@ -84,7 +90,7 @@ final class QueryPlanner {
         Map<String, List<Object>> conditions = conditions(query);
         Candidates byId = byId(host, conditions);
         if (byId != null) {
-            return byId;
+            return withoutIdCondition(byId, query, conditions);
         }
         for (Index<P> index : host.indexes()) {
             if (!(index instanceof OrderedIndex) && index.canHandle(query)) {
@@ -279,6 +285,26 @@ final class QueryPlanner {
             }
         }
         return null;
+    }
+
+    /**
+     * The _id lookup's documents are exactly those whose id is one of the condition's strings when that condition is the
+     * filter's only one on _id, at its top level: the matcher then tests the rest of the filter only. (It tests an $in
+     * by walking its list, so a page of 500 entities looked up by id cost 500 × 500 comparisons.) Other values keep the
+     * whole filter: the index's equality and the matcher's could differ on them (numbers of different types).
+     */
+    private static Candidates withoutIdCondition(Candidates byId, Document query, Map<String, List<Object>> conditions) {
+        List<Object> onId = conditions.get("_id");
+        if (onId.size() != 1 || !query.containsKey("_id")) {
+            return byId;
+        }
+        List<Object> values = pointValues(query.get("_id"));
+        if (values == null || !values.stream().allMatch(v -> v instanceof String)) {
+            return byId;
+        }
+        Document residual = new Document(query);
+        residual.remove("_id");
+        return new Candidates(byId.documents(), byId.ordered(), byId.explain(), residual);
     }
 
     private static <P> Candidates byId(Host<P> host, Map<String, List<Object>> conditions) {
