@@ -22,6 +22,7 @@ const storedFieldsOf: Record<Exclude<keyof AnomalyAssessment, '__typename'>, rea
   safePressureKpa: ['safePressureKpa'],
   failurePressureRatio: ['failurePressureRatio'],
   erf: ['erf'],
+  exceedanceProbability: ['exceedanceProbability'],
   responseCategory: ['responseCategory'],
   ruleRef: ['ruleRef'],
   categoryReason: ['categoryReason'],
