@@ -136,7 +136,23 @@ export function jsonErrorHandler(logger: Logger) {
   };
 }
 
+/**
+ * Keep-alive: every Linepack server tells its clients an idle connection lasts 5 s (`Keep-Alive: timeout=5`, Node's
+ * default) but closes one only after a minute. A client that reuses a connection shortly before the advertised
+ * timeout (undici, so the gateway's subgraph calls and Node's fetch, stops 2 s before it; nginx after 4 s) has written
+ * its request before this process reads it; when this process stalls in between (a loaded machine, a GC, a large
+ * batch being parsed by the same event loop) past the point where it closes the connection, Node closes it in the
+ * timers phase without reading the request. The client sees a reset, cannot tell whether a POST ran, and the gateway
+ * answers SUBGRAPH_UNAVAILABLE for a subgraph that is merely busy (the CLI: "fetch failed"). Node adds
+ * keepAliveTimeoutBuffer to the advertised timeout for exactly this (Node ≥ 24.6; 1 s by default): a minute covers any
+ * stall short of the request's own deadline. Idle connections still close at once on shutdown (closeServer).
+ */
+export const KEEP_ALIVE_ADVERTISED_MS = 5_000;
+export const KEEP_ALIVE_HELD_MS = 60_000;
+
 export function listen(server: Server, port: number, host: string): Promise<number> {
+  server.keepAliveTimeout = KEEP_ALIVE_ADVERTISED_MS;
+  server.keepAliveTimeoutBuffer = KEEP_ALIVE_HELD_MS - KEEP_ALIVE_ADVERTISED_MS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
