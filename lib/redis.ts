@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import Redis, { Cluster, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+import Redis, { Cluster, type ChainableCommander, type ClusterOptions, type Command, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { booleanSchema, ConfigError, parseConfig, redisUrlSchema } from './config';
 import type { Logger } from './logger';
@@ -174,7 +174,7 @@ function connectionOptions(target: RedisTarget, options: RedisClientOptions): Re
     maxRetriesPerRequest: options.queueWhileDisconnected ? 1 : 0,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
+    // commandTimeoutMs is not ioredis's commandTimeout: see timeCommands.
     ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
   };
 }
@@ -235,7 +235,30 @@ export function createRedisClient(target: RedisTarget, logger: Logger, options: 
     redis = typeof target === 'string' ? new Redis(target, connectionOptions(target, options)) : new Redis(redisConnectionOptions(target, options));
   }
   redis.on('error', (err: Error) => logger.debug({ err: err.message }, 'redis connection error'));
+  if (options.commandTimeoutMs) timeCommands(redis, options.commandTimeoutMs);
   return redis;
+}
+
+/**
+ * Fails a command that has no reply after `timeoutMs`, as ioredis's commandTimeout does, except when the reply is
+ * already here: ioredis's timer fires first when this process wakes from a stall (a busy machine, a GC, a long
+ * synchronous task), before the event loop reads the socket where Redis's reply has been waiting, so a Redis that
+ * answered in a millisecond counted as slow and the gateway's rate limits fell back to in-process counting. Here the
+ * timer lets one round of I/O run (setImmediate runs after the poll phase) before it fails the command. Set once per
+ * command, however often a cluster client re-sends it (redirections, retries).
+ */
+function timeCommands(redis: RedisClient, timeoutMs: number): void {
+  const timed = new WeakSet<Command>();
+  const send = redis.sendCommand.bind(redis) as (...args: unknown[]) => unknown;
+  redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
+    if (!timed.has(command)) {
+      timed.add(command);
+      const timer = setTimeout(() => setImmediate(() => command.isResolved || command.reject(new Error('Command timed out'))), timeoutMs);
+      const clear = () => clearTimeout(timer);
+      command.promise.then(clear, clear);
+    }
+    return send(command, ...rest);
+  }) as typeof redis.sendCommand;
 }
 
 /**
