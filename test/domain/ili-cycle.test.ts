@@ -178,6 +178,11 @@ test('two 20,000-feature XLSX listings imported through the CLI are aligned: ≥
 }, 1_500_000);
 
 test("the dig list exports as CSV through the CLI, soonest due first; a repair of the worst anomaly takes it off the list and lowers the segment's risk", async () => {
+  // The dig list is final once run B is assessed with its comparison (the test above imports both runs and waits for
+  // that). Analytics assesses asynchronously: before then an export and a count read later need not agree.
+  expect(runIds[runB.runId]).toBeDefined();
+  const comparison = await call('query($r: ID!) { iliRun(id: $r) { comparison { state } } }', { r: runIds[runB.runId] });
+  expect(comparison.body.data?.['iliRun']?.comparison?.state).toBe('COMPLETE');
   const { stdout } = await cli('digs', 'list', '--pipeline', segmentId, '--csv');
   const rows = parse(stdout, { columns: true, bom: true }) as Record<string, string>[];
   const { body } = await call('query($p: ID!) { digList(filter: { pipelineId: $p }, first: 1) { totalCount } }', { p: segmentId });
