@@ -3,13 +3,18 @@
  * whole stack over real HTTP) and each subgraph package's own in-process tests. `npx jest test/auth`
  * runs one folder; `npm run test -w subgraphs/<name>` runs one team's tests alone.
  */
+const os = require('node:os');
 const linepackJestConfig = require('./lib/testing/jest-preset');
 
 module.exports = {
   // One set of servers for the whole run: the packages' setups see MONGODB_URI / REDIS_URL and start nothing.
   globalSetup: './lib/testing/global-setup.ts',
   globalTeardown: './lib/testing/global-teardown.ts',
-  maxWorkers: 1,
+  // Test files run side by side, one per worker: each starts its own stack (its own database prefix, free ports, its
+  // own redis-server where it counts Redis keys or stops Redis), so none sees another's data. At least two workers even
+  // on two cores: an end-to-end suite spends much of its time waiting for its servers. `--maxWorkers=1` runs them one
+  // after another.
+  maxWorkers: Math.max(2, os.availableParallelism()),
   // A global option: jest reads testTimeout from the root config when projects are used.
   testTimeout: 60000,
   projects: [linepackJestConfig(__dirname, { displayName: 'e2e', roots: ['<rootDir>/test'] }), '<rootDir>/lib', '<rootDir>/subgraphs/*'],

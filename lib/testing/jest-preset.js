@@ -1,7 +1,8 @@
 /**
  * The jest settings every Linepack package shares. Tests run against real servers (an in-memory
  * embedded MongoDB-protocol server and a redis-server, started once per run by global-setup.ts
- * unless MONGODB_URI / REDIS_URL are set), serially, with generous timeouts.
+ * unless MONGODB_URI / REDIS_URL are set and shared by the run's jest workers), with generous timeouts: a bound
+ * for a stuck test, never a speed requirement.
  */
 const path = require('node:path');
 
