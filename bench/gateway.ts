@@ -211,17 +211,17 @@ function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
       plan: gatewayPlans(keyCaller(url(stack.linepack2), stack.proKeys), keyCaller(url(stack.linepack2), stack.q0ProKeys)),
     });
   }
-  rows.push(
-    {
-      id: 'bare',
-      label: 'bare @apollo/gateway 2.14',
-      gateway: true,
-      queries: all,
-      contender: stack.bare,
-      pro: false,
-      plan: gatewayPlans(keyCaller(url(stack.bare), [stack.enterpriseKey])),
-    },
-    {
+  rows.push({
+    id: 'bare',
+    label: 'bare @apollo/gateway 2.14',
+    gateway: true,
+    queries: all,
+    contender: stack.bare,
+    pro: false,
+    plan: gatewayPlans(keyCaller(url(stack.bare), [stack.enterpriseKey])),
+  });
+  if (stack.hive) {
+    rows.push({
       id: 'hive',
       label: `Hive Gateway ${stack.hiveVersion}`,
       gateway: true,
@@ -229,8 +229,8 @@ function contenderRows(stack: BenchStack, ctx: WorkloadContext): Row[] {
       contender: stack.hive,
       pro: false,
       plan: gatewayPlans(keyCaller(url(stack.hive), [stack.enterpriseKey])),
-    },
-  );
+    });
+  }
   const assets = subgraphCaller(stack.subgraphUrl('assets'), 'assets', tokens);
   const measurements = subgraphCaller(stack.subgraphUrl('measurements'), 'measurements', tokens);
   const q1Direct = q1Plan(assets, ctx);
@@ -407,6 +407,7 @@ function report(stack: BenchStack, settings: Settings, rows: Row[], result: Benc
       `\nLinepack gateway benchmark (npm run bench:gateway${settings.short ? ' --short' : ''}${settings.identical ? ' --identical' : ''})`,
       `Node ${process.version} for every contender and subgraph; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, shared by the load generator, the contender, five subgraphs, MongoDB and Redis`,
       `MongoDB: ${stack.mongoLabel}; Redis: ${stack.redisLabel}; LOG_LEVEL=${settings.logLevel}; seed: ${result.seeded.assets} assets, ${result.seeded.measurements} measurements`,
+      ...(stack.hive ? [] : ['Hive Gateway: not installed, so not compared (npm run bench:contenders installs it; npm run bench:gateway does)']),
       `Identity tokens of bare and Hive: ${settings.tokenMode === 'per-credential' ? 'one per client credential and subgraph, reused 15 s (as Linepack reuses its own)' : 'a fresh one per subgraph request'} (--tokens)`,
       `Requests: ${settings.identical ? 'IDENTICAL (every request of a run the same: in-flight de-duplication can help)' : 'varied (no two in flight the same: in-flight de-duplication cannot help)'}`,
     ].join('\n'),

@@ -78,17 +78,25 @@ export interface BenchStack {
   linepack: ManagedProcess;
   linepack2: ManagedProcess | null;
   bare: ManagedProcess;
-  hive: ManagedProcess;
-  hiveVersion: string;
+  /** Null when the optional contender is not installed (npm run bench:contenders). */
+  hive: ManagedProcess | null;
+  hiveVersion: string | null;
   startupMs: number;
 }
 
-const hiveBin = path.join(repoRoot, 'node_modules', '@graphql-hive', 'gateway', 'dist', 'bin.js');
+/**
+ * Hive Gateway is an optional install (bench/contenders/hive/package.json, 745 packages Linepack itself does not need):
+ * `npm run bench:contenders`, which `npm run bench:gateway` runs first. Without it the benchmark runs the other
+ * contenders and says so.
+ */
+const hivePackage = path.join(repoRoot, 'bench', 'contenders', 'hive', 'node_modules', '@graphql-hive', 'gateway');
+const hiveBin = path.join(hivePackage, 'dist', 'bin.js');
+export const hiveInstalled = (): boolean => existsSync(hiveBin);
 
 export async function startBenchStack(options: BenchStackOptions, cleanup: Cleanup): Promise<BenchStack> {
   const t0 = performance.now();
   const { log } = options;
-  if (!existsSync(hiveBin)) throw new Error(`Hive Gateway not found at ${hiveBin} (npm ci installs @graphql-hive/gateway)`);
+  if (!hiveInstalled()) log('Hive Gateway is not installed (npm run bench:contenders): running without it');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-gateway-bench-'));
   const runId = path.basename(dir).replace('linepack-gateway-bench-', '');
   cleanup.add('temporary directory', () => rm(dir, { recursive: true, force: true }));
@@ -111,7 +119,7 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
   const bundles = Promise.all([
     bundle('gateway/src/main.ts', path.join(dir, 'linepack-gateway.js')),
     bundle('bench/contenders/bare-apollo-gateway.ts', path.join(dir, 'bare-apollo-gateway.js')),
-    bundle('bench/contenders/hive-gateway.config.ts', path.join(dir, 'hive-gateway.config.mjs'), 'esm'),
+    ...(hiveInstalled() ? [bundle('bench/contenders/hive-gateway.config.ts', path.join(dir, 'hive-gateway.config.mjs'), 'esm')] : []),
   ]);
 
   // ── the subgraphs, one process each ──
@@ -225,27 +233,29 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
     cwd: repoRoot,
   });
   const hivePort = await port();
-  const hive = processes.add({
-    name: 'hive-gateway',
-    nodeArgs: [
-      hiveBin,
-      'supergraph',
-      benchSupergraph,
-      '--fork',
-      '1',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      hivePort,
-      '--config-path',
-      path.join(dir, 'hive-gateway.config.mjs'),
-    ],
-    port: Number(hivePort),
-    env: { NODE_ENV: 'production', ...identityEnv },
-    // Hive looks for gateway.config.* in its working directory: the run's directory has none but the one passed.
-    cwd: dir,
-  });
-  const contenders = [linepack, ...(linepack2 ? [linepack2] : []), bare, hive];
+  const hive = !hiveInstalled()
+    ? null
+    : processes.add({
+        name: 'hive-gateway',
+        nodeArgs: [
+          hiveBin,
+          'supergraph',
+          benchSupergraph,
+          '--fork',
+          '1',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          hivePort,
+          '--config-path',
+          path.join(dir, 'hive-gateway.config.mjs'),
+        ],
+        port: Number(hivePort),
+        env: { NODE_ENV: 'production', ...identityEnv },
+        // Hive looks for gateway.config.* in its working directory: the run's directory has none but the one passed.
+        cwd: dir,
+      });
+  const contenders = [linepack, ...(linepack2 ? [linepack2] : []), bare, ...(hive ? [hive] : [])];
   log(`starting the contenders (${contenders.map((c) => c.name).join(', ')}), one process each`);
   for (const c of contenders) c.start();
   await Promise.all([
@@ -253,9 +263,9 @@ export async function startBenchStack(options: BenchStackOptions, cleanup: Clean
     linepack2?.waitReady('/readyz'),
     bare.waitReady('/healthz'),
     // Hive Gateway's readiness endpoint.
-    hive.waitReady('/readiness'),
+    hive?.waitReady('/readiness'),
   ]);
-  const hiveVersion = JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@graphql-hive', 'gateway', 'package.json'), 'utf8')).version as string;
+  const hiveVersion = hive ? (JSON.parse(readFileSync(path.join(hivePackage, 'package.json'), 'utf8')).version as string) : null;
   return {
     runId,
     dir,

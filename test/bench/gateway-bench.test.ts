@@ -3,8 +3,13 @@
  * the suite's MongoDB and Redis, as a separate process like an operator runs it. What it measures is not judged here
  * (no performance thresholds in tests): only that every contender answered every query without a failed request,
  * that the report has every row, ratio and the ingest comparison, and that it left no process behind.
+ *
+ * Hive Gateway is an optional install (`npm run bench:contenders`, which `npm run bench:gateway` runs first), not part
+ * of `npm ci`: where it is installed the run must compare it, where not (CI) it must say so and run the others.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from '@linepack/lib/repo-root';
 import { runEntry } from '../support/linepack-process';
 
 jest.setTimeout(240_000);
@@ -31,9 +36,15 @@ interface BenchJson {
   ratios: Array<{ section: string; query: string; name: string; median: number; target: number | null }>;
   overheads: Array<{ query: string; name: string; targetMs: number | null }>;
   ingest: { items: number; rounds: Array<{ gatewayMs: number; subgraphMs: number; insertManyMs: number }>; ratio: number } | null;
+  hiveVersion: string | null;
   leftoverProcesses: number[];
   totalSeconds: number;
 }
+
+const hivePackage = path.join(repoRoot, 'bench', 'contenders', 'hive', 'node_modules', '@graphql-hive', 'gateway', 'package.json');
+const hiveInstalled = existsSync(hivePackage);
+/** The rows and ratio names of Hive Gateway when it is installed, none when not. */
+const hive = <T>(...items: T[]): T[] => (hiveInstalled ? items : []);
 
 const runBench = (args: string[]) => runEntry('bench/gateway.ts', args);
 
@@ -72,13 +83,23 @@ describe('npm run bench:gateway --short', () => {
     expect(result).toMatchObject({ mode: 'varied', short: true });
   });
 
+  it(hiveInstalled ? 'compares Hive Gateway, installed in bench/contenders/hive' : 'says Hive Gateway is not installed and runs the other contenders', () => {
+    if (hiveInstalled) {
+      expect(result.hiveVersion).toBe((JSON.parse(readFileSync(hivePackage, 'utf8')) as { version: string }).version);
+      expect(run.stdout).not.toContain('Hive Gateway: not installed');
+    } else {
+      expect(result.hiveVersion).toBeNull();
+      expect(run.stdout).toContain('Hive Gateway: not installed, so not compared (npm run bench:contenders installs it');
+    }
+  });
+
   it('has every contender for every query and load shape, each answering without a failed request', () => {
     const expected: Record<string, string[]> = {
       // Q0 ({ __typename }) reaches no subgraph: gateways only, no ceiling row.
-      Q0: ['linepack-pro', 'linepack-enterprise', 'bare', 'hive'],
-      Q1: ['linepack-pro', 'linepack-enterprise', 'bare', 'hive', 'direct-q1'],
-      Q2: ['linepack-pro', 'linepack-enterprise', 'bare', 'hive', 'direct-q2-assets', 'direct-q2-measurements', 'ceiling-q2'],
-      Q3: ['linepack-pro', 'linepack-enterprise', 'bare', 'hive', 'direct-q3'],
+      Q0: ['linepack-pro', 'linepack-enterprise', 'bare', ...hive('hive')],
+      Q1: ['linepack-pro', 'linepack-enterprise', 'bare', ...hive('hive'), 'direct-q1'],
+      Q2: ['linepack-pro', 'linepack-enterprise', 'bare', ...hive('hive'), 'direct-q2-assets', 'direct-q2-measurements', 'ceiling-q2'],
+      Q3: ['linepack-pro', 'linepack-enterprise', 'bare', ...hive('hive'), 'direct-q3'],
     };
     for (const section of ['throughput', 'latency'] as const) {
       for (const [query, rows] of Object.entries(expected)) {
@@ -103,10 +124,11 @@ describe('npm run bench:gateway --short', () => {
 
   it('reports the ratios to bare @apollo/gateway, to Hive and to the ceiling, the p50 overheads and the ingest comparison', () => {
     for (const query of ['Q0', 'Q1', 'Q2', 'Q3']) {
-      for (const name of ['linepack-pro/bare', 'linepack-pro/hive', 'linepack-enterprise/bare', 'linepack-enterprise/hive']) {
+      for (const name of ['linepack-pro/bare', 'linepack-enterprise/bare', ...hive('linepack-pro/hive', 'linepack-enterprise/hive')]) {
         const found = result.ratios.find((r) => r.section === 'throughput' && r.query === query && r.name === name);
         expect(found?.median).toBeGreaterThan(0);
       }
+      if (!hiveInstalled) expect(result.ratios.filter((r) => r.query === query && r.name.includes('hive'))).toEqual([]);
     }
     expect(result.ratios.find((r) => r.query === 'Q2' && r.name === 'linepack-pro/ceiling-q2')?.median).toBeGreaterThan(0);
     // No ceiling for Q0; the issue's trivial-query targets are on Q0, Q1 (subgraph-bound) has none.
@@ -116,7 +138,7 @@ describe('npm run bench:gateway --short', () => {
         .filter((r) => r.section === 'throughput' && r.query === query && r.target !== null)
         .map((r) => `${r.name} ${r.target}`)
         .sort();
-    expect(targets('Q0')).toEqual(['linepack-pro/bare 0.7', 'linepack-pro/hive 1.3']);
+    expect(targets('Q0')).toEqual(['linepack-pro/bare 0.7', ...hive('linepack-pro/hive 1.3')]);
     expect(targets('Q1')).toEqual([]);
     for (const query of ['Q0', 'Q1']) {
       expect(result.overheads.filter((o) => o.query === query).map((o) => o.name)).toEqual(
