@@ -43,7 +43,7 @@ fi
 
 # The chart check's tools (helm v3.22.0 built from the Go module proxy — it needs Go 1.26+, which Debian's golang-go
 # is not — and kubernetes-validate from PyPI) build in the background while npm and Maven download.
-go_minor=$(go env GOVERSION 2>/dev/null | sed -nE 's/^go1\.([0-9]+).*/\1/p')
+go_minor=$({ go env GOVERSION 2>/dev/null || true; } | sed -nE 's/^go1\.([0-9]+).*/\1/p')
 mkdir -p .linepack
 chart_tools=
 if [ -z "$go_minor" ] || [ "$go_minor" -lt 26 ]; then
@@ -55,8 +55,17 @@ else
   chart_tools=$!
 fi
 
-echo "setup: npm ci"
-npm ci --no-audit --no-fund --loglevel=error
+# npm ci empties node_modules and installs the lockfile's whole tree again (minutes on a busy machine). Skipped when
+# node_modules is what npm ci made from this very lockfile on this Node: the stamp is written only after it succeeded.
+npm_ci_stamp=node_modules/.linepack-npm-ci
+npm_ci_key="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node -v)"
+if [ -f "$npm_ci_stamp" ] && [ "$(cat "$npm_ci_stamp")" = "$npm_ci_key" ]; then
+  echo "setup: npm ci: node_modules is current (package-lock.json unchanged since the last npm ci)"
+else
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$npm_ci_key" >"$npm_ci_stamp"
+fi
 
 echo "setup: web console (Vite build into console/dist)"
 npm run --silent console:build
