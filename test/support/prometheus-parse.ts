@@ -1,12 +1,13 @@
 /**
  * A metrics exposition read as Prometheus reads it when it scrapes: tools/prometheus-parse runs Prometheus's own
  * parser (model/textparse of Prometheus 3.5, the docker-compose one) on the body, picked by the Content-Type the target
- * answered with. Built with `go build` into .linepack/tools/bin on first use, and again when its source changes (Go
+ * answered with. With --eval it stores timestamped scrapes as the scrape loop does and evaluates PromQL on them with
+ * Prometheus's own engine (tools/prometheus-parse/eval.go). Built with `go build` into .linepack/tools/bin on first use, and again when its source changes (Go
  * from the Go module proxy, as scripts/validate-chart.sh builds helm; a few seconds once the modules are cached).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '@linepack/lib/repo-root';
 
@@ -48,7 +49,10 @@ let built: Promise<string> | null = null;
 function prometheusParser(): Promise<string> {
   built ??= (async () => {
     const hash = createHash('sha256');
-    for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(path.join(source, file)));
+    for (const file of readdirSync(source)
+      .filter((f) => /^go\.(mod|sum)$|\.go$/.test(f))
+      .sort())
+      hash.update(readFileSync(path.join(source, file)));
     const stamp = hash.digest('hex');
     const stampFile = `${binary}.stamp`;
     if (existsSync(binary) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return binary;
@@ -76,4 +80,33 @@ export async function scrapeAsPrometheus(url: string, accept: string | null = PR
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
   const contentType = res.headers.get('content-type') ?? '';
   return { contentType, ...(await parseExposition(await res.text(), contentType)) };
+}
+
+/** One scrape as Prometheus takes it: the body, the Content-Type it came with, when (ms), the target's labels. */
+export interface Scrape {
+  timestampMs: number;
+  contentType: string;
+  body: string;
+  targetLabels: Record<string, string>;
+}
+
+/** GET a /metrics URL as Prometheus 3.5 does, stamped with the time the scrape started (Prometheus's sample time). */
+export async function takeScrape(url: string, targetLabels: Record<string, string>): Promise<Scrape> {
+  const timestampMs = Date.now();
+  const res = await fetch(url, { headers: { accept: PROMETHEUS_ACCEPT } });
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
+  return { timestampMs, contentType: res.headers.get('content-type') ?? '', body: await res.text(), targetLabels };
+}
+
+export interface PromQLResult {
+  expr: string;
+  atMs: number;
+  /** An instant vector's samples: empty when nothing matched (an alert expression that does not fire). */
+  vector?: { labels: Record<string, string>; value: number }[];
+  scalar?: number;
+}
+
+/** Each query evaluated at its instant by Prometheus's PromQL engine over the scrapes, stored as the scrape loop stores them. */
+export async function evaluatePromQL(scrapes: readonly Scrape[], queries: readonly { expr: string; atMs: number }[]): Promise<PromQLResult[]> {
+  return JSON.parse(await run(await prometheusParser(), ['--eval'], { input: JSON.stringify({ scrapes, queries }) })) as PromQLResult[];
 }

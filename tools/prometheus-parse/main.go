@@ -46,10 +46,14 @@ type result struct {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: prometheus-parse CONTENT-TYPE < exposition")
+		fmt.Fprintln(os.Stderr, "usage: prometheus-parse CONTENT-TYPE < exposition\n       prometheus-parse --eval < {scrapes, queries} (eval.go)")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1]); err != nil {
+	command := func() error { return run(os.Args[1]) }
+	if os.Args[1] == "--eval" {
+		command = runEval
+	}
+	if err := command(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
