@@ -8,17 +8,15 @@
  * The measurements subgraph and the gateway run as processes of their own (the rest of the stack in this one), so
  * the subgraph can be killed with SIGKILL as an orchestrator or the OOM killer would.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net, { type AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { GatewayContext } from '@linepack/gateway/context';
 import { IdentityTokenCache } from '@linepack/gateway/identity-tokens';
 import { AuthenticatedSubgraphDataSource } from '@linepack/gateway/subgraph-data-source';
 import { freePort } from '@linepack/lib/infra/free-port';
 import { metricsRegistry } from '@linepack/lib/metrics';
-import { repoRoot } from '@linepack/lib/repo-root';
-import { waitFor } from '@linepack/lib/testing/until';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '@linepack/gateway/subgraph-unavailable';
+import { killProcess, measurementsInOwnProcess } from '../support/measurements-process';
 import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
 
 jest.setTimeout(120_000);
@@ -34,30 +32,14 @@ const NON_NULL_ROOT = '{ iliMappingProfiles { id } }';
 
 beforeAll(async () => {
   stack = await startTestStack({ credentialCacheTtlSeconds: 300 });
-  // The stack's own measurements subgraph gives its port to a process of its own, which the gateway then calls.
-  const { port } = stack.subgraphs.measurements;
-  await stack.subgraphs.measurements.stop();
-  measurements = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'subgraphs/measurements/src/main.ts')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      MONGODB_URI: process.env['MONGODB_URI']!,
-      LINEPACK_DB_PREFIX: stack.dbPrefix,
-      INTERNAL_TOKEN_PUBLIC_KEY: stack.internalKeys.publicKeyPem,
-      LOG_LEVEL: 'silent',
-      METRICS_PORT: '0',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 30_000, 'the measurements subgraph process');
+  measurements = await measurementsInOwnProcess(stack);
   ({ apiKey } = await stack.tenantWithKey());
   await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 1' });
   await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Line 2' });
 });
 
 afterAll(async () => {
-  if (measurements && measurements.exitCode === null && measurements.signalCode === null) measurements.kill('SIGKILL');
+  await killProcess(measurements);
   await stack?.stop();
 });
 
@@ -72,8 +54,7 @@ test('with every subgraph up the mixed query is whole', async () => {
 
 test('a killed subgraph fails only its paths, each with SUBGRAPH_UNAVAILABLE; nothing served at all is 503 + Retry-After; the metrics count both', async () => {
   const before = await scrape();
-  measurements.kill('SIGKILL');
-  await new Promise((resolve) => measurements.once('exit', resolve));
+  await killProcess(measurements);
 
   const partial = await graphql<{ assets: { edges: { node: { name: string; latestMeasurement: unknown } }[] } }>(stack.gatewayUrl, MIXED, { apiKey });
   expect(partial.status).toBe(200);
@@ -111,6 +92,9 @@ test('a killed subgraph fails only its paths, each with SUBGRAPH_UNAVAILABLE; no
   expect(delta(requests, { linepack_service: 'gateway', status: '200', outcome: 'server_error' })).toBe(1);
   expect(delta(requests, { linepack_service: 'gateway', status: '503', outcome: 'server_error' })).toBe(1);
   expect(delta(requests, { linepack_service: 'gateway', outcome: 'ok' })).toBe(0);
+  // The error ratio's counter (docs/runbook.md) counts both requests as server errors.
+  expect(delta('linepack_graphql_requests_total', { linepack_service: 'gateway', outcome: 'server_error' })).toBe(2);
+  expect(delta('linepack_graphql_requests_total', { linepack_service: 'gateway', outcome: 'ok' })).toBe(0);
   // No label Prometheus or its operator sets on scraped series.
   expect(after).not.toMatch(/[{,](service|job|instance|namespace|pod)="/);
 });
