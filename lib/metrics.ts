@@ -59,6 +59,21 @@ export const graphqlRequestDuration = new Histogram({
 });
 metricsRegistry.registerMetric(graphqlRequestDuration);
 
+/**
+ * The error ratio's source: requests by outcome only, every outcome's series created at 0 when a service starts
+ * serving (graphqlMetricsMiddleware). rate() needs two samples of a series, so a series that first appears during an
+ * outage — a `status="503"` one of the histogram above, for an operation that never failed before — reads nothing at
+ * its first scrape and misses what it counted before it; these three are scraped from the start, so the ratio reads an
+ * outage from the first scrape after it began, and reads 0 (not "no data") while nothing fails.
+ */
+export const graphqlRequests = new Counter({
+  name: 'linepack_graphql_requests_total',
+  help: 'GraphQL requests by service and outcome (ok, client_error, server_error), each from 0 at start: the error ratio is server_error over all',
+  labelNames: ['linepack_service', 'outcome'] as const,
+  registers: [metricsRegistry],
+});
+const requestOutcomes: readonly RequestOutcome[] = ['ok', 'client_error', 'server_error'];
+
 export const graphqlRequestsInFlight = new Gauge({
   name: 'linepack_graphql_requests_in_flight',
   help: 'GraphQL requests being served right now, by service',
@@ -344,6 +359,7 @@ function outcomeOf(status: number, errors: readonly { code: string }[]): Request
  * operation is "unknown" until the document was parsed and its operation chosen.
  */
 export function graphqlMetricsMiddleware(service: string) {
+  for (const outcome of requestOutcomes) graphqlRequests.inc({ linepack_service: service, outcome }, 0);
   return (req: Request, res: Response, next: NextFunction): void => {
     // A CORS preflight or a browser opening /graphql is not a GraphQL request.
     if (req.method === 'OPTIONS') return next();
@@ -367,7 +383,9 @@ export function graphqlMetricsMiddleware(service: string) {
       const status = res.writableFinished ? res.statusCode : 499;
       const errors = metrics.errors ?? [];
       for (const { code, subgraph } of errors) graphqlRequestErrors.inc({ linepack_service: service, code, subgraph });
-      end({ operation: metrics.operation ?? 'unknown', status: String(status), outcome: outcomeOf(status, errors) });
+      const outcome = outcomeOf(status, errors);
+      graphqlRequests.inc({ linepack_service: service, outcome });
+      end({ operation: metrics.operation ?? 'unknown', status: String(status), outcome });
     });
     next();
   };
