@@ -1,14 +1,18 @@
-"""Hosted sign-in settings and the resource server's pure parts (the flow itself: test/auth/oauth-mcp.test.ts, with the
-TypeScript SDK's OAuth client against the real stack)."""
+"""Hosted sign-in settings, the resource server's pure parts and what it says while the auth service is down (the flow
+itself: test/auth/oauth-mcp.test.ts, with the TypeScript SDK's OAuth client against the real stack)."""
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
+from urllib.parse import parse_qs
 
+import httpx
 import pytest
 
-from linepack_mcp.oauth import looks_like_jwt, resource_metadata_url
+from linepack_mcp.client import LinepackUnavailable
+from linepack_mcp.oauth import OAuthResourceServer, looks_like_jwt, resource_metadata_url
 from linepack_mcp.settings import ConfigError, canonical_resource, load_settings
 
 HOSTED = {"LINEPACK_API_URL": "http://127.0.0.1:4000/graphql"}
@@ -68,3 +72,39 @@ def test_tokens_are_told_from_api_keys_by_shape():
     assert looks_like_jwt(f"{header}.e30.c2ln")
     assert not looks_like_jwt("lpk_Ab12Cd34_0123456789abcdef")
     assert not looks_like_jwt("a.b.c")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_an_auth_database_outage_is_told_as_temporary_with_its_retry_after_and_logged_once(caplog):
+    # What the auth service answers a token exchange while its database is down (subgraphs/auth/src/oauth/routes.ts:
+    # RFC 6749's temporarily_unavailable, 503, Retry-After: DATABASE_RETRY_AFTER_SECONDS of lib/http.ts).
+    exchanges: list[dict[str, list[str]]] = []
+
+    def auth(request: httpx.Request) -> httpx.Response:
+        assert request.url == "http://127.0.0.1:4000/auth/oauth/token"
+        exchanges.append(parse_qs(request.content.decode()))
+        return httpx.Response(503, headers={"Retry-After": "5"}, json={
+            "error": "temporarily_unavailable", "error_description": "the database is unavailable; retry shortly"})
+
+    pool = httpx.AsyncClient(transport=httpx.MockTransport(auth))
+    server = OAuthResourceServer(load_settings(hosted(), per_request_credentials=True), lambda: pool)
+    try:
+        with caplog.at_level(logging.INFO, logger="linepack_mcp"):
+            with pytest.raises(LinepackUnavailable) as err:
+                await server.gateway_token("user-token")
+    finally:
+        await pool.aclose()
+    assert exchanges[0]["grant_type"] == ["urn:ietf:params:oauth:grant-type:token-exchange"]
+    assert err.value.retry_after_s == 5 and err.value.status == 503
+    assert err.value.message == ("Linepack's sign-in service is temporarily unavailable and could not exchange the "
+                                 "sign-in for a gateway token (503 temporarily_unavailable): retry after 5 s.")
+    assert "operator" not in err.value.message
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert lines == [("WARNING", "token exchange refused by the auth service as temporarily unavailable (503 "
+                                 "temporarily_unavailable); the caller was told to retry after 5 s")]
+    assert SECRET not in caplog.text and "user-token" not in caplog.text

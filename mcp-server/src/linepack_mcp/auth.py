@@ -17,7 +17,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from .client import Credential, LinepackClient, LinepackError, LinepackRateLimited, LinepackUnauthenticated
+from .client import (Credential, LinepackClient, LinepackError, LinepackRateLimited, LinepackUnauthenticated,
+                     LinepackUnavailable)
 from .oauth import OAuthResourceServer, looks_like_jwt
 from .operations import operations
 from .sessions import Unverified, _bearer, _OncePerPeriod, credential_digest
@@ -159,7 +160,8 @@ class GatewayTokenVerifier:
         except LinepackUnauthenticated:
             return None
         except LinepackError as exc:
-            return Unverified(exc.message)
+            # The auth service's Retry-After, when it is down for a while, is the one the refused client is given.
+            return Unverified(exc.message, exc.retry_after_s if isinstance(exc, LinepackUnavailable) else None)
         return access
 
 

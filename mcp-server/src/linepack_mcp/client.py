@@ -67,6 +67,14 @@ class LinepackRateLimited(LinepackError):
         self.retry_after_s = retry_after_s
 
 
+class LinepackUnavailable(LinepackError):
+    """Linepack answered that it cannot serve right now (503, e.g. its database is down) and when to try again."""
+
+    def __init__(self, message: str, *, retry_after_s: int | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after_s = retry_after_s
+
+
 class LinepackUnreachable(LinepackError):
     def __init__(self, message: str, *, reason: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)

@@ -28,7 +28,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 from mcp.server.auth.provider import AccessToken
 
-from .client import LinepackError, LinepackUnauthenticated, LinepackUnreachable
+from .client import LinepackError, LinepackUnauthenticated, LinepackUnavailable, LinepackUnreachable, parse_retry_after
 from .sessions import Unverified, credential_digest
 from .settings import Settings, validate_tenant_id, ConfigError
 
@@ -263,6 +263,16 @@ class OAuthResourceServer:
             raise LinepackUnauthenticated("Your Linepack sign-in has ended (signed out, or your membership changed): "
                                           "reconnect this MCP server to sign in again.", status=401,
                                           code="UNAUTHENTICATED")
+        if error == "temporarily_unavailable" or response.status_code == 503:
+            # The auth service's outage answer (its database cannot be reached): RFC 6749's code, with a Retry-After.
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            wait = f"retry after {retry_after} s" if retry_after is not None else "retry shortly"
+            log.warning("token exchange refused by the auth service as temporarily unavailable (%s %s); the caller "
+                        "was told to %s", response.status_code, error or "error", wait)
+            raise LinepackUnavailable(f"Linepack's sign-in service is temporarily unavailable and could not exchange "
+                                      f"the sign-in for a gateway token ({response.status_code} {error or 'error'}): "
+                                      f"{wait}.", retry_after_s=retry_after, status=response.status_code,
+                                      code="TEMPORARILY_UNAVAILABLE")
         if error == "invalid_client":
             log.error("the auth service refused this server's credentials for token exchange: check that "
                       "LINEPACK_MCP_OAUTH_EXCHANGE_SECRET and LINEPACK_MCP_PUBLIC_URL match the auth service's "
