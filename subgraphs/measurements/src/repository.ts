@@ -77,10 +77,14 @@ export async function ensureMeasurementIndexes(db: Db): Promise<void> {
     // read all 20,000 features of a run, on both servers).
     { key: { tenantId: 1, assetId: 1, type: 1, runId: 1, observedAt: -1, _id: -1 }, name: 'tenant_asset_type_run_time' },
   ]);
-  // Superseded by tenant_asset_type_run_time (a database from before has it; it only costs writes).
-  await measurements.dropIndex('tenant_asset_run_time').catch((err: unknown) => {
-    if ((err as { codeName?: string }).codeName !== 'IndexNotFound') throw err;
-  });
+  // Superseded by tenant_asset_type_run_time (a database from before has it; it only costs writes). Dropped only when
+  // present: a drop of a missing index is an error the embedded server logs with a stack on every fresh start.
+  // Another replica starting at the same moment may drop it first.
+  if (await measurements.indexExists('tenant_asset_run_time')) {
+    await measurements.dropIndex('tenant_asset_run_time').catch((err: unknown) => {
+      if ((err as { codeName?: string }).codeName !== 'IndexNotFound') throw err;
+    });
+  }
 }
 
 /**

@@ -10,6 +10,7 @@ import { publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import type { Identity } from '@linepack/lib/identity';
 import { subgraph } from '../src';
+import { ensureMeasurementIndexes } from '../src/repository';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -173,4 +174,15 @@ it("reads one ILI run's features of an asset by runId, page by page, and refuses
   const tooLong = await harness.request(byRun, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-5' }], run: 'x'.repeat(101) } });
   expect(tooLong.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
   expect(tooLong.errors?.[0]?.message).toBe('runId: at most 100 characters');
+});
+
+it('drops the run index the type-prefixed one superseded, and starts cleanly on a database that never had it', async () => {
+  const measurements = harness.db.collection('measurements');
+  // A database from before tenant_asset_type_run_time: the old index costs every write and serves no read.
+  await measurements.createIndex({ tenantId: 1, assetId: 1, runId: 1, observedAt: -1, _id: -1 }, { name: 'tenant_asset_run_time' });
+  await ensureMeasurementIndexes(harness.db);
+  expect(await measurements.indexExists('tenant_asset_run_time')).toBe(false);
+  expect(await measurements.indexExists('tenant_asset_type_run_time')).toBe(true);
+  // Again, now without it: no drop is attempted, so no error.
+  await expect(ensureMeasurementIndexes(harness.db)).resolves.toBeUndefined();
 });
