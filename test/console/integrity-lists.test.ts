@@ -394,8 +394,14 @@ describe.each(Object.keys(sizes) as (keyof typeof sizes)[])('at %s size', (size)
           anomalyTable.getByText(/§192\.933\(c\): failure pressure ratio [\d.]+ ≥ 1\.50 \(class 3\) and none of the conditions/).first(),
           'a call the operator schedules, explained by its rule',
         );
+        // Each reason quotes its paragraph of the regulation whole: three lines show, the rest on request.
+        const clamped = anomalyTable.locator('.why-text-clamped').first();
+        expect(await clamped.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+        await anomalyTable.getByRole('button', { name: 'Full rule text' }).first().click();
+        await visible(anomalyTable.getByRole('button', { name: 'Less' }), 'a reason shown whole');
+        expect(await anomalyTable.getByRole('button', { name: 'Less' }).getAttribute('aria-expanded')).toBe('true');
         expect(await anomalyTable.locator('tr.row-overdue').count()).toBe(anomalies.asset.anomalyAssessments.edges.filter((e) => e.node.overdue).length);
-        expect(await visibleText(page)).toContain('so an anomaly with an ERF above 1 can be monitored');
+        expect(await visibleText(page)).toContain('so an anomaly with an ERF above 1 can be one the operator schedules');
 
         await page.getByRole('combobox', { name: 'Sort' }).selectOption({ label: 'Deepest first' });
         const sorted = page.getByRole('table', { name: /^Open anomalies, deepest first/ });

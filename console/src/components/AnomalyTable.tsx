@@ -152,6 +152,29 @@ function Th({ children, sorted, num }: { children: string; sorted?: 'ascending' 
 
 const CLIENT_PAGE = 50;
 
+/** A reason longer than this shows three lines and a toggle for the rest (the regulation's words it quotes). */
+const WHY_TEXT_CLAMP_CHARS = 180;
+
+/**
+ * The rule and reason behind a call. Each quotes its paragraph of the regulation in full, which made every row of a
+ * segment's table ten lines tall: three lines are shown, the rest on request (the CSV export keeps it whole).
+ */
+function WhyText({ text }: { text: string }) {
+  const [expanded, setExpanded] = useState(false);
+  const id = useId();
+  if (text.length <= WHY_TEXT_CLAMP_CHARS) return <span className="why-text">{text}</span>;
+  return (
+    <>
+      <span id={id} className={expanded ? 'why-text' : 'why-text why-text-clamped'}>
+        {text}
+      </span>
+      <button type="button" className="link-button why-toggle" aria-controls={id} aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+        {expanded ? 'Less' : 'Full rule text'}
+      </button>
+    </>
+  );
+}
+
 /**
  * A segment's ILI anomalies with their assessment: filtered by the server (response category, open or the history
  * too), paged ("N of M", load more), sortable on the columns an engineer works by, and exported whole as CSV. Repair
@@ -325,10 +348,7 @@ export function AnomalyTable({ assetId, assetName, zone }: { assetId: string; as
                         {node.assessable ? (
                           <>
                             <Badge value={node.responseCategory} label={node.responseCategory ? responseCategoryLabel(node.responseCategory) : undefined} />
-                            <span className="why-text">
-                              {node.ruleRef ?? ''}
-                              {node.categoryReason ? `: ${node.categoryReason}` : ''}
-                            </span>
+                            <WhyText text={`${node.ruleRef ?? ''}${node.categoryReason ? `: ${node.categoryReason}` : ''}`} />
                           </>
                         ) : (
                           <span className="muted">Not assessable: {node.notAssessableReason ?? 'missing data'}</span>
@@ -382,7 +402,7 @@ export function AnomalyTable({ assetId, assetName, zone }: { assetId: string; as
             ERF is the MAOP over the safe pressure (failure pressure × the design factor of §192.111 or §195.106); above 1 the safe pressure is below the MAOP.
             It does not decide the response: the category comes from the regulation&apos;s conditions — depth beyond 80 % of wall, and the failure pressure
             ratio against the thresholds of the pipe&apos;s class and HCA (gas: §192.933(d) in an HCA, §192.714(d) outside; liquid: §195.452(h)) — so an anomaly
-            with an ERF above 1 can be monitored. Each row names the rule and the figures that decided it.
+            with an ERF above 1 can be one the operator schedules. Each row names the rule and the figures that decided it.
           </p>
         </>
       ) : null}

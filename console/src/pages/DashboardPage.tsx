@@ -154,8 +154,8 @@ function SummarySection({ zone }: { zone: string }) {
           {s.maxErf != null && s.maxErf > 1 ? (
             <p className="table-note">
               An ERF above 1 does not set the response by itself: an anomaly&apos;s category comes from the regulation&apos;s conditions — depth beyond 80 % of
-              wall, and the failure pressure ratio against the thresholds for its class and HCA (§192.933(d), §192.714(d), §195.452(h)) — so it can be
-              monitored. Each segment&apos;s anomaly table names the rule and the figures that decided it.
+              wall, and the failure pressure ratio against the thresholds for its class and HCA (§192.933(d), §192.714(d), §195.452(h)) — so it can be one the
+              operator schedules. Each segment&apos;s anomaly table names the rule and the figures that decided it.
             </p>
           ) : null}
           <div className="count-tables">
