@@ -5,7 +5,7 @@ import { startTracing } from '@linepack/lib/tracing';
 // First: the instrumentations patch express, mongodb, ioredis and http as the subgraph loads them.
 startTracing('auth');
 /* eslint-disable @typescript-eslint/no-require-imports */
-const { runSubgraphProcess } = require('@linepack/lib/subgraph-config') as typeof import('@linepack/lib/subgraph-config');
+const { runSubgraphProcess } = require('@linepack/lib/subgraph-process') as typeof import('@linepack/lib/subgraph-process');
 const { DEFAULT_AUDIT_RETENTION_DAYS } = require('./audit') as typeof import('./audit');
 const { DEFAULT_SIGNING_KEY_ROTATION_DAYS, defaultTokenLifetimes, descriptor, startAuthSubgraph } = require('./index') as typeof import('./index');
 const { DEFAULT_REFRESH_REUSE_GRACE_SECONDS } = require('./tokens') as typeof import('./tokens');
