@@ -163,16 +163,18 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
   const { apiKey } = await stack.tenantWithKey();
   await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Followed line' });
   const stream = `${stack.dbPrefix}:events:assets`;
-  // The consumers catch up: no lag, nothing pending, the outbox drained.
+  // The consumers catch up: no lag, nothing pending, the outbox drained. An event is delivered (lag 0) before it is
+  // handled and acknowledged (pending 0): wait for both. The bound is for a stuck machine.
   expect(
     await eventually(async () => {
       const text = await scrape();
       return (
         text.includes(`linepack_event_consumer_lag{stream="${stream}",group="compliance"} 0`) &&
         text.includes(`linepack_event_consumer_lag{stream="${stream}",group="analytics"} 0`) &&
+        metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' }) === 0 &&
         text.includes(`linepack_outbox_pending_events{stream="${stream}"} 0`)
       );
-    }, 10_000),
+    }, 30_000),
   ).toBe(true);
   const text = await scrape();
   expect(metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' })).toBe(0);
