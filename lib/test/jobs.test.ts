@@ -80,7 +80,14 @@ test('an idle runner asks one indexed find per look — no distinct, no findAndM
     10,
   );
   expect(jobCommands('distinct').length).toBeGreaterThan(0);
-  expect((await db.collection<JobDocument>(JOBS_COLLECTION).findOne({ _id: job._id }))?.state).toBe('SUCCEEDED');
+  // The handler has returned; the runner records the outcome just after.
+  const stored = await until(
+    () => db.collection<JobDocument>(JOBS_COLLECTION).findOne({ _id: job._id }),
+    (j) => j?.state !== 'RUNNING',
+    30_000,
+    10,
+  );
+  expect(stored?.state).toBe('SUCCEEDED');
 });
 
 test('a job that failed on an internal error resumes from its checkpoint when started again; one refused on its input does not', async () => {
