@@ -21,3 +21,20 @@ export async function publishEvent(
   await redis.sadd(streamRegistry(eventStream(dbPrefix, producer)), stream);
   return redis.xadd(stream, '*', ...Object.entries(event).flat());
 }
+
+/**
+ * Whether consumer group `group` has been handed every event on the tenant's streams of these producers and has
+ * acknowledged each (it acknowledges once its handler has written everything): the group's projections of the
+ * tenant are settled. A stream the group has not joined yet counts as not caught up.
+ */
+export async function consumedAll(redis: RedisClient, dbPrefix: string, producers: readonly string[], tenantId: string, group: string): Promise<boolean> {
+  for (const producer of producers) {
+    const stream = eventStream(dbPrefix, producer, tenantId);
+    if (!(await redis.exists(stream))) continue;
+    const groups = (await redis.xinfo('GROUPS', stream)) as unknown[][];
+    const info = groups.map((fields) => Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[String(value), fields[i + 1]]] : []))));
+    const mine = info.find((g) => g['name'] === group);
+    if (!mine || mine['lag'] !== 0 || mine['pending'] !== 0) return false;
+  }
+  return true;
+}

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { createLogger } from '@linepack/lib/logger';
-import { publishEvent } from '@linepack/lib/testing/publish-event';
+import { consumedAll, publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
-import { until } from '@linepack/lib/testing/until';
-import { subgraph } from '../src';
+import { until, waitFor } from '@linepack/lib/testing/until';
+import { ANALYTICS_CONSUMER_GROUP, subgraph } from '../src';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -223,7 +223,12 @@ it('rebuilds from the streams to the same results, however often it is replayed'
       .sort({ _id: 1 })
       .toArray(),
   });
-  await new Promise((r) => setTimeout(r, 300));
+  // Every event handled, so the live consumer writes nothing while the snapshots are taken.
+  await waitFor(
+    () => consumedAll(redis, harness.dbPrefix, ['assets', 'measurements'], tenantId, ANALYTICS_CONSUMER_GROUP),
+    60_000,
+    'analytics to handle every event of the tenant',
+  );
   const before = await snapshot();
   expect(before.assessments.length).toBeGreaterThanOrEqual(5);
   const context = { db: harness.db, dbPrefix: harness.dbPrefix, redis, tenantId, logger: createLogger('test', 'silent') };

@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { createLogger } from '@linepack/lib/logger';
-import { publishEvent } from '@linepack/lib/testing/publish-event';
+import { consumedAll, publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
-import { until } from '@linepack/lib/testing/until';
-import { subgraph } from '../src';
+import { until, waitFor } from '@linepack/lib/testing/until';
+import { COMPLIANCE_CONSUMER_GROUP, subgraph } from '../src';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -28,6 +28,14 @@ afterAll(async () => {
 const me = () => harness.identity(['compliance:read'], tenantId);
 const publish = (producer: 'assets' | 'measurements', type: string, data: Record<string, unknown>, tenant = tenantId) =>
   publishEvent(redis, harness.dbPrefix, producer, type, tenant, data);
+
+/** Waits until compliance has handled every event of `tenant` published so far (a fixed sleep is not enough on a busy machine). */
+const settled = (tenant = tenantId) =>
+  waitFor(
+    () => consumedAll(redis, harness.dbPrefix, ['assets', 'measurements'], tenant, COMPLIANCE_CONSUMER_GROUP),
+    60_000,
+    `compliance to handle every event of tenant ${tenant}`,
+  );
 
 const upsertAsset = (id: string, fields: Record<string, unknown>, tenant = tenantId) =>
   publish('assets', 'asset.upserted', { id, name: id, parentId: null, status: 'ACTIVE', inHca: false, version: ++version, ...fields }, tenant);
@@ -68,6 +76,8 @@ it('follows a Part 192 valve inspected on 2025-02-01: DUE_SOON on 2026-04-20, OV
   expect((await compliance(valve, '2026-05-02T00:00:00Z')).state).toBe('OVERDUE');
   expect((await compliance(valve, '2025-01-31T00:00:00Z')).state).toBe('NO_RECORD');
 
+  // The answer above is evaluated from the evidence; the list reads the status rows, refreshed just after it is stored.
+  await settled();
   const overdue = await harness.request(
     `{ complianceStatus(filter: { state: OVERDUE }, asOf: "2026-05-02T00:00:00Z") { totalCount edges { node { asset { id } obligation state dueAt } } } }`,
     { identity: me() },
@@ -194,7 +204,7 @@ it("shows another tenant nothing of this tenant's compliance", async () => {
   expect(list.data?.['complianceStatus'].totalCount).toBe(0);
   // Evidence published under another tenant for this tenant's asset id never counts for it.
   await record(valve, 'VALVE_INSPECTION', '2026-06-01T00:00:00.000Z', stranger.tenantId);
-  await new Promise((r) => setTimeout(r, 500));
+  await settled(stranger.tenantId);
   expect((await compliance(valve, '2026-07-01T00:00:00Z')).obligations[0].lastCompletedAt).toBe('2026-01-05T00:00:00.000Z');
 });
 
@@ -208,7 +218,8 @@ it('rebuilds from the streams to the same state, however often it is replayed', 
     const evidence = await harness.db.collection('evidence').countDocuments({ tenantId });
     return { rows, evidence };
   };
-  await new Promise((r) => setTimeout(r, 300));
+  // Every event handled, so the live consumer writes nothing while the snapshots are taken.
+  await settled();
   const before = await snapshot();
   expect(before.rows.length).toBeGreaterThan(0);
   const context = { db: harness.db, dbPrefix: harness.dbPrefix, redis, tenantId, logger: createLogger('test', 'silent') };
