@@ -76,11 +76,16 @@ describe.each(redisBackends())('on %s', (_name, startBackend) => {
       const base = eventStream(stack.dbPrefix, 'assets');
       expect(await redis.sismember(streamRegistry(base), eventStream(stack.dbPrefix, 'assets', tenantId))).toBe(1);
       expect(await eventsOf(base, tenantId)).toEqual([]);
-      // Published events leave the outbox.
-      const stored = await stack.mongo
-        .db(`${stack.dbPrefix}_assets`)
-        .collection('assets')
-        .findOne({ _id: asset.id as never });
+      // Published events leave the outbox (the relay removes them just after adding them to the stream).
+      const stored = await until(
+        () =>
+          stack.mongo
+            .db(`${stack.dbPrefix}_assets`)
+            .collection('assets')
+            .findOne({ _id: asset.id as never }),
+        (doc) => doc?.['outbox']?.length === 0,
+        30_000,
+      );
       expect(stored?.['outbox']).toEqual([]);
     });
 
@@ -106,7 +111,16 @@ describe.each(redisBackends())('on %s', (_name, startBackend) => {
         () => eventsOf(eventStream(stack.dbPrefix, 'measurements', tenantId), tenantId),
         (e) => e.length >= 3,
       );
-      await new Promise((r) => setTimeout(r, 500)); // give a wrongly published duplicate time to show up
+      // Once the outbox is drained, everything the relay was going to publish is on the stream: a wrongly published
+      // duplicate would be there too.
+      const outbox = stack.mongo.db(`${stack.dbPrefix}_measurements`).collection('measurements');
+      expect(
+        await until(
+          () => outbox.countDocuments({ tenantId, 'outbox.id': { $exists: true } }),
+          (n) => n === 0,
+          30_000,
+        ),
+      ).toBe(0);
       const after = await eventsOf(eventStream(stack.dbPrefix, 'measurements', tenantId), tenantId);
       expect(after).toHaveLength(3);
       expect(events.map((e) => e.data['value']).sort()).toEqual([6_000, 6_001, 6_002]);
