@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { waitFor } from '@linepack/lib/testing/until';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 /** Every service logs at debug into one buffer; a login and keyed requests must leave no secret in it. */
@@ -41,7 +42,8 @@ it('logs requests but never a password, API key or token', async () => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ refresh_token: tokens.refresh_token }),
   });
-  await new Promise((r) => setTimeout(r, 200));
+  // Access lines are written once a response has finished, a moment after the client has it: wait for the last one's.
+  await waitFor(async () => output.includes('"path":"/auth/refresh"'), 30_000, "the refresh's log line");
 
   expect(output.length).toBeGreaterThan(1_000); // the services did log these requests at debug level
   expect(output).toContain('"path":"/auth/login"');
