@@ -195,11 +195,12 @@ describe('identity tokens reused per credential and subgraph', () => {
 
   it('a subgraph answers a token it verified from memory only until the token expires', async () => {
     const verifier = new InternalTokenVerifier('assets', keys.publicKeyPem);
-    // Expired 4 s ago: still inside the 5 s clock tolerance, for about one more second.
-    const token = mintInternalToken(identity, 'assets', keys.privateKeyPem, -4);
+    // Expired 3 s ago: still inside the 5 s clock tolerance for one to two more seconds (exp and the verifier's clock are
+    // whole seconds: at -4 s the rest of the current second, which may be a millisecond).
+    const token = mintInternalToken(identity, 'assets', keys.privateKeyPem, -3);
     expect(verifier.verify(token)).toMatchObject({ subject: 'key-1', tenantId: identity.tenantId });
     expect(verifier.verify(token).subject).toBe('key-1');
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
     expect(() => verifier.verify(token)).toThrow(/expired/);
     const other = new InternalTokenVerifier('measurements', keys.publicKeyPem);
     expect(() => other.verify(new IdentityTokenCache(keys.privateKeyPem).tokenFor(identity, 'assets'))).toThrow(/audience/);
