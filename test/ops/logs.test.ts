@@ -174,16 +174,18 @@ it('logs an uncaught exception (with its stack inside the line) and a process wa
   // The fatal line is written synchronously on the way out while the warning may still sit in the
   // asynchronous log buffer, so their order in the output is not fixed: both must be there, once each.
   expect(lines).toHaveLength(2);
-  expect(lines).toEqual(expect.arrayContaining([
-    expect.objectContaining({
-      level: 'warn',
-      msg: 'process warning',
-      warning: { name: 'DeprecationWarning', message: 'something old was used', code: 'DEP0999' },
-    }),
-    expect.objectContaining({
-      level: 'fatal',
-      msg: 'uncaught exception: exiting',
-      err: expect.objectContaining({ message: 'boom', stack: expect.stringContaining('Error: boom') }),
-    }),
-  ]));
+  expect(lines).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'process warning',
+        warning: { name: 'DeprecationWarning', message: 'something old was used', code: 'DEP0999' },
+      }),
+      expect.objectContaining({
+        level: 'fatal',
+        msg: 'uncaught exception: exiting',
+        err: expect.objectContaining({ message: 'boom', stack: expect.stringContaining('Error: boom') }),
+      }),
+    ]),
+  );
 });
