@@ -1,5 +1,8 @@
-/** Reads until `ok` holds or the time is up, and returns the last value read (assert on it). */
-export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10_000, intervalMs = 100): Promise<T> {
+/**
+ * Reads until `ok` holds or the time is up, and returns the last value read (assert on it). The default bound is long
+ * (30 s): it only costs time when the test is already failing, and a loaded machine may take seconds to settle.
+ */
+export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
