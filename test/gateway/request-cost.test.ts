@@ -15,6 +15,7 @@ import type { GatewayContext } from '@linepack/gateway/context';
 import { AuthenticatedSubgraphDataSource } from '@linepack/gateway/subgraph-data-source';
 import { IdentityTokenCache } from '@linepack/gateway/identity-tokens';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 /**
  * The commands sent to Redis on the gateway's own keys (rate limits, write counters) while `send` runs, read with
@@ -295,14 +296,13 @@ describe('in-flight de-duplication of subgraph queries', () => {
       incomingRequestContext: { operation: { operation } },
     } as never);
 
-  const until = async (condition: () => boolean) => {
-    for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  };
+  /** Fails with what it waited for, where a silent give-up would leave the test asserting on a half-arrived state. */
+  const bodiesArrived = (count: number) => waitFor(() => Promise.resolve(subgraph.bodies.length >= count), 30_000, `${count} subgraph request(s)`, 10);
 
   it('sends identical queries of one identity once and gives each request its own copy of the answer', async () => {
     const source = new AuthenticatedSubgraphDataSource('assets', subgraph.url, new IdentityTokenCache(keys.privateKeyPem), true);
     const answers = Promise.all([send(source, contextFor()), send(source, contextFor()), send(source, contextFor())]);
-    await until(() => subgraph.bodies.length > 0);
+    await bodiesArrived(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     subgraph.release();
     const [a, b, c] = await answers;
@@ -331,7 +331,7 @@ describe('in-flight de-duplication of subgraph queries', () => {
       send(source, contextFor(), 'mutation'),
       send(off, contextFor()),
     ]);
-    await until(() => subgraph.bodies.length >= 9);
+    await bodiesArrived(9);
     subgraph.release();
     await answers;
     expect(subgraph.bodies).toHaveLength(9);
@@ -343,14 +343,14 @@ describe('in-flight de-duplication of subgraph queries', () => {
       (answer) => `answered ${JSON.stringify(answer.errors?.map((e) => e.extensions?.['code']))}`,
       (err: unknown) => `failed: ${String(err)}`,
     );
-    await until(() => subgraph.bodies.length > 0);
+    await bodiesArrived(1);
     const second = send(source, contextFor()).catch((err: unknown) => ({ data: `failed: ${String(err)}` }));
     await new Promise((resolve) => setTimeout(resolve, 50));
     // The first request's connection breaks (a network fault): it is told its subgraph was unavailable
     // (subgraph-unavailable.ts), while the request that joined it asks for itself.
     subgraph.breakHeld();
     expect(await firstAnswer).toBe('answered ["SUBGRAPH_UNAVAILABLE"]');
-    await until(() => subgraph.bodies.length >= 2);
+    await bodiesArrived(2);
     subgraph.release();
     expect((await second).data).toEqual({ assets: { totalCount: 2, edges: [] } });
     expect(subgraph.bodies).toHaveLength(2);
