@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 export async function holdingProxy(target: string, holdWhen: string) {
   const held: (() => void)[] = [];
   let arrivals = 0;
+  let abandoned = 0;
   const waiting: { count: number; resolve(): void }[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -30,6 +31,10 @@ export async function holdingProxy(target: string, holdWhen: string) {
       if (!body.toString().includes(holdWhen)) return void forward();
       held.push(() => void forward());
       arrivals += 1;
+      // The caller gave up on it (aborted, or its connection closed) while it was held.
+      res.once('close', () => {
+        if (!res.writableFinished) abandoned += 1;
+      });
       for (const w of waiting.filter((w) => arrivals >= w.count)) w.resolve();
     });
   });
@@ -41,6 +46,8 @@ export async function holdingProxy(target: string, holdWhen: string) {
     firstArrival: arrived(1),
     /** Held requests that arrived so far, in all. */
     arrivals: () => arrivals,
+    /** Held requests whose caller closed the connection before they were answered. */
+    abandoned: () => abandoned,
     /** Resolves once `count` held requests have arrived in all. */
     arrived,
     release: () => held.splice(0).forEach((forward) => forward()),
