@@ -2,6 +2,7 @@ import { canonicalScopes } from '@linepack/lib/scopes';
 import http from 'node:http';
 import { requestFrom } from '../support/from-address';
 import { defaultLoginThrottle } from '@linepack/subgraph-auth/login-throttle';
+import { databaseName } from '@linepack/lib/mongo';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 
 interface Tokens {
@@ -31,13 +32,29 @@ async function newUser(email: string, role: 'VIEWER' | 'ENGINEER' | 'ADMIN' = 'E
 
 const login = async (email: string, pw = password) => post('/auth/login', { email, password: pw });
 
+/** A rotated refresh token is answered again within this many seconds of its rotation (a lost answer, two tabs). */
+const REFRESH_REUSE_GRACE_SECONDS = 600;
+const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string; exp: number };
+
+/**
+ * Ends the grace of a rotated refresh token: its rotation is moved back past it, as the passing of the grace would leave
+ * the stored token. The grace is long so that a retry within it cannot miss it on a stalled machine, and a test need
+ * not wait for it to end either.
+ */
+async function endGrace(refreshToken: string): Promise<void> {
+  const rotatedAt = new Date(Date.now() - (REFRESH_REUSE_GRACE_SECONDS + 60) * 1000);
+  const stored = stack.mongo.db(databaseName(stack.dbPrefix, 'auth')).collection<{ _id: string }>('refreshTokens');
+  const { modifiedCount } = await stored.updateOne({ _id: claimsOf(refreshToken).jti, rotatedAt: { $ne: null } }, { $set: { rotatedAt } });
+  if (modifiedCount !== 1) throw new Error('endGrace: that refresh token has not been rotated');
+}
+
 beforeAll(async () => {
   // Every test logs in from 127.0.0.1: a roomy per-IP budget here; the per-IP limit has its own test below.
   stack = await startTestStack({
     auth: {
       accessTokenTtlSeconds: 60,
-      // Reuse detection is tested past a short grace (its default is 30 s).
-      refreshReuseGraceSeconds: 1,
+      // Longer than its default (30 s): a retry is within it however slow the machine; endGrace ends it.
+      refreshReuseGraceSeconds: REFRESH_REUSE_GRACE_SECONDS,
       loginThrottle: {
         perEmailAndIp: { failures: 5, seconds: 900 },
         perIp: { failures: 500, seconds: 900 },
@@ -219,7 +236,7 @@ describe('POST /auth/refresh', () => {
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect((await graphql(stack.gatewayUrl, '{ me { id } }', { apiKey: second.access_token })).status).toBe(200);
     // Past the grace for a lost answer, presenting the rotated token again is a reuse: refused…
-    await new Promise((r) => setTimeout(r, 1_100));
+    await endGrace(first.refresh_token);
     const reuse = await post('/auth/refresh', { refresh_token: first.refresh_token });
     expect(reuse.status).toBe(401);
     expect(reuse.json?.['code']).toBe('INVALID_REFRESH_TOKEN');
@@ -229,7 +246,7 @@ describe('POST /auth/refresh', () => {
 
   it('answers a just-rotated token again within the grace with the same successor: one chain, a later copy still caught', async () => {
     const email = await newUser('lost-answer@example.com');
-    const jti = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
+    const jti = (token: string) => claimsOf(token).jti;
     const first = (await login(email)).json as unknown as Tokens;
     const answered = (await post('/auth/refresh', { refresh_token: first.refresh_token })).json as unknown as Tokens;
     // The client never saw that answer (a reload, a second tab) and tries again with what it has: the same successor.
@@ -243,7 +260,7 @@ describe('POST /auth/refresh', () => {
     expect(rows.filter((event) => event.target?.label === email)).toEqual([]);
     // The chain goes on from that one successor; once the grace is over, its spent copy is a reuse again.
     const next = (await post('/auth/refresh', { refresh_token: answered.refresh_token })).json as unknown as Tokens;
-    await new Promise((r) => setTimeout(r, 1_100));
+    await endGrace(answered.refresh_token);
     expect((await post('/auth/refresh', { refresh_token: again.refresh_token })).status).toBe(401);
     expect((await post('/auth/refresh', { refresh_token: next.refresh_token })).status).toBe(401);
   });
@@ -339,8 +356,8 @@ describe('GET /auth/introspect', () => {
 describe('expired access tokens', () => {
   let shortLived: TestStack;
   beforeAll(async () => {
-    // exp is whole seconds from a floored iat, so a 1 s token can expire within milliseconds of issue: 3 s leaves room.
-    shortLived = await startTestStack({ auth: { accessTokenTtlSeconds: 3 } });
+    // exp is whole seconds from a floored iat: a 10 s token is still valid at the first request after a 9 s stall.
+    shortLived = await startTestStack({ auth: { accessTokenTtlSeconds: 10 } });
   });
   afterAll(async () => {
     await shortLived?.stop();
@@ -356,7 +373,8 @@ describe('expired access tokens', () => {
     });
     const tokens = (await res.json()) as Tokens;
     expect((await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 4_100));
+    // The gateway refuses a token once its clock's whole second reaches exp: wait until a second past it.
+    await new Promise((r) => setTimeout(r, claimsOf(tokens.access_token).exp * 1000 + 1_000 - Date.now()));
     const expired = await graphql(shortLived.gatewayUrl, '{ __typename }', { apiKey: tokens.access_token });
     expect(expired.status).toBe(401);
     expect(expired.body.errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
