@@ -11,13 +11,16 @@ import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testin
 import type { Identity } from '@linepack/lib/identity';
 import { subgraph } from '../src';
 import { ensureMeasurementIndexes } from '../src/repository';
+import { ASSET_REFS_COLLECTION } from '../src/asset-refs';
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 
 let harness: SubgraphHarness;
 let redis: Redis;
 /** The tenant these tests record in; its assets are announced on the assets stream as the assets subgraph would. */
 let caller: Identity;
 beforeAll(async () => {
-  harness = await startSubgraphHarness(subgraph, { defaultScopes: ['measurements:read', 'measurements:write'] });
+  // Command monitoring: a test sees when the subgraph has looked an asset up.
+  harness = await startSubgraphHarness(subgraph, { defaultScopes: ['measurements:read', 'measurements:write'], start: { monitorCommands: true } });
   redis = new Redis(process.env['REDIS_URL']!);
   caller = harness.identity(['measurements:read', 'measurements:write'], randomUUID());
   for (const id of ['asset-1', 'asset-2', 'asset-3', 'asset-4']) await announceAsset(caller.tenantId, id);
@@ -29,6 +32,24 @@ afterAll(async () => {
 
 function announceAsset(tenantId: string, id: string) {
   return publishEvent(redis, harness.dbPrefix, 'assets', ASSET_UPSERTED, tenantId, { id, type: 'SEGMENT', name: id, status: 'ACTIVE', version: 1 });
+}
+
+/** Resolves when the subgraph's database has answered a lookup of `assetId` in its asset projection. */
+function assetLookupAnswered(assetId: string): Promise<void> {
+  const mongo = harness.service.mongo!;
+  const lookups = new Set<number>();
+  return new Promise((resolve) => {
+    const started = (event: CommandStartedEvent) => {
+      if (event.commandName === 'find' && event.command['find'] === ASSET_REFS_COLLECTION && JSON.stringify(event.command['filter']).includes(assetId))
+        lookups.add(event.requestId);
+    };
+    const succeeded = (event: CommandSucceededEvent) => {
+      if (!lookups.has(event.requestId)) return;
+      mongo.off('commandStarted', started).off('commandSucceeded', succeeded);
+      resolve();
+    };
+    mongo.on('commandStarted', started).on('commandSucceeded', succeeded);
+  });
 }
 
 const record = `mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount duplicateCount ids } }`;
@@ -99,10 +120,12 @@ it("refuses measurements of an asset the caller's tenant does not have, naming e
   const stored = await harness.request(entities, { identity: caller, variables: { r: [{ __typename: 'Asset', id: 'asset-4' }] } });
   expect(stored.data?.['_entities'][0].measurements.totalCount).toBe(0);
 
-  // An asset announced a moment after the batch was sent is waited for, not refused.
+  // An asset announced a moment after the batch was sent is waited for, not refused: announced once the subgraph has
+  // looked for it and not found it (not after a fixed sleep, which on a loaded machine could come before the lookup).
   const late = `late-${randomUUID()}`;
+  const missed = assetLookupAnswered(late);
   const pending = harness.request(record, { identity: caller, variables: { i: [reading('e-4', late, '2026-01-01T00:00:00Z')] } });
-  await new Promise((r) => setTimeout(r, 300));
+  await missed;
   await announceAsset(caller.tenantId, late);
   expect((await pending).data?.['recordMeasurements']).toMatchObject({ insertedCount: 1 });
 });
