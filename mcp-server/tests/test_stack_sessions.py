@@ -137,9 +137,12 @@ async def busy(base: str, key: str, session_id: str) -> AsyncIterator[None]:
                 "Authorization": f"Bearer {key}", "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25",
                 "content-type": "application/json", "accept": "application/json, text/event-stream"})
 
+    serving = sessions(base)["serving"]
     async with anyio.create_task_group() as tg:
         tg.start_soon(post)
         try:
+            # In flight at the server before the block runs: on a loaded machine the POST can take a while to arrive.
+            await eventually(lambda: sessions(base)["serving"] > serving, "the held request to reach the server")
             yield
         finally:
             release.set()
@@ -231,7 +234,8 @@ async def test_sessions_all_busy_are_not_closed_and_the_new_one_gets_429(
 
 
 async def test_a_session_without_requests_is_closed_after_the_idle_timeout(stack: Stack, tmp_path: Path):
-    with server(stack, tmp_path, LINEPACK_MCP_SESSION_IDLE_TIMEOUT_S="1") as base:
+    # 5 s, not 1: both sessions must make their first request within it, which a stalled machine could miss at 1 s.
+    with server(stack, tmp_path, LINEPACK_MCP_SESSION_IDLE_TIMEOUT_S="5") as base:
         async with session(base, stack.api_key) as quiet, session(base, stack.api_key) as working:
             await quiet.whoami()
             # `quiet` keeps its listening GET stream open, as clients do: that alone does not keep it.
