@@ -158,7 +158,6 @@ it('creates an API key whose secret is shown once, works from a script, and stop
       },
       (text) => text !== '' && !/never/i.test(text),
       `the "Last used" of "${keyName}" to show its use`,
-      15_000,
     );
 
     await row.getByRole('button', { name: `Revoke ${keyName}` }).click();

@@ -180,7 +180,7 @@ it('signs out at its next refresh when the session was ended elsewhere, instead 
     });
     expect(out.status).toBe(204);
     // The console's timer refreshes at three quarters of the token's 6 s: refused, and the user is told at once.
-    await visible(page.getByRole('heading', { level: 1, name: 'Sign in to Linepack' }), 'the sign-in page after the refresh was refused', 15_000);
+    await visible(page.getByRole('heading', { level: 1, name: 'Sign in to Linepack' }), 'the sign-in page after the refresh was refused');
     await visible(page.getByText('Your session has ended'), 'the "session has ended" notice');
     await page.waitForTimeout(2_000);
     expect(refreshes).toEqual([401]);

@@ -111,8 +111,14 @@ export async function inBrowser<T>(
   }
 }
 
+/**
+ * How long a page is given to show what a step waits for: long, since Chromium shares a loaded machine with the whole
+ * stack; it only costs time when the step is already failing.
+ */
+const PAGE_WAIT_MS = 30_000;
+
 /** Waits for the locator to be visible (one element), with a message naming what was awaited. */
-export async function visible(locator: Locator, what: string, timeout = 15_000): Promise<Locator> {
+export async function visible(locator: Locator, what: string, timeout = PAGE_WAIT_MS): Promise<Locator> {
   try {
     await locator.first().waitFor({ state: 'visible', timeout });
   } catch (err) {
@@ -122,7 +128,7 @@ export async function visible(locator: Locator, what: string, timeout = 15_000):
 }
 
 /** Waits until the locator matches nothing visible. */
-export async function gone(locator: Locator, what: string, timeout = 15_000): Promise<void> {
+export async function gone(locator: Locator, what: string, timeout = PAGE_WAIT_MS): Promise<void> {
   try {
     await locator.first().waitFor({ state: 'hidden', timeout });
   } catch (err) {
@@ -131,7 +137,7 @@ export async function gone(locator: Locator, what: string, timeout = 15_000): Pr
 }
 
 /** Polls the page until `check` holds, failing with `what` and the last value seen. */
-export async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeout = 15_000): Promise<T> {
+export async function until<T>(read: () => Promise<T>, check: (value: T) => boolean, what: string, timeout = PAGE_WAIT_MS): Promise<T> {
   const deadline = Date.now() + timeout;
   let last: T | undefined;
   let lastError: unknown;
