@@ -8,8 +8,9 @@ import { subgraphFetch, type FetcherRequestInit, type FetcherResponse } from './
  * Every GraphQL request has a deadline. When it passes, or the client goes away, the request's subgraph fetches
  * are aborted (the subgraphs see the connection close), the identity tokens minted for it carry the same deadline
  * (subgraphs bound their MongoDB reads with maxTimeMS), and a request cut by its deadline answers 504 TIMEOUT.
- * Writes are not cut half-way: a subgraph finishes a write it has started (each is one database command), so a
- * mutation answered 504 may have been applied, and retrying it with the same idempotency key or version is safe.
+ * Writes are not abandoned half-way: a subgraph finishes a write it has started (a batch is written slice by slice,
+ * so part of it may be visible before the rest), so a mutation answered 504 may have been applied, wholly or not yet
+ * wholly, and retrying it with the same idempotency key or version is safe.
  */
 export interface RequestDeadline {
   /** Epoch milliseconds. */
