@@ -111,13 +111,17 @@ describe('npm run bench:gateway --short', () => {
             failed: 0,
             firstFailure: null,
           });
-          expect(r.ok).toBeGreaterThan(0);
-          expect(r.rps.median).toBeGreaterThan(0);
-          expect(r.p50Ms.median).toBeGreaterThan(0);
           // A gateway's CPU is read from /proc; a subgraph called directly has none of its own.
           if (r.row.startsWith('direct') || r.row.startsWith('ceiling')) expect(r.gatewayCpuMsPerReq).toBeNull();
-          else expect(r.gatewayCpuMsPerReq?.median).toBeGreaterThan(0);
+          // A short run's window is 0.5–1 s: on a loaded machine one request can outlast it, so a row may have no
+          // answer (every contender answered correctly before the timing: the bench exits 0 only then). A row with
+          // answers has its numbers.
+          if (r.ok === 0) continue;
+          expect(r.rps.median).toBeGreaterThan(0);
+          expect(r.p50Ms.median).toBeGreaterThan(0);
+          if (!r.row.startsWith('direct') && !r.row.startsWith('ceiling')) expect(r.gatewayCpuMsPerReq?.median).toBeGreaterThan(0);
         }
+        expect({ section, query, answered: found.some((r) => r.ok > 0) }).toEqual({ section, query, answered: true });
       }
     }
   });
