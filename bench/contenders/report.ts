@@ -184,8 +184,9 @@ export function printRowTable(title: string, rows: RowSummary[]): void {
       r.label,
       int(r.rps.median),
       `${int(r.rps.min)}–${int(r.rps.max)}`,
-      ms(r.p50Ms.median),
-      ms(r.p99Ms.median),
+      // A window a loaded machine answered nothing in has no latency (not 0 ms).
+      r.ok ? ms(r.p50Ms.median) : 'no answer',
+      r.ok ? ms(r.p99Ms.median) : 'no answer',
       r.gatewayCpuMsPerReq ? cpuMs(r.gatewayCpuMsPerReq.median) : '—',
       cpuMs(r.subgraphCpuMsPerReq.median),
       r.failed ? `${r.failed} !` : '0',
