@@ -69,6 +69,8 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
   let tenantId: string;
   let assetId: string;
   const batches: Batch[] = [];
+  /** Why the latest batch was not acknowledged: what a timeout reports. */
+  let lastRefusal = 'none';
   const dataFile = () => path.join(dir, 'mongo.h2');
 
   beforeAll(async () => {
@@ -99,9 +101,13 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
       source: 'SCADA',
     }));
     const res = await graphql<{ recordMeasurements: { ids: string[] } }>(stack.gatewayUrl, recordMutation, { apiKey, variables: { i: input } }).catch(
-      () => null,
+      (err: unknown) => {
+        lastRefusal = `no answer: ${String(err)}`;
+        return null;
+      },
     );
     if (res?.status === 200 && !res.body.errors?.length && res.body.data) batch.ids = res.body.data.recordMeasurements.ids;
+    else if (res) lastRefusal = `HTTP ${res.status}: ${JSON.stringify(res.body.errors?.[0] ?? res.body).slice(0, 300)}`;
   }
 
   /**
@@ -131,7 +137,11 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
       // clients' progress, not the clock, so a slow machine still gets writes acknowledged between crashes.
       const acknowledgedBeforeCrash = 1 + Math.floor(Math.random() * 3);
       // A bound on "never acknowledges again after a restart", not a speed requirement: generous for a loaded machine.
-      await waitFor(async () => acknowledgedNow >= acknowledgedBeforeCrash, 120_000, `${acknowledgedBeforeCrash} acknowledged batches`, 5);
+      await waitFor(async () => acknowledgedNow >= acknowledgedBeforeCrash, 120_000, `${acknowledgedBeforeCrash} acknowledged batches`, 5).catch(
+        (err: Error) => {
+          throw new Error(`round ${iteration + 1} of ${ITERATIONS}: ${err.message}; ${acknowledgedNow} acknowledged, the latest refusal: ${lastRefusal}`);
+        },
+      );
       await new Promise((r) => setTimeout(r, Math.random() * 300));
       await crash(database);
       database = await startEmbeddedMongo({ dataFile: dataFile(), port: database.port });
