@@ -351,7 +351,8 @@ describe("the tenant's time zone (complianceSettings / updateComplianceSettings)
     await record(valve, 'VALVE_INSPECTION', '2026-05-01T19:30:00-05:00', zoneTenant);
     const at = () => compliance(valve, '2026-05-03T12:00:00Z', admin(), zoneQuery);
     // In UTC the second inspection fell on 2026-05-02, a day after the 15 months ran out; the next is due 15 months on.
-    const utc = await until(at, (c) => c.obligations[0]?.lastCompletedAt !== null && c.obligations[0]?.violations.length > 0);
+    // Waits for the second inspection itself: after the first alone the valve is overdue too (a violation, due 2026-05-01).
+    const utc = await until(at, (c) => String(c.obligations[0]?.lastCompletedAt ?? '').startsWith('2026-05-02T00:30'));
     expect(utc.obligations[0]).toMatchObject({ dueDate: '2027-08-02', dueAt: '2027-08-02T00:00:00.000Z' });
     expect(utc).toMatchObject({ timeZone: 'UTC', obligations: [{ violations: [{ rule: 'at intervals not exceeding 15 months (§192.745(a))' }] }] });
 
