@@ -528,7 +528,10 @@ export class Analyzer {
   async refreshRisk(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
     const { tenantId } = context;
     const asset = context.assets.get(assetId);
-    if (!asset || !PIPE_TYPES.has(asset.type) || asset.status === 'ABANDONED') {
+    // An asset the context does not know has no risk to take away (assets are abandoned, never deleted): it is one
+    // whose asset.upserted another batch is projecting beside this one, and that batch computes its risk.
+    if (!asset) return;
+    if (!PIPE_TYPES.has(asset.type) || asset.status === 'ABANDONED') {
       await this.risks.deleteOne({ _id: assetId, tenantId });
       return;
     }

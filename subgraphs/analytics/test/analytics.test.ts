@@ -10,6 +10,7 @@ import { consumedAll, publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import { until, waitFor } from '@linepack/lib/testing/until';
 import { ANALYTICS_CONSUMER_GROUP, subgraph } from '../src';
+import { Analyzer } from '../src/compute';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -208,6 +209,22 @@ it('filters the risk register to a pipeline and what is below it, and to pipe in
     variables: { f: { pipelineId: line } },
   });
   expect(theirs.data!['riskRegister']).toEqual({ totalCount: 0 });
+});
+
+it("keeps a segment's risk when a batch that read its context before the asset was known finishes after the asset's batch", async () => {
+  // The consumer handles a tenant's assets stream and measurements stream side by side (and replicas split them): a
+  // batch of readings can read its context before the segment's asset.upserted is projected by the other, and
+  // refresh the segment's risk after that batch has written it.
+  const seg = randomUUID();
+  const readBeforeTheAsset = await new Analyzer(harness.db).context(tenantId, [seg]);
+  await upsertAsset(seg, { ...gasSegment, inHca: true, classLocation: 3 });
+  await anomaly(seg, { runId: 'r-race', observedAt: '2026-03-02T00:00:00.000Z', odometerM: 40, clockDeg: 90, depthPctWt: 82, lengthMm: 60, widthMm: 40 });
+  const scored = await until(
+    () => assessments(seg),
+    (a) => a.anomalyAssessments.totalCount === 1 && (a.risk?.drivers ?? []).some((d: string) => d.includes('IMMEDIATE')),
+  );
+  await new Analyzer(harness.db).refreshRisk(readBeforeTheAsset, seg);
+  expect((await assessments(seg)).risk).toEqual(scored.risk);
 });
 
 it('rebuilds from the streams to the same results, however often it is replayed', async () => {

@@ -157,6 +157,9 @@ export class StatusComputer {
     const timeZone = await this.timeZoneOf(tenantId);
     for (const assetId of all) {
       const lineage = await this.lineage(tenantId, assetId);
+      // An asset not projected yet has no rows to take away (assets are never deleted): another batch is projecting
+      // its asset.upserted beside this one and writes them; deleting here could remove what it has just written.
+      if (lineage.length === 0) continue;
       const statuses = await this.evaluateLineage(lineage, now, 0, timeZone);
       const keep = statuses.map((s) => `${assetId}:${s.obligation.obligation}`);
       await this.rows.deleteMany({ tenantId, assetId, _id: { $nin: keep } });

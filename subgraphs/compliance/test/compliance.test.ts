@@ -10,6 +10,8 @@ import { consumedAll, publishEvent } from '@linepack/lib/testing/publish-event';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import { until, waitFor } from '@linepack/lib/testing/until';
 import { COMPLIANCE_CONSUMER_GROUP, subgraph } from '../src';
+import { COMPLIANCE_COLLECTIONS } from '../src/documents';
+import { StatusComputer } from '../src/status';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -239,6 +241,25 @@ it('dead-letters an event it cannot apply and keeps going', async () => {
   const dead = await harness.db.collection('dead_letters').find({ tenantId }).toArray();
   expect(dead.map((d) => d['type'])).toEqual(['asset.upserted']);
   expect(dead[0]?.['error']).toMatch(/version/);
+});
+
+it("keeps an asset's status rows when a batch refreshes it before its asset.upserted is projected", async () => {
+  // The consumer handles a tenant's assets and measurements streams side by side (and replicas split them): a batch of
+  // readings can refresh an asset whose asset.upserted the other batch is projecting, read no lineage for it, and
+  // reach its rows only after that batch has written them. Standing in for that moment: the projection taken away.
+  const valve = randomUUID();
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  await record(valve, 'VALVE_INSPECTION', '2025-02-01T09:30:00.000Z');
+  const rows = () =>
+    harness.db
+      .collection(COMPLIANCE_COLLECTIONS.status)
+      .find({ tenantId, assetId: valve }, { projection: { computedAt: 0 } })
+      .toArray();
+  const written = await until(rows, (r) => r.some((row) => row['lastCompletedAt'] != null));
+  await settled();
+  await harness.db.collection(COMPLIANCE_COLLECTIONS.assets).deleteOne({ _id: valve as never, tenantId });
+  await new StatusComputer(harness.db).refresh(tenantId, [valve]);
+  expect(await rows()).toEqual(written);
 });
 
 it('answers NOT_EVALUATED, never OK, for an asset whose asset event compliance has not processed yet', async () => {
