@@ -15,6 +15,7 @@ import {
   type RegistryContentType,
 } from 'prom-client';
 import { closeServer, listen } from './http';
+import { consumerGroupInfo } from './events/consumer';
 import { producerStreams } from './events/outbox';
 import type { DocumentNode, GraphQLFormattedError } from 'graphql';
 import { trustedDocuments } from './generated/trusted-documents';
@@ -234,16 +235,12 @@ export function watchConsumerGroup(redis: RedisClient, streams: readonly string[
       let pending = 0;
       let found = false;
       for (const [err, groups] of replies) {
-        if (err) continue;
-        for (const fields of groups as unknown[][]) {
-          const info: Record<string, unknown> = {};
-          for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
-          if (info['name'] !== group) continue;
-          found = true;
-          // lag is nil when Redis cannot tell (entries deleted mid-stream): the sum is of the streams that know it.
-          if (typeof info['lag'] === 'number') lag = (lag ?? 0) + info['lag'];
-          pending += Number(info['pending'] ?? 0);
-        }
+        const info = err ? null : consumerGroupInfo(groups, group);
+        if (!info) continue;
+        found = true;
+        // The sum is of the streams whose lag Redis can tell.
+        if (info.lag !== null) lag = (lag ?? 0) + info.lag;
+        pending += info.pending;
       }
       if (found) out.push({ stream, lag, pending });
     }

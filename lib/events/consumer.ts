@@ -95,6 +95,19 @@ export function parseStreamEntry(stream: string, entryId: string, flat: readonly
   return { id, type, tenantId, occurredAt: when, data: parsed as Record<string, unknown>, stream, entryId };
 }
 
+/**
+ * Consumer group `group`'s lag and pending count in a stream's XINFO GROUPS reply; null when the group has not joined
+ * the stream. lag is null when Redis cannot tell (entries deleted mid-stream).
+ */
+export function consumerGroupInfo(reply: unknown, group: string): { lag: number | null; pending: number } | null {
+  for (const fields of reply as unknown[][]) {
+    const info: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) info[String(fields[i])] = fields[i + 1];
+    if (info['name'] === group) return { lag: typeof info['lag'] === 'number' ? info['lag'] : null, pending: Number(info['pending'] ?? 0) };
+  }
+  return null;
+}
+
 type RawEntry = [entryId: string, fields: string[]];
 
 function fieldsOf(flat: readonly string[]): Record<string, string> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { consumerGroupInfo } from '../events/consumer';
 import { eventStream, streamRegistry, type StreamEvent } from '../events/outbox';
 import type { RedisClient } from '../redis';
 
@@ -31,10 +32,8 @@ export async function consumedAll(redis: RedisClient, dbPrefix: string, producer
   for (const producer of producers) {
     const stream = eventStream(dbPrefix, producer, tenantId);
     if (!(await redis.exists(stream))) continue;
-    const groups = (await redis.xinfo('GROUPS', stream)) as unknown[][];
-    const info = groups.map((fields) => Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[String(value), fields[i + 1]]] : []))));
-    const mine = info.find((g) => g['name'] === group);
-    if (!mine || mine['lag'] !== 0 || mine['pending'] !== 0) return false;
+    const mine = consumerGroupInfo(await redis.xinfo('GROUPS', stream), group);
+    if (!mine || mine.lag !== 0 || mine.pending !== 0) return false;
   }
   return true;
 }
