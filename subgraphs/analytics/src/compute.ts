@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { duplicateKeyIndexes } from '@linepack/lib/mongo';
+import { duplicateKeyIndexes, isDuplicateKeyError } from '@linepack/lib/mongo';
 import { modelVersionOf, modifiedB31G, resolveFlowStress, type B31GInput, type FlowStressMethod } from './model/b31g';
 import { effectiveArea, type ProfilePoint } from './model/rstreng';
 import { acceptanceLimit, DEFAULT_GROWTH_SETTINGS, growthRate, matchFeature, remainingLife, type RunFeature } from './model/growth';
@@ -71,20 +71,28 @@ export function settingsOf(doc: SettingsDocument | null): TenantSettings {
   };
 }
 
-/** What an event batch (or a rebuild chunk) reads once for one tenant: see Analyzer.context. */
-export interface BatchContext {
+/** What a segment's risk is computed from besides its assessments, read once for a batch's segments: see Analyzer.riskContext. */
+export interface RiskContext {
   tenantId: string;
-  settings: TenantSettings;
   assets: Map<string, AssetProjection>;
   cp: Map<string, CpReadingProjection>;
-  /** The latest field result and the repair of each anomaly of these assets that has one (by measurement id). */
-  digs: Map<string, AnomalyDigRecords>;
   /**
-   * When its reads began: the assessments computed from it carry this as computedAt, so one computed from older inputs
-   * (an event batch that read the records before a repair was written) never replaces one computed from newer (write()).
+   * When its reads began: what is computed from it carries this as computedAt, so a result computed from older inputs
+   * (an event batch that read the records before a repair was written, the segment before it changed) never replaces
+   * one computed from newer (write(), refreshRisk()).
    */
   readAt: Date;
 }
+
+/** What an event batch (or a rebuild chunk) reads once for one tenant: see Analyzer.context. */
+export interface BatchContext extends RiskContext {
+  settings: TenantSettings;
+  /** The latest field result and the repair of each anomaly of these assets that has one (by measurement id). */
+  digs: Map<string, AnomalyDigRecords>;
+}
+
+/** Whether the asset has a risk: a pipe in service (an abandoned one's risk is taken away; assets are never deleted). */
+const bearsRisk = (asset: AssetProjection) => PIPE_TYPES.has(asset.type) && asset.status !== 'ABANDONED';
 
 /** Why a dent or crack cannot be categorised on this asset (its regulation decides the rules), or null when it can. */
 function notCategorisable(asset: AssetProjection): string | null {
@@ -443,14 +451,23 @@ export class Analyzer {
    */
   async context(tenantId: string, assetIds: Iterable<string>): Promise<BatchContext> {
     const ids = [...new Set(assetIds)];
+    // riskContext takes readAt before any of these reads starts.
+    const [risk, settings, digs] = await Promise.all([this.riskContext(tenantId, ids), this.tenantSettings(tenantId), this.digRecords.ofAssets(tenantId, ids)]);
+    return { ...risk, settings, digs };
+  }
+
+  /**
+   * The assets and their latest CP readings, as refreshRisk needs them. A caller reads it after writing what it changed
+   * of the segments (the asset, a reading, assessments): its readAt then comes after every input the caller wrote.
+   */
+  async riskContext(tenantId: string, assetIds: Iterable<string>): Promise<RiskContext> {
+    const ids = [...new Set(assetIds)];
     const readAt = new Date();
-    const [settings, assets, cp, digs] = await Promise.all([
-      this.tenantSettings(tenantId),
+    const [assets, cp] = await Promise.all([
       ids.length ? this.assets.find({ _id: { $in: ids }, tenantId }).toArray() : [],
       ids.length ? this.cp.find({ _id: { $in: ids }, tenantId }).toArray() : [],
-      this.digRecords.ofAssets(tenantId, ids),
     ]);
-    return { tenantId, settings, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])), digs, readAt };
+    return { tenantId, assets: new Map(assets.map((a) => [a._id, a])), cp: new Map(cp.map((c) => [c._id, c])), readAt };
   }
 
   /**
@@ -494,14 +511,15 @@ export class Analyzer {
   }
 
   /** Every segment of the tenant again, assessments then risk (the tenant's settings changed). */
-  async reassessTenant(tenantId: string, now = new Date()): Promise<void> {
+  async reassessTenant(tenantId: string): Promise<void> {
     const ids = (await this.assets.find({ tenantId }, { projection: { _id: 1 } }).toArray()).map((a) => a._id);
     for (let i = 0; i < ids.length; i += 500) {
-      const context = await this.context(tenantId, ids.slice(i, i + 500));
-      for (const id of ids.slice(i, i + 500)) {
-        await this.assessAll(context, id);
-        await this.refreshRisk(context, id, now);
-      }
+      const chunk = ids.slice(i, i + 500);
+      const context = await this.context(tenantId, chunk);
+      for (const id of chunk) await this.assessAll(context, id);
+      // Read after the assessments are written (riskContext says why).
+      const risks = await this.riskContext(tenantId, chunk);
+      for (const id of chunk) await this.refreshRisk(risks, id);
     }
   }
 
@@ -524,15 +542,23 @@ export class Analyzer {
     }
   }
 
-  /** The segment's risk from its assessments (one aggregation) and latest CP reading. */
-  async refreshRisk(context: BatchContext, assetId: string, now = new Date()): Promise<void> {
-    const { tenantId } = context;
+  /**
+   * The segment's risk from its assessments (one aggregation, read now) and the asset and latest CP reading of `context`
+   * (see riskContext for when to read it). Batches of the other stream, other replicas, the run comparison and the dig
+   * mutations refresh the same segment's risk at the same time: the one whose context was read last wins whichever
+   * writes last. Every input a refresh reads is read after its readAt, and each writer of an input refreshes after
+   * writing it, so the refresh with the latest readAt saw every input; one with an earlier readAt that writes later
+   * (it read the segment before it changed, or aggregated before a reassessment was written) is left out.
+   */
+  async refreshRisk(context: RiskContext, assetId: string): Promise<void> {
+    const { tenantId, readAt } = context;
     const asset = context.assets.get(assetId);
     // An asset the context does not know has no risk to take away (assets are abandoned, never deleted): it is one
     // whose asset.upserted another batch is projecting beside this one, and that batch computes its risk.
     if (!asset) return;
-    if (!PIPE_TYPES.has(asset.type) || asset.status === 'ABANDONED') {
-      await this.risks.deleteOne({ _id: assetId, tenantId });
+    const notNewer = { _id: assetId, tenantId, computedAt: { $lte: readAt } };
+    if (!bearsRisk(asset)) {
+      await this.risks.deleteOne(notNewer);
       return;
     }
     const groups = await this.assessments
@@ -588,6 +614,20 @@ export class Analyzer {
       latestPipeToSoilMv: cp?.potentialMv ?? null,
       expectedAnomaliesBeyondLimit: beyondLimit,
     });
-    await this.risks.replaceOne({ _id: assetId, tenantId }, { tenantId, regulation: asset.regulation, ...risk, computedAt: now }, { upsert: true });
+    let inserted: boolean;
+    try {
+      const stored = await this.risks.replaceOne(notNewer, { tenantId, regulation: asset.regulation, ...risk, computedAt: readAt }, { upsert: true });
+      inserted = stored.upsertedCount > 0;
+    } catch (err) {
+      // The stored risk was computed from a later read: the upsert's insert collided on _id.
+      if (isDuplicateKeyError(err)) return;
+      throw err;
+    }
+    // A risk taken away (the segment abandoned) leaves no computedAt to be newer than this one: a refresh that read the
+    // segment in service before that and inserts after it looks at the segment again, and takes its own risk back.
+    if (inserted) {
+      const current = await this.assets.findOne({ _id: assetId, tenantId });
+      if (current && !bearsRisk(current)) await this.risks.deleteOne(notNewer);
+    }
   }
 }

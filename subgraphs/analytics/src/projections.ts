@@ -214,7 +214,10 @@ export function analyticsEventHandler(db: Db, onComparisonRequested: () => void 
       for (const id of changedAssets.get(tenantId) ?? []) await analyzer.assessAll(context, id);
       for (const [assetId, ids] of newAnomalies.get(tenantId) ?? [])
         if (!changedAssets.get(tenantId)?.has(assetId)) await analyzer.assessNew(context, assetId, ids);
-      for (const id of touched) await analyzer.refreshRisk(context, id);
+      // The risks from a read after this batch's assessments are written, not from the batch's context: a risk carries
+      // when its inputs were read, and the batch's own reassessments are among them (Analyzer.refreshRisk).
+      const risks = await analyzer.riskContext(tenantId, touched);
+      for (const id of touched) await analyzer.refreshRisk(risks, id);
     }
     for (const [tenantId, assetIds] of comparisons) for (const assetId of assetIds) await requestRunComparison(db, tenantId, assetId);
     if (comparisons.size > 0) onComparisonRequested();

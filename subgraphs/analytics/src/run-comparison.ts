@@ -80,7 +80,8 @@ export class RunComparer {
       await this.compare(context, asset, run, older, inputsKey, now, signal);
       compared++;
     }
-    if (compared > 0) await this.analyzer.refreshRisk(context, assetId, now);
+    // From a read after the reassessments (the segment may have changed since `context`): see Analyzer.refreshRisk.
+    if (compared > 0) await this.analyzer.refreshRisk(await this.analyzer.riskContext(tenantId, [assetId]), assetId);
     return compared;
   }
 

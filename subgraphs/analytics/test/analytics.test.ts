@@ -227,6 +227,62 @@ it("keeps a segment's risk when a batch that read its context before the asset w
   expect((await assessments(seg)).risk).toEqual(scored.risk);
 });
 
+/** A class 1 gas segment with its risk written, and its risk inputs read now (a batch's read). */
+async function segmentWithRiskRead() {
+  const seg = randomUUID();
+  await upsertAsset(seg, { ...gasSegment, classLocation: 1 });
+  await until(
+    () => assessments(seg),
+    (a) => a.risk != null,
+  );
+  return { seg, read: await new Analyzer(harness.db).riskContext(tenantId, [seg]) };
+}
+
+it("keeps a segment's newer risk when a batch that read the segment before it changed refreshes the risk last", async () => {
+  // The consumer handles a tenant's assets and measurements streams side by side (and replicas split them): a batch of
+  // readings can read the segment, the assets batch then project its new class location and HCA and write its risk, and
+  // the readings batch refresh the risk last, from what it read.
+  const { seg, read: readBeforeTheChange } = await segmentWithRiskRead();
+  await upsertAsset(seg, { ...gasSegment, inHca: true, classLocation: 4 });
+  const changed = await until(
+    () => assessments(seg),
+    (a) => (a.risk?.drivers ?? []).some((d: string) => d.includes('high consequence area')),
+  );
+  await new Analyzer(harness.db).refreshRisk(readBeforeTheChange, seg);
+  expect((await assessments(seg)).risk).toEqual(changed.risk);
+});
+
+it('takes no risk back for a segment abandoned after a batch read it as active', async () => {
+  const { seg, read: readWhileActive } = await segmentWithRiskRead();
+  await upsertAsset(seg, { ...gasSegment, classLocation: 1, status: 'ABANDONED' });
+  await until(
+    () => assessments(seg),
+    (a) => a.risk == null,
+  );
+  await new Analyzer(harness.db).refreshRisk(readWhileActive, seg);
+  expect((await assessments(seg)).risk).toBeNull();
+});
+
+it("keeps the risk of a segment's latest pipe-to-soil reading when a batch that read the one before refreshes the risk last", async () => {
+  const { seg, read: readBeforeTheReading } = await segmentWithRiskRead();
+  // −700 mV is less negative than the −850 mV criterion (model/risk.ts): the reading raises the likelihood.
+  await publish('measurements', 'measurement.recorded', {
+    id: randomUUID(),
+    assetId: seg,
+    type: 'CP_PIPE_TO_SOIL',
+    source: 'FIELD',
+    value: -700,
+    unit: 'mV',
+    observedAt: '2026-02-01T00:00:00.000Z',
+  });
+  const withReading = await until(
+    () => assessments(seg),
+    (a) => (a.risk?.drivers ?? []).some((d: string) => d.includes('pipe-to-soil')),
+  );
+  await new Analyzer(harness.db).refreshRisk(readBeforeTheReading, seg);
+  expect((await assessments(seg)).risk).toEqual(withReading.risk);
+});
+
 it('rebuilds from the streams to the same results, however often it is replayed', async () => {
   const snapshot = async () => ({
     assessments: await harness.db

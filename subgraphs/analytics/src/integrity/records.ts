@@ -249,7 +249,7 @@ export class DigRecordStore {
     const context = await analyzer.context(this.tenantId, [assetId]);
     const carried = repairId ? [...context.digs].filter(([, r]) => r.repair?._id === repairId && r.repairCarriedFrom).map(([id]) => id) : [];
     await analyzer.assessNew(context, assetId, [...measurementIds, ...carried]);
-    await analyzer.refreshRisk(context, assetId);
+    await analyzer.refreshRisk(await analyzer.riskContext(this.tenantId, [assetId]), assetId);
   }
 }
 
