@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { duplicateKeyIndexes } from '@linepack/lib/mongo';
 import {
   COMPLIANCE_COLLECTIONS,
   COMPLIANCE_SETTINGS_COLLECTION,
@@ -22,6 +23,16 @@ export interface EvaluatedObligation extends ObligationEvaluation {
 /** An obligation of the asset as answered: evaluated, or (for a PLANNED asset) NOT_IN_SERVICE. */
 export interface ObligationStatus extends Omit<EvaluatedObligation, 'state'> {
   state: ComplianceState;
+}
+
+/** An asset's status rows as evaluated from one read of its lineage and evidence (StatusComputer.evaluateRows). */
+export interface StatusEvaluation {
+  tenantId: string;
+  assetId: string;
+  /** When its reads began: the rows carry it as computedAt (see storeRows). */
+  readAt: Date;
+  /** Null when the asset is not projected (yet). */
+  rows: StatusRow[] | null;
 }
 
 export interface AssetComplianceResult {
@@ -144,7 +155,7 @@ export class StatusComputer {
    * Re-evaluates the rows of these assets and of their descendants (evidence on a pipeline counts for its
    * segments); a reading at a CP test point re-evaluates the pipe the test point belongs to.
    */
-  async refresh(tenantId: string, assetIds: readonly string[], now = new Date()): Promise<void> {
+  async refresh(tenantId: string, assetIds: readonly string[]): Promise<void> {
     const testPoints = await this.assets.find({ tenantId, _id: { $in: [...assetIds] }, type: 'CP_TEST_POINT' }, { projection: { parentId: 1 } }).toArray();
     const start = [...assetIds, ...testPoints.flatMap((p) => (p.parentId ? [p.parentId] : []))];
     const all = new Set(start);
@@ -154,35 +165,64 @@ export class StatusComputer {
       frontier = children.map((c) => c._id).filter((id) => !all.has(id));
       for (const id of frontier) all.add(id);
     }
+    // One read of the time zone for every asset, so the evaluations are stamped before it (see storeRows).
+    const readAt = new Date();
     const timeZone = await this.timeZoneOf(tenantId);
-    for (const assetId of all) {
-      const lineage = await this.lineage(tenantId, assetId);
-      // An asset not projected yet has no rows to take away (assets are never deleted): another batch is projecting
-      // its asset.upserted beside this one and writes them; deleting here could remove what it has just written.
-      if (lineage.length === 0) continue;
-      const statuses = await this.evaluateLineage(lineage, now, 0, timeZone);
-      const keep = statuses.map((s) => `${assetId}:${s.obligation.obligation}`);
-      await this.rows.deleteMany({ tenantId, assetId, _id: { $nin: keep } });
-      if (statuses.length === 0) continue;
-      await this.rows.bulkWrite(
-        statuses.map((s) => ({
-          replaceOne: {
-            filter: { _id: `${assetId}:${s.obligation.obligation}`, tenantId },
-            replacement: {
-              tenantId,
-              assetId,
-              obligation: s.obligation.obligation,
-              regulation: s.obligation.regulation,
-              lastCompletedAt: s.lastCompletedAt,
-              dueAt: s.dueAt,
-              lastEvidenceAt: s.evidence[0]?.observedAt ?? null,
-              computedAt: now,
-            },
-            upsert: true,
-          },
-        })),
+    for (const assetId of all) await this.storeRows(await this.evaluateRows(tenantId, assetId, { readAt, timeZone }));
+  }
+
+  /** The asset's status rows from its lineage, evidence and the tenant's time zone, read after `read.readAt` (default: now). */
+  async evaluateRows(tenantId: string, assetId: string, read?: { readAt: Date; timeZone: string }): Promise<StatusEvaluation> {
+    const readAt = read?.readAt ?? new Date();
+    const timeZone = read?.timeZone ?? (await this.timeZoneOf(tenantId));
+    const lineage = await this.lineage(tenantId, assetId);
+    if (lineage.length === 0) return { tenantId, assetId, readAt, rows: null };
+    const statuses = await this.evaluateLineage(lineage, readAt, 0, timeZone);
+    const rows = statuses.map((s): StatusRow => ({
+      _id: `${assetId}:${s.obligation.obligation}`,
+      tenantId,
+      assetId,
+      obligation: s.obligation.obligation,
+      regulation: s.obligation.regulation,
+      lastCompletedAt: s.lastCompletedAt,
+      dueAt: s.dueAt,
+      lastEvidenceAt: s.evidence[0]?.observedAt ?? null,
+      computedAt: readAt,
+    }));
+    return { tenantId, assetId, readAt, rows };
+  }
+
+  /**
+   * Replaces the asset's status rows with `evaluation`'s, except rows computed from a later read. The assets and
+   * measurements batches of a tenant (and replicas) evaluate the same asset at once: a batch that read the asset's
+   * evidence before an inspection, or its lineage before a regulation, class or status change, and writes last leaves
+   * the newer rows alone. Every input of an evaluation is read after its readAt, and each writer of an input (asset,
+   * evidence, time zone) evaluates after writing it, so the evaluation with the latest readAt saw every input.
+   */
+  async storeRows({ tenantId, assetId, readAt, rows }: StatusEvaluation): Promise<void> {
+    // An asset not projected yet has no rows to take away (assets are never deleted): another batch is projecting
+    // its asset.upserted beside this one and writes them; deleting here could remove what it has just written.
+    if (!rows) return;
+    const notNewer = { tenantId, assetId, computedAt: { $lte: readAt } };
+    await this.rows.deleteMany({ ...notNewer, _id: { $nin: rows.map((r) => r._id) } });
+    if (rows.length === 0) return;
+    let inserted: boolean;
+    try {
+      const stored = await this.rows.bulkWrite(
+        rows.map(({ _id, ...row }) => ({ replaceOne: { filter: { ...notNewer, _id }, replacement: row, upsert: true } })),
         { ordered: false },
       );
+      inserted = stored.upsertedCount > 0;
+    } catch (err) {
+      // Rows computed from a later read: their upserts' inserts collided on _id; the others may have been inserted.
+      if (!duplicateKeyIndexes(err)) throw err;
+      inserted = true;
+    }
+    // A row taken away by a later evaluation (its obligation no longer applies) leaves no computedAt to be newer than
+    // this one: rows inserted here are checked against the obligations of the asset read again, and taken back.
+    if (inserted) {
+      const applies = obligationsFor(await this.lineage(tenantId, assetId)).map((o) => `${assetId}:${o.obligation}`);
+      await this.rows.deleteMany({ ...notNewer, _id: { $nin: applies } });
     }
   }
 }

@@ -262,6 +262,54 @@ it("keeps an asset's status rows when a batch refreshes it before its asset.upse
   expect(await rows()).toEqual(written);
 });
 
+/** The asset's status rows as stored (without computedAt, which every evaluation moves). */
+const statusRows = (assetId: string) =>
+  harness.db
+    .collection(COMPLIANCE_COLLECTIONS.status)
+    .find({ tenantId, assetId }, { projection: { computedAt: 0 } })
+    .toArray();
+
+/** A valve inspected on 2025-02-01 with its status rows written, and an evaluation of it read now (a batch's read). */
+async function inspectedValveRead() {
+  const valve = randomUUID();
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192' });
+  await record(valve, 'VALVE_INSPECTION', '2025-02-01T09:30:00.000Z');
+  await until(
+    () => statusRows(valve),
+    (r) => r.some((row) => row['lastCompletedAt'] != null),
+  );
+  await settled();
+  return { valve, read: await new StatusComputer(harness.db).evaluateRows(tenantId, valve) };
+}
+
+it("keeps an asset's newer status rows when a batch that read its evidence before an inspection stores its rows last", async () => {
+  // The consumer handles a tenant's assets and measurements streams side by side (and replicas split them): a batch
+  // re-evaluating the valve (an asset event of its pipeline, say) can read its evidence, the readings batch then project
+  // a newer inspection and write the valve's rows, and the first batch store its rows last.
+  const { valve, read: readBeforeTheInspection } = await inspectedValveRead();
+  await record(valve, 'VALVE_INSPECTION', '2026-01-15T09:30:00.000Z');
+  const newer = await until(
+    () => statusRows(valve),
+    (r) => r.some((row) => row['lastCompletedAt']?.toISOString() === '2026-01-15T09:30:00.000Z'),
+  );
+  await settled();
+  await new StatusComputer(harness.db).storeRows(readBeforeTheInspection);
+  expect(await statusRows(valve)).toEqual(newer);
+});
+
+it('takes no status rows back for an asset abandoned after a batch read it in service', async () => {
+  const { valve, read: readInService } = await inspectedValveRead();
+  // Abandoned, the valve owes nothing: its rows are taken away.
+  await upsertAsset(valve, { type: 'VALVE', regulation: 'CFR_192', status: 'ABANDONED' });
+  await until(
+    () => statusRows(valve),
+    (r) => r.length === 0,
+  );
+  await settled();
+  await new StatusComputer(harness.db).storeRows(readInService);
+  expect(await statusRows(valve)).toEqual([]);
+});
+
 it('answers NOT_EVALUATED, never OK, for an asset whose asset event compliance has not processed yet', async () => {
   const valve = randomUUID();
   expect(await compliance(valve, '2026-02-01T00:00:00Z')).toEqual({ state: 'NOT_EVALUATED', obligations: [] });
