@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { duplicateKeyIndexes } from '@linepack/lib/mongo';
 import type { DomainEvent } from '@linepack/lib/events/consumer';
 import { ASSET_UPSERTED, assetUpsertedData } from '@linepack/subgraph-assets/events';
 
@@ -15,6 +16,8 @@ export interface AssetRef {
   /** The pipe's nominal dimensions (latest version): an ILI listing in mm or inches of depth is converted with them. */
   outsideDiameterMm?: number | null;
   wallThicknessMm?: number | null;
+  /** The asset's version the dimensions are of (absent on refs recorded before it was kept). */
+  version?: number;
 }
 
 /** How long a batch waits for an asset created a moment ago to reach the projection (events take ~0.2 s). */
@@ -27,23 +30,33 @@ export async function ensureAssetRefIndexes(db: Db): Promise<void> {
   await db.collection<AssetRef>(ASSET_REFS_COLLECTION).createIndex({ tenantId: 1, _id: 1 }, { name: 'tenant_asset' });
 }
 
-/** Idempotent: an asset is recorded once, with its latest dimensions (events of one asset arrive in order). */
+/**
+ * Idempotent: an asset is recorded once, with the dimensions of its latest version. Only a newer version replaces them:
+ * replicas split the assets stream between them (and take over each other's pending entries), so an older version of
+ * an asset can be applied after a newer one.
+ */
 export function assetRefHandler(db: Db) {
   const refs = db.collection<AssetRef>(ASSET_REFS_COLLECTION);
   return async (events: readonly DomainEvent[]): Promise<void> => {
     const upserts = events
       .filter((event) => event.type === ASSET_UPSERTED)
       .map((event) => {
-        const { id, outsideDiameterMm, wallThicknessMm } = assetUpsertedData.parse(event.data);
+        const { id, outsideDiameterMm, wallThicknessMm, version } = assetUpsertedData.parse(event.data);
         return {
           updateOne: {
-            filter: { _id: id, tenantId: event.tenantId },
-            update: { $setOnInsert: { tenantId: event.tenantId }, $set: { outsideDiameterMm, wallThicknessMm } },
+            filter: { _id: id, tenantId: event.tenantId, $or: [{ version: { $lt: version } }, { version: { $exists: false } }] },
+            update: { $set: { outsideDiameterMm, wallThicknessMm, version } },
             upsert: true,
           },
         };
       });
-    if (upserts.length > 0) await refs.bulkWrite(upserts, { ordered: false });
+    if (upserts.length === 0) return;
+    try {
+      await refs.bulkWrite(upserts, { ordered: false });
+    } catch (err) {
+      // The ref is stored with this version or a newer one: the upsert's insert collided on _id.
+      if (!duplicateKeyIndexes(err)) throw err;
+    }
   };
 }
 

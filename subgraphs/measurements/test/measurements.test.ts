@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { ASSET_UPSERTED } from '@linepack/subgraph-assets/events';
-import { publishEvent } from '@linepack/lib/testing/publish-event';
+import { consumedAll, publishEvent } from '@linepack/lib/testing/publish-event';
+import { waitFor } from '@linepack/lib/testing/until';
 import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testing/subgraph-harness';
 import type { Identity } from '@linepack/lib/identity';
-import { subgraph } from '../src';
+import { MEASUREMENTS_CONSUMER_GROUP, subgraph } from '../src';
 import { ensureMeasurementIndexes } from '../src/repository';
 import { ASSET_REFS_COLLECTION } from '../src/asset-refs';
 import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
@@ -63,6 +64,31 @@ const reading = (key: string, assetId: string, observedAt: string) => ({
   unit: 'MV',
 });
 const entities = `query($r: [_Any!]!) { _entities(representations: $r) { ... on Asset { id latestMeasurement { type value observedAt } measurements(first: 10) { totalCount } } } }`;
+
+it("keeps an asset's newer dimensions when an older version of the asset is applied after it", async () => {
+  // Replicas split the assets stream (and take over each other's pending entries): version 1 can be applied after
+  // version 2. The dimensions convert an ILI listing's depths, so the older wall thickness would size every feature wrong.
+  const tenantId = randomUUID();
+  const announce = (version: number, wallThicknessMm: number) =>
+    publishEvent(redis, harness.dbPrefix, 'assets', ASSET_UPSERTED, tenantId, {
+      id: 'pipe',
+      type: 'SEGMENT',
+      name: 'pipe',
+      status: 'ACTIVE',
+      outsideDiameterMm: 610,
+      wallThicknessMm,
+      version,
+    });
+  await announce(2, 9.5);
+  await announce(1, 7.9);
+  await waitFor(
+    () => consumedAll(redis, harness.dbPrefix, ['assets'], tenantId, MEASUREMENTS_CONSUMER_GROUP),
+    60_000,
+    'measurements to handle both asset events',
+  );
+  const ref = await harness.db.collection(ASSET_REFS_COLLECTION).findOne({ _id: 'pipe' as never, tenantId });
+  expect(ref).toMatchObject({ outsideDiameterMm: 610, wallThicknessMm: 9.5, version: 2 });
+});
 
 it('records a batch once and resolves it through Asset entities', async () => {
   const items = [reading('a-1', 'asset-1', '2026-01-01T00:00:00Z'), reading('a-2', 'asset-1', '2026-02-01T00:00:00Z')];
