@@ -7,6 +7,7 @@ import { GraphQLError, Source, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from '@linepack/lib/logger';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '@linepack/lib/metrics';
+import { replayMetricCalls, type MetricCall } from '@linepack/lib/thread-metrics';
 import { traceCarrier } from '@linepack/lib/tracing';
 import type { SubgraphName } from '@linepack/schema/subgraphs';
 import type { GatewayContext } from './context';
@@ -78,13 +79,6 @@ export interface LaneJob {
 
 export type LaneMessageToLane = LaneJob | { type: 'abort'; id: number } | { type: 'stop' };
 
-/** A metric call the lane made, replayed on the gateway thread's metric of the same name. */
-export interface LaneMetricCall {
-  name: string;
-  method: 'inc' | 'dec' | 'set' | 'observe';
-  args: unknown[];
-}
-
 export interface LaneResult {
   type: 'result';
   id: number;
@@ -98,12 +92,12 @@ export interface LaneResult {
   unavailableFetches: number;
   /** Cache hints of the subgraphs' answers (RemoteGraphQLDataSource restricts the request's cache policy with them). */
   cacheHints: { maxAge?: number; scope?: unknown }[];
-  metrics: LaneMetricCall[];
+  metrics: MetricCall[];
   /** The request's deadline passed while the lane ran it (its fetches were cut): the result means nothing. */
   deadlinePassed: boolean;
 }
 
-export type LaneMessageFromLane = LaneResult | { type: 'ready' } | { type: 'metrics'; metrics: LaneMetricCall[] };
+export type LaneMessageFromLane = LaneResult | { type: 'ready' } | { type: 'metrics'; metrics: MetricCall[] };
 
 /**
  * The HTTP response of a request, kept on its context (Apollo Server hands plugins and the executor a shallow copy of
@@ -295,7 +289,7 @@ export class ExpensiveLane {
           ready = true;
           this.worker = worker;
           resolve(worker);
-        } else if (message.type === 'metrics') replayMetrics(message.metrics);
+        } else if (message.type === 'metrics') replayMetricCalls(message.metrics);
         else this.settle(message);
       });
       worker.on('error', (err) => {
@@ -336,7 +330,7 @@ export class ExpensiveLane {
   }
 
   private settle(result: LaneResult): void {
-    replayMetrics(result.metrics);
+    replayMetricCalls(result.metrics);
     const job = this.pending.get(result.id);
     if (!job) return; // its request ended (deadline, client gone) before the lane answered
     this.pending.delete(result.id);
@@ -377,11 +371,3 @@ const laneRuns = new Counter({
   labelNames: ['on'] as const,
   registers: [metricsRegistry],
 });
-
-/** The lane's metric calls, made on this thread's metrics (the lane thread has a registry nobody scrapes). */
-function replayMetrics(calls: readonly LaneMetricCall[]): void {
-  for (const { name, method, args } of calls) {
-    const metric = metricsRegistry.getSingleMetric(name) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | undefined;
-    metric?.[method]?.(...args);
-  }
-}
