@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     const { ILI_IMPORT_JOB, iliImportHandler } = require('./ili/import-job') as typeof import('./ili/import-job');
     const runner = new JobRunner(db, { [ILI_IMPORT_JOB]: iliImportHandler(db) as import('@linepack/lib/jobs').JobHandler<never, never> }, { logger });
     runJobRunnerThread(port, runner, () => mongo.close());
+    logger.info('job runner thread started');
     return;
   }
   const { runSubgraphLane } = require('@linepack/lib/subgraph-lane') as typeof import('@linepack/lib/subgraph-lane');
