@@ -1,4 +1,4 @@
-import { Worker, type MessagePort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import { Counter } from 'prom-client';
 import { graphqlErrorBody } from './errors';
@@ -7,7 +7,7 @@ import type { Logger } from './logger';
 import { metricsRegistry, type RequestMetrics } from './metrics';
 import type { BaseSubgraphContext } from './subgraph-server';
 import { recordMetricCalls, replayMetricCalls, type MetricCall } from './thread-metrics';
-import { stopThread, type ThreadEntry } from './threads';
+import { OnDemandThread, type ThreadEntry } from './threads';
 import { activeTracing, withTraceCarrier } from './tracing';
 
 /**
@@ -33,9 +33,6 @@ export const EXPENSIVE_LANE = 'expensive';
 export function wantsExpensiveLane(header: string | undefined): boolean {
   return header === EXPENSIVE_LANE;
 }
-
-/** After the lane failed to start, marked requests run on the loop this long before it is tried again. */
-const START_RETRY_MS = 60_000;
 
 export interface LaneRequest {
   type: 'execute';
@@ -66,12 +63,9 @@ export type LaneMessageFromThread = LaneAnswer | { type: 'ready' } | { type: 'po
 
 /** The loop's side: starts the thread on first use and hands it marked requests. */
 export class SubgraphLane {
-  private worker: Worker | null = null;
-  private starting: Promise<Worker | null> | null = null;
   private readonly pending = new Map<number, (answer: LaneAnswer) => void>();
   private nextId = 0;
-  private failedAt = -Infinity;
-  private stopped = false;
+  private readonly thread: OnDemandThread<LaneMessageFromThread>;
 
   /**
    * `workerData` is what the thread's entry builds its subgraph from; `onMessage` receives what the thread's
@@ -79,15 +73,31 @@ export class SubgraphLane {
    */
   constructor(
     private readonly name: string,
-    private readonly entry: ThreadEntry,
-    private readonly workerData: unknown,
-    private readonly logger: Logger,
-    private readonly onMessage: (message: unknown) => void = () => undefined,
-  ) {}
+    entry: ThreadEntry,
+    workerData: unknown,
+    logger: Logger,
+    onMessage: (message: unknown) => void = () => undefined,
+  ) {
+    this.thread = new OnDemandThread<LaneMessageFromThread>({
+      what: 'the expensive-request lane',
+      instead: 'marked requests run on the event loop',
+      next: 'the next marked request starts a new one',
+      entry: () => entry,
+      workerData,
+      logger,
+      message: (message) => {
+        if (message.type === 'post') return onMessage(message.message);
+        if (message.type !== 'answer') return;
+        this.pending.get(message.id)?.(message);
+        this.pending.delete(message.id);
+      },
+      exited: () => this.abandonAll(),
+    });
+  }
 
   /** The thread's answer, or null when the lane cannot run it now (the caller executes it on the loop). */
   async execute(request: Omit<LaneRequest, 'type' | 'id'>): Promise<LaneAnswer | null> {
-    const worker = await this.ready();
+    const worker = await this.thread.ready();
     if (!worker) {
       laneRequests.inc({ subgraph: this.name, on: 'event_loop' });
       return null;
@@ -101,78 +111,30 @@ export class SubgraphLane {
     return answer;
   }
 
-  private ready(): Promise<Worker | null> {
-    if (this.worker) return Promise.resolve(this.worker);
-    if (this.stopped || performance.now() - this.failedAt < START_RETRY_MS) return Promise.resolve(null);
-    this.starting ??= this.start().finally(() => (this.starting = null));
-    return this.starting;
-  }
-
-  private start(): Promise<Worker | null> {
-    return new Promise((resolve) => {
-      let worker: Worker;
-      try {
-        worker = new Worker(this.entry.file, { execArgv: this.entry.execArgv, workerData: this.workerData });
-      } catch (err) {
-        this.unavailable(err);
-        return resolve(null);
-      }
-      let ready = false;
-      let failure: unknown = null;
-      worker.on('message', (message: LaneMessageFromThread) => {
-        if (message.type === 'ready') {
-          ready = true;
-          this.worker = worker;
-          resolve(worker);
-        } else if (message.type === 'post') this.onMessage(message.message);
-        else {
-          this.pending.get(message.id)?.(message);
-          this.pending.delete(message.id);
-        }
+  /** The thread stopped: what it was running may have been applied (a batch), and is said so, as the gateway's lane does. */
+  private abandonAll(): void {
+    for (const [id, answer] of this.pending) {
+      this.pending.delete(id);
+      answer({
+        type: 'answer',
+        id,
+        status: 500,
+        headers: [['content-type', 'application/json; charset=utf-8']],
+        body: jsonBytes(
+          graphqlErrorBody(
+            'INTERNAL_SERVER_ERROR',
+            'the subgraph stopped running this request before it answered; a mutation may have been applied, and retrying it with the same idempotency keys is safe',
+          ),
+        ),
+        requestMetrics: { errors: [{ code: 'INTERNAL_SERVER_ERROR', subgraph: 'none' }] },
+        metrics: [],
       });
-      worker.on('error', (err) => {
-        if (ready) this.logger.error({ err }, 'the expensive-request lane failed');
-        else failure = err;
-      });
-      worker.on('exit', (code) => {
-        if (this.worker === worker) this.worker = null;
-        if (!ready) {
-          this.unavailable(failure ?? new Error(`its thread exited (${code}) before it was ready`));
-          return resolve(null);
-        }
-        if (!this.stopped) this.logger.error({ code }, 'the expensive-request lane stopped; the next marked request starts a new one');
-        // What it was running may have been applied (a batch): said so, as the gateway's lane does.
-        for (const [id, answer] of this.pending) {
-          this.pending.delete(id);
-          answer({
-            type: 'answer',
-            id,
-            status: 500,
-            headers: [['content-type', 'application/json; charset=utf-8']],
-            body: jsonBytes(
-              graphqlErrorBody(
-                'INTERNAL_SERVER_ERROR',
-                'the subgraph stopped running this request before it answered; a mutation may have been applied, and retrying it with the same idempotency keys is safe',
-              ),
-            ),
-            requestMetrics: { errors: [{ code: 'INTERNAL_SERVER_ERROR', subgraph: 'none' }] },
-            metrics: [],
-          });
-        }
-      });
-    });
-  }
-
-  private unavailable(err: unknown): void {
-    this.failedAt = performance.now();
-    this.logger.error({ err }, `the expensive-request lane could not start; marked requests run on the event loop (next try in ${START_RETRY_MS / 1000} s)`);
+    }
   }
 
   /** Stops the thread (the subgraph stops, after answering every request in flight). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    const worker = this.worker ?? (await this.starting);
-    if (worker) await stopThread(worker, { type: 'stop' } satisfies LaneMessageToThread, 3_000);
+    await this.thread.stop({ type: 'stop' } satisfies LaneMessageToThread, 3_000);
   }
 }
 
