@@ -2,6 +2,7 @@ import { Worker, type MessagePort } from 'node:worker_threads';
 import type { JobRunner } from './jobs';
 import type { Logger } from './logger';
 import { stopThread, type ThreadEntry } from './threads';
+import { activeTracing } from './tracing';
 
 /**
  * A subgraph's job runner (lib/jobs.ts) on a worker thread of its own, with its own MongoDB client: a job's work —
@@ -64,6 +65,7 @@ export function runJobRunnerThread(port: MessagePort, runner: JobRunner, close: 
     void runner
       .stop()
       .then(close)
+      .then(() => activeTracing()?.shutdown())
       .finally(() => process.exit(0));
   });
   runner.start();

@@ -16,6 +16,7 @@ import { ensureJobIndexes, JobStore } from '@linepack/lib/jobs';
 import { JobRunnerThread } from '@linepack/lib/job-thread';
 import { SubgraphLane } from '@linepack/lib/subgraph-lane';
 import { threadEntry } from '@linepack/lib/threads';
+import { activeTracing } from '@linepack/lib/tracing';
 import type { Db } from 'mongodb';
 import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from './ili/documents';
 import { WAKE_JOB_RUNNER, type MeasurementsThread, type MeasurementsThreadOptions } from './thread-types';
@@ -64,6 +65,7 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         dbPrefix: options.dbPrefix,
         logLevel: options.logger.level,
         followsAssets: assetRefs !== null,
+        tracingServiceName: activeTracing()?.serviceName ?? null,
       };
       const jobRunner = new JobRunnerThread(
         threadEntry(__filename, 'threads.ts'),

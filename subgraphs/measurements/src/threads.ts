@@ -10,13 +10,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { startTracing } from '@linepack/lib/tracing';
 import type { MeasurementsThread } from './thread-types';
 
-startTracing('measurements');
+const { role, options } = workerData as MeasurementsThread;
+// Traced when the process is (the same environment switches it on), under its name (`npm start` is one service).
+startTracing('measurements', { env: { ...process.env, ...(options.tracingServiceName ? { OTEL_SERVICE_NAME: options.tracingServiceName } : {}) } });
 /* eslint-disable @typescript-eslint/no-require-imports -- after startTracing */
 const { connectMongo, databaseName } = require('@linepack/lib/mongo') as typeof import('@linepack/lib/mongo');
 const { createLogger } = require('@linepack/lib/logger') as typeof import('@linepack/lib/logger');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-const { role, options } = workerData as MeasurementsThread;
 const port = parentPort!;
 const logger = createLogger('measurements', options.logLevel).child({ thread: role === 'jobs' ? 'job-runner' : 'expensive-lane' });
 
