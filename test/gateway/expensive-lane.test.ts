@@ -7,6 +7,7 @@
  */
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { metricsRegistry } from '@linepack/lib/metrics';
+import { EXPENSIVE_LANE, EXPENSIVE_LANE_HEADER } from '@linepack/lib/subgraph-lane';
 import { until } from '@linepack/lib/testing/until';
 import { createLogger } from '@linepack/lib/logger';
 import type { ApolloGateway } from '@apollo/gateway';
@@ -91,6 +92,15 @@ test('an expensive query is answered by the lane with the data the gateway answe
   // Neither may be cached by anyone between the gateway and the client.
   expect(cheap.headers.get('cache-control')).toBe('no-store');
   expect(expensive.headers.get('cache-control')).toBe('no-store');
+});
+
+test("a client cannot put its cheap operation on a subgraph's lane: the gateway never passes the lane's mark on", async () => {
+  const [before, subgraphBefore] = [await laneRuns(), await measurementsLaneRuns()];
+  const cheap = await graphql(stack.gatewayUrl, CHEAP, { apiKey, headers: { [EXPENSIVE_LANE_HEADER]: EXPENSIVE_LANE } });
+  expect(cheap.status).toBe(200);
+  expect(cheap.body.errors).toBeUndefined();
+  expect(await laneRuns()).toBe(before);
+  expect(await measurementsLaneRuns()).toBe(subgraphBefore);
 });
 
 test("the lane's errors keep their message, path, code and subgraph, and its data its nulls", async () => {
