@@ -15,6 +15,8 @@ import { errorSummary, type Logger } from './logger';
 import { graphqlMetricsMiddleware, operationNamePlugin, requestMetricsOf, watchMongoPool, type RequestMetrics } from './metrics';
 import { connectMongo, databaseName } from './mongo';
 import type { RunningService, SubgraphStartOptions } from './subgraph-types';
+import { EXPENSIVE_LANE_HEADER, wantsExpensiveLane, type SubgraphLane } from './subgraph-lane';
+import { traceCarrier } from './tracing';
 
 export type { RunningService, SubgraphStartOptions } from './subgraph-types';
 
@@ -38,6 +40,8 @@ export interface SubgraphSpec<C extends BaseSubgraphContext> {
   routes?(app: Express): void;
   /** Readiness beyond "the process is up", e.g. a database ping. */
   ready?(): Promise<void>;
+  /** Where the requests the gateway's expensive-operation lane marks are executed (lib/subgraph-lane.ts); without it, on the loop. */
+  lane?: SubgraphLane;
 }
 
 /** A subgraph that owns a database: `prepare` runs once on it (indexes, relays) and yields the rest of the spec. */
@@ -50,16 +54,13 @@ export interface DatabaseSubgraphSpec<C extends BaseSubgraphContext> {
 
 export const GRAPHQL_BODY_LIMIT = '16mb';
 
-export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: SubgraphSpec<C>): Promise<RunningService> {
-  const { name } = spec;
-  const { logger } = options;
+/** A subgraph's Apollo Server: the one its loop serves with, and the one its expensive-request lane runs (lib/subgraph-lane.ts). */
+export function createSubgraphApollo<C extends BaseSubgraphContext>(
+  spec: Pick<SubgraphSpec<C>, 'sdl' | 'resolvers'>,
+  logger: Logger,
+): ApolloServer<BaseSubgraphContext> {
   const { sdl } = spec;
-  const app = express();
-  app.disable('x-powered-by');
-  const httpServer = http.createServer(app);
-  const httpDrain = new HttpDrain(httpServer);
-
-  const apollo = new ApolloServer<BaseSubgraphContext>({
+  return new ApolloServer<BaseSubgraphContext>({
     schema: buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: spec.resolvers as GraphQLResolverMap<unknown> }),
     // Inline tracing only feeds Apollo Studio, which Linepack does not use. No schema declares cache hints, so the
     // cache-control plugin only wrapped every field's resolver to compute "no-store" (8 % of the measurements subgraph's
@@ -74,6 +75,17 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
   });
+}
+
+export async function startSubgraphServer<C extends BaseSubgraphContext>(options: SubgraphStartOptions, spec: SubgraphSpec<C>): Promise<RunningService> {
+  const { name } = spec;
+  const { logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  const httpServer = http.createServer(app);
+  const httpDrain = new HttpDrain(httpServer);
+
+  const apollo = createSubgraphApollo(spec, logger);
   await apollo.start();
 
   app.use(requestIdMiddleware);
@@ -133,6 +145,20 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
       }
     },
     express.json({ limit: GRAPHQL_BODY_LIMIT }),
+    (req: Request, res: Response, next) => {
+      const { lane } = spec;
+      if (!lane || !wantsExpensiveLane(req.header(EXPENSIVE_LANE_HEADER))) return next();
+      const headers = (['content-type', 'accept'] as const).flatMap((name): [string, string][] => (req.headers[name] ? [[name, req.headers[name]]] : []));
+      lane.execute({ body: req.body as unknown, headers, identity: res.locals['identity'] as Identity, traceCarrier: traceCarrier() }).then((answer) => {
+        // The lane could not start: executed here, as every other request.
+        if (!answer) return next();
+        Object.assign(requestMetricsOf(res), answer.requestMetrics);
+        for (const [name, value] of answer.headers) res.setHeader(name, value);
+        // Written as it is: no ETag hashed over it (res.send would), nobody asks a subgraph for one.
+        res.status(answer.status).setHeader('content-length', answer.body.byteLength);
+        res.end(answer.body);
+      }, next);
+    },
     expressMiddleware(apollo, {
       context: async ({ res }) => {
         const identity = res.locals['identity'] as Identity;

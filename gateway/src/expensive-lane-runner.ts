@@ -1,11 +1,12 @@
 import type { MessagePort } from 'node:worker_threads';
 import { getOperationAST, parse, type GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { createLogger } from '@linepack/lib/logger';
-import { metricsRegistry, type RequestMetrics } from '@linepack/lib/metrics';
+import type { RequestMetrics } from '@linepack/lib/metrics';
+import { recordMetricCalls } from '@linepack/lib/thread-metrics';
 import { activeTracing, withTraceCarrier } from '@linepack/lib/tracing';
 import type { GatewayContext } from './context';
 import { ClientWentAway, DeadlineExceeded, startDeadline } from './deadline';
-import type { GatewayGraphQLRequestContext, LaneConfig, LaneJob, LaneMessageFromLane, LaneMessageToLane, LaneMetricCall, LaneResult } from './expensive-lane';
+import type { GatewayGraphQLRequestContext, LaneConfig, LaneJob, LaneMessageFromLane, LaneMessageToLane, LaneResult } from './expensive-lane';
 import { IdentityTokenCache } from './identity-tokens';
 import { createSupergraphGateway } from './supergraph-gateway';
 import { unavailableFetchesOf } from './subgraph-unavailable';
@@ -19,21 +20,14 @@ export async function runLane(config: LaneConfig, port: MessagePort): Promise<vo
   const logger = createLogger('gateway', config.logLevel).child({ lane: 'expensive' });
   const post = (message: LaneMessageFromLane) => port.postMessage(message);
   // Every metric this thread touches is recorded by the gateway's thread instead (its registry is the one scraped).
-  const metricCalls: LaneMetricCall[] = [];
-  for (const metric of metricsRegistry.getMetricsAsArray()) {
-    const target = metric as unknown as Record<string, unknown>;
-    for (const method of ['inc', 'dec', 'set', 'observe'] as const) {
-      if (typeof target[method] !== 'function') continue;
-      target[method] = (...args: unknown[]) => void metricCalls.push({ name: metric.name, method, args });
-    }
-  }
-  const takeMetricCalls = () => metricCalls.splice(0, metricCalls.length);
+  const takeMetricCalls = recordMetricCalls();
 
   const gateway = createSupergraphGateway({
     supergraphSdl: config.supergraphSdl,
     subgraphUrls: config.subgraphUrls,
     identityTokens: new IdentityTokenCache(config.internalTokenPrivateKey),
     deduplicateInflightQueries: config.deduplicateInflightQueries,
+    expensiveLane: true,
   });
   const { executor, schema } = await gateway.load();
   if (!executor || !schema) throw new Error('the lane gateway loaded no executor');

@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { ApolloGateway } from '@apollo/gateway';
 import type { ApolloServerOptionsWithGateway } from '@apollo/server';
 import type { Response } from 'express';
@@ -7,6 +5,8 @@ import { GraphQLError, Source, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from '@linepack/lib/logger';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '@linepack/lib/metrics';
+import { replayMetricCalls, type MetricCall } from '@linepack/lib/thread-metrics';
+import { OnDemandThread, threadEntry } from '@linepack/lib/threads';
 import { traceCarrier } from '@linepack/lib/tracing';
 import type { SubgraphName } from '@linepack/schema/subgraphs';
 import type { GatewayContext } from './context';
@@ -53,9 +53,6 @@ export interface LaneConfig {
   tracingServiceName: string | null;
 }
 
-/** After the lane failed to start, expensive operations run on the gateway's loop this long before it is tried again. */
-const START_RETRY_MS = 60_000;
-
 export interface LaneJob {
   type: 'execute';
   id: number;
@@ -78,13 +75,6 @@ export interface LaneJob {
 
 export type LaneMessageToLane = LaneJob | { type: 'abort'; id: number } | { type: 'stop' };
 
-/** A metric call the lane made, replayed on the gateway thread's metric of the same name. */
-export interface LaneMetricCall {
-  name: string;
-  method: 'inc' | 'dec' | 'set' | 'observe';
-  args: unknown[];
-}
-
 export interface LaneResult {
   type: 'result';
   id: number;
@@ -98,12 +88,12 @@ export interface LaneResult {
   unavailableFetches: number;
   /** Cache hints of the subgraphs' answers (RemoteGraphQLDataSource restricts the request's cache policy with them). */
   cacheHints: { maxAge?: number; scope?: unknown }[];
-  metrics: LaneMetricCall[];
+  metrics: MetricCall[];
   /** The request's deadline passed while the lane ran it (its fetches were cut): the result means nothing. */
   deadlinePassed: boolean;
 }
 
-export type LaneMessageFromLane = LaneResult | { type: 'ready' } | { type: 'metrics'; metrics: LaneMetricCall[] };
+export type LaneMessageFromLane = LaneResult | { type: 'ready' } | { type: 'metrics'; metrics: MetricCall[] };
 
 /**
  * The HTTP response of a request, kept on its context (Apollo Server hands plugins and the executor a shallow copy of
@@ -172,25 +162,27 @@ interface PendingJob {
   mutation: boolean;
 }
 
-/** The lane thread's entry: the gateway's bundle itself when bundled (main.ts dispatches), its own file from source. */
-function laneEntry(): { file: string; execArgv: string[] } {
-  if (__filename.endsWith('.ts')) return { file: path.join(__dirname, 'expensive-lane-worker.ts'), execArgv: ['--import', 'tsx'] };
-  return { file: __filename, execArgv: [] };
-}
-
 export class ExpensiveLane {
-  private worker: Worker | null = null;
-  private starting: Promise<Worker | null> | null = null;
   private readonly pending = new Map<number, PendingJob>();
   private nextId = 0;
-  /** When the lane last failed to start: it is not tried again for START_RETRY_MS. */
-  private failedAt = -Infinity;
-  private stopped = false;
+  private readonly thread: OnDemandThread<LaneMessageFromLane>;
 
-  constructor(
-    private readonly config: LaneConfig,
-    private readonly logger: Logger,
-  ) {}
+  constructor(config: LaneConfig, logger: Logger) {
+    this.thread = new OnDemandThread<LaneMessageFromLane>({
+      what: 'the expensive-operation lane',
+      instead: 'expensive operations run on the main event loop',
+      next: 'the next expensive operation starts a new one',
+      // The gateway's bundle itself when bundled (main.ts dispatches), its own file from source.
+      entry: () => threadEntry(__filename, 'expensive-lane-worker.ts'),
+      workerData: { config },
+      logger,
+      message: (message) => {
+        if (message.type === 'metrics') replayMetricCalls(message.metrics);
+        else if (message.type === 'result') this.settle(message);
+      },
+      exited: () => this.abandonAll(),
+    });
+  }
 
   /**
    * A gateway whose executor runs the operations `runsInLane` picks on this lane and every other one as before. Apollo
@@ -227,7 +219,7 @@ export class ExpensiveLane {
     const abandoned = (): GatewayExecutionResult => ({
       errors: [new GraphQLError('the request ended before its expensive operation finished', { extensions: { code: 'TIMEOUT' } })],
     });
-    const worker = await Promise.race([this.ready(), ended]);
+    const worker = await Promise.race([this.thread.ready(), ended]);
     if (worker === 'ended') return abandoned();
     if (!worker) {
       laneRuns.inc({ on: 'event_loop' });
@@ -265,78 +257,29 @@ export class ExpensiveLane {
       return abandoned();
     }
     if (result !== 'ended') return result;
-    if (this.pending.delete(id)) this.worker?.postMessage({ type: 'abort', id } satisfies LaneMessageToLane);
+    if (this.pending.delete(id)) this.thread.running?.postMessage({ type: 'abort', id } satisfies LaneMessageToLane);
     return abandoned();
   }
 
-  /** The running lane, started on first use; null when it cannot start (expensive operations then run on this loop). */
-  private ready(): Promise<Worker | null> {
-    if (this.worker) return Promise.resolve(this.worker);
-    if (this.stopped || performance.now() - this.failedAt < START_RETRY_MS) return Promise.resolve(null);
-    this.starting ??= this.start().finally(() => (this.starting = null));
-    return this.starting;
-  }
-
-  private start(): Promise<Worker | null> {
-    const { file, execArgv } = laneEntry();
-    return new Promise((resolve) => {
-      let worker: Worker;
-      try {
-        worker = new Worker(file, { execArgv, workerData: { config: this.config } });
-      } catch (err) {
-        this.unavailable(err);
-        resolve(null);
-        return;
-      }
-      let ready = false;
-      let failure: unknown = null;
-      worker.on('message', (message: LaneMessageFromLane) => {
-        if (message.type === 'ready') {
-          ready = true;
-          this.worker = worker;
-          resolve(worker);
-        } else if (message.type === 'metrics') replayMetrics(message.metrics);
-        else this.settle(message);
+  /** The lane's thread stopped: what it was running is answered with an error (a mutation may have been applied). */
+  private abandonAll(): void {
+    for (const [id, job] of this.pending) {
+      this.pending.delete(id);
+      job.resolve({
+        errors: [
+          new GraphQLError(
+            job.mutation
+              ? 'the gateway stopped running this expensive mutation before it answered; it may have been applied, and retrying it with the same idempotency key or version is safe'
+              : 'the gateway stopped running this expensive operation before it answered; retry it',
+            { extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+          ),
+        ],
       });
-      worker.on('error', (err) => {
-        if (ready) this.logger.error({ err }, 'the expensive-operation lane failed');
-        else failure = err;
-      });
-      worker.on('exit', (code) => {
-        if (this.worker === worker) this.worker = null;
-        if (!ready) {
-          this.unavailable(failure ?? new Error(`its thread exited (${code}) before it was ready`));
-          resolve(null);
-          return;
-        }
-        if (!this.stopped) this.logger.error({ code }, 'the expensive-operation lane stopped; the next expensive operation starts a new one');
-        for (const [id, job] of this.pending) {
-          this.pending.delete(id);
-          job.resolve({
-            errors: [
-              new GraphQLError(
-                job.mutation
-                  ? 'the gateway stopped running this expensive mutation before it answered; it may have been applied, and retrying it with the same idempotency key or version is safe'
-                  : 'the gateway stopped running this expensive operation before it answered; retry it',
-                { extensions: { code: 'INTERNAL_SERVER_ERROR' } },
-              ),
-            ],
-          });
-        }
-      });
-    });
-  }
-
-  private unavailable(err: unknown): void {
-    this.failedAt = performance.now();
-    this.logger.error(
-      { err },
-      `the expensive-operation lane could not start; expensive operations run on the main event loop (next try in ${START_RETRY_MS / 1000} s)`,
-    );
+    }
   }
 
   private settle(result: LaneResult): void {
-    replayMetrics(result.metrics);
+    replayMetricCalls(result.metrics);
     const job = this.pending.get(result.id);
     if (!job) return; // its request ended (deadline, client gone) before the lane answered
     this.pending.delete(result.id);
@@ -359,15 +302,8 @@ export class ExpensiveLane {
 
   /** Stops the lane (the gateway is stopping): operations still running are answered as if it had died. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    const worker = this.worker ?? (await this.starting);
-    if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage({ type: 'stop' } satisfies LaneMessageToLane);
     // The lane flushes its spans (at most 1 s) and exits; one that does not is terminated.
-    const timer = setTimeout(() => void worker.terminate(), 3_000);
-    await exited;
-    clearTimeout(timer);
+    await this.thread.stop({ type: 'stop' } satisfies LaneMessageToLane, 3_000);
   }
 }
 
@@ -377,11 +313,3 @@ const laneRuns = new Counter({
   labelNames: ['on'] as const,
   registers: [metricsRegistry],
 });
-
-/** The lane's metric calls, made on this thread's metrics (the lane thread has a registry nobody scrapes). */
-function replayMetrics(calls: readonly LaneMetricCall[]): void {
-  for (const { name, method, args } of calls) {
-    const metric = metricsRegistry.getSingleMetric(name) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined> | undefined;
-    metric?.[method]?.(...args);
-  }
-}

@@ -2,6 +2,7 @@ import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { DEADLINE_HEADER, INTERNAL_IDENTITY_HEADER } from '@linepack/lib/identity';
+import { EXPENSIVE_LANE, EXPENSIVE_LANE_HEADER } from '@linepack/lib/subgraph-lane';
 import { Counter } from 'prom-client';
 import { errorCodeLabel, metricsRegistry, subgraphFetchDuration, subgraphGraphqlErrors } from '@linepack/lib/metrics';
 import type { GatewayContext } from './context';
@@ -42,6 +43,8 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     url: string,
     private readonly identityTokens: IdentityTokenCache,
     deduplicate: boolean,
+    /** This data source is the expensive-operation lane's: its requests are marked for the subgraph's lane. */
+    private readonly expensiveLane = false,
   ) {
     // Aborted with the request they serve (deadline.ts); undici's request API (subgraph-fetch.ts).
     super({ url, fetcher: timedFetcher(name) });
@@ -58,6 +61,7 @@ export class AuthenticatedSubgraphDataSource extends RemoteGraphQLDataSource<Gat
     request.http?.headers.set(DEADLINE_HEADER, String(deadline.at));
     request.http?.headers.set('x-request-id', requestId);
     request.http?.headers.set(REQUEST_KEY_HEADER, deadline.key);
+    if (this.expensiveLane) request.http?.headers.set(EXPENSIVE_LANE_HEADER, EXPENSIVE_LANE);
   }
 
   /** A subgraph that cannot answer fails only the paths it would have filled (subgraph-unavailable.ts). */

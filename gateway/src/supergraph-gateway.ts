@@ -19,6 +19,8 @@ export interface SupergraphGatewayOptions {
   subgraphUrls: Partial<Record<SubgraphName, string>>;
   identityTokens: IdentityTokenCache;
   deduplicateInflightQueries: boolean;
+  /** The expensive-operation lane's gateway: its subgraph requests ask the subgraphs' expensive-request lanes (lib/subgraph-lane.ts). */
+  expensiveLane?: boolean;
   /** Told each subgraph's name and URL as the gateway routes to it (readiness asks them). */
   onSubgraph?: (name: string, url: string) => void;
 }
@@ -38,7 +40,7 @@ export function createSupergraphGateway(options: SupergraphGatewayOptions): Apol
       const target = options.subgraphUrls[name as SubgraphName] ?? url;
       if (!target) throw new Error(`no URL for subgraph ${name}`);
       options.onSubgraph?.(name, target);
-      return new AuthenticatedSubgraphDataSource(name, target, options.identityTokens, options.deduplicateInflightQueries);
+      return new AuthenticatedSubgraphDataSource(name, target, options.identityTokens, options.deduplicateInflightQueries, options.expensiveLane ?? false);
     },
   });
 }

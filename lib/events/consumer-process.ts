@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { BULK_WORK_REST_RATIO } from '../fair-share';
 import { watchConsumerGroup, watchRedis } from '../metrics';
 import { createRedisClient } from '../redis';
 import type { SubgraphStartOptions } from '../subgraph-types';
@@ -22,7 +23,15 @@ export function startEventConsumer(
   const redis = createRedisClient(options.redisUrl, options.logger);
   // A tenant's backlog (an ILI import: one event per feature) is taken 1,000 at a time while slots are free, so each
   // handler's per-batch reads are paid per thousand events rather than per hundred (StreamConsumerOptions.backlogBatchSize).
-  const streamConsumer = new StreamConsumer({ redis, db, logger: options.logger, backlogBatchSize: BACKLOG_BATCH_SIZE, ...consumer });
+  // A tenant's stream rests after each batch as long as the batch took, as bulk work does (BULK_WORK_REST_RATIO).
+  const streamConsumer = new StreamConsumer({
+    redis,
+    db,
+    logger: options.logger,
+    backlogBatchSize: BACKLOG_BATCH_SIZE,
+    restRatio: BULK_WORK_REST_RATIO,
+    ...consumer,
+  });
   void streamConsumer.start();
   const unwatch = [watchRedis(redis, `event-consumer:${consumer.group}`), watchConsumerGroup(redis, consumer.streams, consumer.group)];
   return {

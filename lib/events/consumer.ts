@@ -80,6 +80,12 @@ export interface StreamConsumerOptions {
   claimIdleMs?: number;
   /** Tries per event before it is dead-lettered. */
   attempts?: number;
+  /**
+   * After a batch that took d ms, its stream is not read again for d × restRatio ms (default 0), while the other
+   * streams are: a tenant's backlog keeps the handler (and the database) busy at most 1 / (1 + restRatio) of the time,
+   * leaving room for every other tenant's requests.
+   */
+  restRatio?: number;
 }
 
 /** Parses a stream entry's flat field list; throws on entries that are not domain events. */
@@ -170,6 +176,8 @@ export class StreamConsumer {
   private lastClaimSweep = 0;
   /** A stream's batch being handled (or waiting for a slot): its stream is not read again until it is acknowledged. */
   private readonly inFlight = new Map<string, Promise<BatchResult>>();
+  /** Streams resting after a batch (restRatio), until when. */
+  private readonly restingUntil = new Map<string, number>();
   private active = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -244,7 +252,15 @@ export class StreamConsumer {
         if (entries.length > 0) launched.push(this.launch(sweep[i]!, entries));
       }
     }
-    const idle = this.streamList.filter((stream) => !this.inFlight.has(stream));
+    const now = Date.now();
+    let restEnds = Infinity;
+    for (const [stream, until] of this.restingUntil) {
+      if (until <= now) this.restingUntil.delete(stream);
+      else restEnds = Math.min(restEnds, until);
+    }
+    // A read that blocks wakes when the first resting stream may be read again.
+    blockMs = Math.max(1, Math.min(blockMs, restEnds - now));
+    const idle = this.streamList.filter((stream) => !this.inFlight.has(stream) && !this.restingUntil.has(stream));
     // Only as many streams as there is room for batches: a batch read is pending (delivered) at once, and one that waited
     // here past claimIdleMs would be taken over and handled again by another replica. The streams read take turns (the
     // rotation), so every tenant with work still gets a batch per cycle and a new event waits behind at most one batch
@@ -265,6 +281,8 @@ export class StreamConsumer {
       if (launched.length === 0 && found.length === 0 && this.inFlight.size === 0) await new Promise((resolve) => setTimeout(resolve, blockMs));
     } else {
       const parts = chunks(chosen, streamsPerRead);
+      // Every stream resting and nothing being handled: wait for the first rest to end rather than spin.
+      if (parts.length === 0 && launched.length === 0 && this.inFlight.size === 0) await new Promise((resolve) => setTimeout(resolve, blockMs));
       for (let n = 0; n < parts.length; n++) {
         const block = n === parts.length - 1 && launched.length === 0 && found.length === 0 && this.inFlight.size === 0 ? blockMs : undefined;
         found.push(...(await this.readGroup(parts[n]!, batchSize, block)));
@@ -312,17 +330,21 @@ export class StreamConsumer {
 
   /** Handles one stream's batch when a slot is free; its stream stays out of reads until the batch is acknowledged. */
   private launch(stream: string, entries: readonly RawEntry[]): Promise<BatchResult> {
+    let started: number | null = null;
     const task = (async (): Promise<BatchResult> => {
       await this.acquire();
       try {
         // Stopping: a batch not started yet stays pending (XAUTOCLAIM hands it on), so shutdown waits only for the
         // batches being handled, not for one queued batch per tenant.
         if (this.stopping) return { handled: 0 };
+        started = performance.now();
         return { handled: await this.apply(stream, entries) };
       } catch (error) {
         return { handled: 0, error };
       } finally {
         this.release();
+        const rest = started === null ? 0 : (performance.now() - started) * (this.options.restRatio ?? 0);
+        if (rest >= 1) this.restingUntil.set(stream, Date.now() + rest);
         this.inFlight.delete(stream);
       }
     })();

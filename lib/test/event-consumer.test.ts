@@ -234,6 +234,47 @@ describe.each(redisBackends())('on %s', (_name, startBackend) => {
       expect(await pendingOf(tenantStream(stream, 'a'))).toBe(0);
     });
 
+    it('rests a tenant’s stream after each batch as long as the batch took (restRatio 1), and handles other tenants meanwhile', async () => {
+      await publishTenant('a', 2);
+      const spans: { tenant: string; from: number; to: number }[] = [];
+      let aBatches = 0;
+      const consumer = new StreamConsumer({
+        redis,
+        db,
+        logger,
+        streams: [stream],
+        group: 'g',
+        blockMs: 20,
+        batchSize: 1,
+        restRatio: 1,
+        handle: async (events) => {
+          const from = performance.now();
+          if (events[0]!.tenantId === 'a' && aBatches++ === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+          spans.push({ tenant: events[0]!.tenantId, from, to: performance.now() });
+        },
+      });
+      await consumer.start();
+      try {
+        await until(
+          async () => aBatches,
+          (n) => n === 1,
+        );
+        await publishTenant('b', 1);
+        await until(
+          async () => spans.length,
+          (n) => n === 3,
+        );
+      } finally {
+        await consumer.stop();
+      }
+      spans.sort((x, y) => x.from - y.from);
+      // b's event waited for neither a's batch nor a's rest: it was handled before a's second batch.
+      expect(spans.map((s) => s.tenant)).toEqual(['a', 'b', 'a']);
+      const [a1, , a2] = spans as [(typeof spans)[0], (typeof spans)[0], (typeof spans)[0]];
+      // a's second batch started no sooner than a's first took after it ended (a timer may fire a millisecond early).
+      expect(a2.from - a1.to).toBeGreaterThanOrEqual(a1.to - a1.from - 2);
+    });
+
     it('goes on with other tenants while one tenant’s events fail, and dead-letters those', async () => {
       await publishTenant('a', 150);
       await publishTenant('b', 5);

@@ -35,6 +35,28 @@ test("another tenant's first piece runs after the piece in progress, not after t
   expect(order).toEqual(['A1', 'B1', 'A2', 'B2', 'A3', 'A4']);
 });
 
+test("with restRatio, a tenant rests after a piece as long as it took, while another tenant's pieces run", async () => {
+  const share = new FairShare(1, 1_000, { restRatio: 1 });
+  const spans = new Map<string, { from: number; to: number }>();
+  const piece = (name: string, ms: number) =>
+    share.run(name[0]!, async () => {
+      const from = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      spans.set(name, { from, to: performance.now() });
+    });
+  const all = [piece('A1', 400), piece('A2', 1)];
+  await Promise.resolve();
+  all.push(piece('B1', 1), piece('B2', 1), piece('B3', 1));
+  await Promise.all(all);
+  const order = [...spans.entries()].sort(([, x], [, y]) => x.from - y.from).map(([name]) => name);
+  // Without the rest A2 would come right after B1 (round-robin); resting, A lets B's three short pieces through first.
+  expect(order).toEqual(['A1', 'B1', 'B2', 'B3', 'A2']);
+  const a1 = spans.get('A1')!;
+  // The rest is measured from the slot's hand-out to its return, which spans the piece (a timer may fire a millisecond early).
+  expect(spans.get('A2')!.from - a1.to).toBeGreaterThanOrEqual(a1.to - a1.from - 2);
+  expect(share.queued).toBe(0);
+});
+
 test('never more pieces at once than slots, and a failed piece frees its slot', async () => {
   const share = new FairShare(2);
   let running = 0;

@@ -7,6 +7,7 @@
  */
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { metricsRegistry } from '@linepack/lib/metrics';
+import { EXPENSIVE_LANE, EXPENSIVE_LANE_HEADER } from '@linepack/lib/subgraph-lane';
 import { until } from '@linepack/lib/testing/until';
 import { createLogger } from '@linepack/lib/logger';
 import type { ApolloGateway } from '@apollo/gateway';
@@ -41,6 +42,8 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
   return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((sum, v) => sum + v.value, 0);
 }
 const laneRuns = () => metric('linepack_gateway_expensive_operations_executed_total', { on: 'lane' });
+/** Requests of the gateway's lane that the measurements subgraph executed on its own expensive-request lane (lib/subgraph-lane.ts). */
+const measurementsLaneRuns = () => metric('linepack_subgraph_expensive_requests_executed_total', { subgraph: 'measurements', on: 'lane' });
 
 beforeAll(async () => {
   // A 10,000-item batch on a busy machine may take a while: the longest deadline the gateway allows.
@@ -68,11 +71,14 @@ afterAll(async () => {
 });
 
 test('an expensive query is answered by the lane with the data the gateway answers a cheap one with', async () => {
-  const before = await laneRuns();
+  const [before, subgraphBefore] = [await laneRuns(), await measurementsLaneRuns()];
   const cheap = await graphql(stack.gatewayUrl, CHEAP, { apiKey });
   expect(await laneRuns()).toBe(before);
+  expect(await measurementsLaneRuns()).toBe(subgraphBefore);
   const expensive = await graphql(stack.gatewayUrl, EXPENSIVE, { apiKey });
   expect(await laneRuns()).toBe(before + 1);
+  // Its readings were fetched from the measurements subgraph on that subgraph's lane, too: one `_entities` request.
+  expect(await measurementsLaneRuns()).toBe(subgraphBefore + 1);
 
   const cost = (res: typeof cheap) => (res.body.extensions?.['cost'] as { requested: number }).requested;
   expect(cost(cheap)).toBeLessThan(expensiveOperationLimits.minCost);
@@ -88,10 +94,21 @@ test('an expensive query is answered by the lane with the data the gateway answe
   expect(expensive.headers.get('cache-control')).toBe('no-store');
 });
 
+test("a client cannot put its cheap operation on a subgraph's lane: the gateway never passes the lane's mark on", async () => {
+  const [before, subgraphBefore] = [await laneRuns(), await measurementsLaneRuns()];
+  const cheap = await graphql(stack.gatewayUrl, CHEAP, { apiKey, headers: { [EXPENSIVE_LANE_HEADER]: EXPENSIVE_LANE } });
+  expect(cheap.status).toBe(200);
+  expect(cheap.body.errors).toBeUndefined();
+  expect(await laneRuns()).toBe(before);
+  expect(await measurementsLaneRuns()).toBe(subgraphBefore);
+});
+
 test("the lane's errors keep their message, path, code and subgraph, and its data its nulls", async () => {
   const garbage = ', after: "not a cursor"';
   const cheap = await graphql(stack.gatewayUrl, rows(5, 5, garbage), { apiKey });
+  const subgraphBefore = await measurementsLaneRuns();
   const expensive = await graphql(stack.gatewayUrl, rows(500, 240, garbage), { apiKey });
+  expect(await measurementsLaneRuns()).toBe(subgraphBefore + 1);
   expect(cheap.body.errors?.length).toBeGreaterThan(0);
   expect(expensive.status).toBe(cheap.status);
   expect(expensive.body.errors).toEqual(cheap.body.errors);
@@ -124,7 +141,7 @@ test('an expensive mutation runs in the lane and stores its items', async () => 
     observedAt: '2026-03-01T00:00:00Z',
     source: 'SCADA',
   }));
-  const before = await laneRuns();
+  const [before, subgraphBefore] = [await laneRuns(), await measurementsLaneRuns()];
   const recorded = await graphql<{ recordMeasurements: { insertedCount: number; duplicateCount: number; ids: string[] } }>(stack.gatewayUrl, RECORD, {
     apiKey,
     variables: { i: batch },
@@ -133,6 +150,8 @@ test('an expensive mutation runs in the lane and stores its items', async () => 
   expect(recorded.body.data!.recordMeasurements).toMatchObject({ insertedCount: batch.length, duplicateCount: 0 });
   expect(new Set(recorded.body.data!.recordMeasurements.ids).size).toBe(batch.length);
   expect(await laneRuns()).toBe(before + 1);
+  // Stored by the measurements subgraph's lane (its `recordMeasurements` and the asset check's `_entities`, if any).
+  expect(await measurementsLaneRuns()).toBeGreaterThan(subgraphBefore);
   const stored = stack.mongo.db(`${stack.dbPrefix}_measurements`).collection('measurements');
   expect(await stored.countDocuments({ idempotencyKey: { $in: batch.map((item) => item.idempotencyKey) } })).toBe(batch.length);
 });

@@ -4,7 +4,9 @@
  * starts it), a generated listing is uploaded and its import queued, the process is killed with kill -9 once the job
  * reports half of its batches written, and a new process started on the same database. The job must be claimed again
  * (its lease runs out), resume from the batch it had committed, and end with exactly the listing's feature and tally
- * counts, no measurement or tally row twice.
+ * counts, no measurement or tally row twice. The resumed process is then stopped as a deployment stops it (SIGTERM)
+ * before the job ends: its job runner thread stops at the next chunk, the process exits 0 with the job left to resume,
+ * and a third process finishes it.
  *
  * Half-way is read from the job's own progress, polled; nothing waits a fixed time, nothing asserts how long it took.
  * ILI_RESUME_FEATURES=100000 runs it at the issue's size (the default keeps the suite's time down).
@@ -30,6 +32,7 @@ import type { IliImportCheckpoint } from '@linepack/subgraph-measurements/ili/im
 import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { bundle } from '../../bench/contenders/bundle';
 
 const FEATURES = Number(process.env['ILI_RESUME_FEATURES'] ?? 20_000);
 /** The import writes the listing 1,000 rows per batch (its checkpoint counts batches). */
@@ -43,11 +46,17 @@ const keys = generateInternalKeyPair();
 let mongo: MongoClient;
 let db: Db;
 let dir: string;
+/** Under the package's dist/ (ignored by git), removed afterwards. */
+const bundleDir = path.join(repoRoot, 'subgraphs/measurements/dist', `ili-resume-${dbPrefix}`);
 const running: ChildProcess[] = [];
 
-/** The measurements subgraph as its own process; its output is kept for the job's log lines. */
-function startMeasurementsProcess(): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'subgraphs/measurements/src/main.ts')], {
+/**
+ * The measurements subgraph as its own process, from source or (`bundle`) as its image runs it, one dist/main.js that is
+ * also its job runner thread's entry; its output is kept for the job's log lines.
+ */
+function startMeasurementsProcess(bundle?: string): { child: ChildProcess; output: () => string } {
+  const entry = bundle ? [bundle] : ['--import', 'tsx', path.join(repoRoot, 'subgraphs/measurements/src/main.ts')];
+  const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -57,6 +66,9 @@ function startMeasurementsProcess(): { child: ChildProcess; output: () => string
       INTERNAL_TOKEN_PUBLIC_KEY: keys.publicKeyPem,
       LOG_LEVEL: 'info',
       METRICS_PORT: '0',
+      // SIGTERM stops at once (no drain period): what is measured is the job runner's stop.
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      ...(bundle ? { NODE_ENV: 'production', LINEPACK_SCHEMA_DIR: path.join(repoRoot, 'schema') } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so kill -9 reaches whatever it started too.
@@ -74,7 +86,7 @@ const jobStarts = (output: string) =>
   output
     .split('\n')
     .filter((line) => line.includes('"job started"'))
-    .map((line) => JSON.parse(line) as { attempt: number; resumedFrom: number | null });
+    .map((line) => JSON.parse(line) as { attempt: number; resumedFrom: number | null; thread: string });
 
 beforeAll(async () => {
   mongo = await connectMongo(process.env['MONGODB_URI']!);
@@ -87,9 +99,10 @@ afterAll(async () => {
   await mongo?.db(databaseName(dbPrefix, 'measurements')).dropDatabase();
   await mongo?.close();
   await rm(dir, { recursive: true, force: true });
+  await rm(bundleDir, { recursive: true, force: true });
 });
 
-test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half-way resumes from its last chunk to exactly the listing's counts`, async () => {
+test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half-way, then stopped with SIGTERM, resumes from its last chunk each time to exactly the listing's counts`, async () => {
   const { runA } = generateTwoRunListing({ features: FEATURES, seed: 31 });
   const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
   const tallyItems = runA.rows.length - features;
@@ -144,14 +157,37 @@ test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half
   expect(jobStarts(first.output())).toEqual([expect.objectContaining({ attempt: 1, resumedFrom: null })]);
 
   const second = startMeasurementsProcess();
-  // Claimed again once the dead runner's lease has run out; a guard against a hang, not a measurement.
-  const finished = await until(job, (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED', 10 * 60_000, 200);
-  expect({ state: finished?.state, failure: finished?.failure }).toEqual({ state: 'SUCCEEDED', failure: null });
-  expect(finished!.attempts).toBe(2);
-  expect(finished!.counts).toEqual({ rows: runA.rows.length, features, tallyItems, rejectedRows: 0 });
+  // Claimed again once the dead runner's lease has run out, and stopped with SIGTERM three quarters in.
+  const threeQuarters = await until(
+    job,
+    (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED' || (j?.attempts === 2 && (j?.checkpoint?.batchesWritten ?? 0) >= (batches * 3) / 4),
+    10 * 60_000,
+    20,
+  );
+  expect(threeQuarters?.state).toBe('RUNNING');
   // The second runner started from the checkpoint committed before the kill (its progress, in rows), not from row 1.
   expect(jobStarts(second.output())).toEqual([expect.objectContaining({ attempt: 2, resumedFrom: atKill.progress.done })]);
   expect(atKill.progress.done).toBeGreaterThan(0);
+  const exitCode = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
+  second.child.kill('SIGTERM');
+  // A clean stop: exit 0, the job neither finished nor failed by it, its progress kept for the next runner.
+  expect(await exitCode).toBe(0);
+  const atStop = (await job())!;
+  expect({ state: atStop.state, failure: atStop.failure }).toEqual({ state: 'RUNNING', failure: null });
+  expect(atStop.checkpoint!.batchesWritten).toBeGreaterThanOrEqual(threeQuarters!.checkpoint!.batchesWritten);
+  expect(atStop.checkpoint!.batchesWritten).toBeLessThan(batches);
+
+  // As scripts/build-package.mjs builds the image's dist/main.js: the @linepack packages inlined, the rest required —
+  // from the package's folder, so they resolve to its own dependencies as in its image (uuid 11, not the root's).
+  const bundled = path.join(bundleDir, 'main.js');
+  await bundle('subgraphs/measurements/src/main.ts', bundled);
+  const third = startMeasurementsProcess(bundled);
+  // Claimed again once the stopped runner's lease has run out; a guard against a hang, not a measurement.
+  const finished = await until(job, (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED', 10 * 60_000, 200);
+  expect({ state: finished?.state, failure: finished?.failure }).toEqual({ state: 'SUCCEEDED', failure: null });
+  expect(finished!.attempts).toBe(3);
+  expect(finished!.counts).toEqual({ rows: runA.rows.length, features, tallyItems, rejectedRows: 0 });
+  expect(jobStarts(third.output())).toEqual([expect.objectContaining({ attempt: 3, resumedFrom: atStop.progress.done, thread: 'job-runner' })]);
 
   // Exactly the listing: every feature once as a measurement of the run, every tally row once.
   const measurements = db.collection(MEASUREMENTS_COLLECTION);
@@ -168,7 +204,7 @@ test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half
   expect(repeatedRows).toEqual([]);
   expect(await ili.run(queued.input.runId)).toMatchObject({ status: 'COMPLETE', featureCount: features, tallyItemCount: tallyItems });
 
-  const exited = new Promise((resolve) => (second.child.exitCode !== null ? resolve(null) : second.child.once('exit', resolve)));
-  second.child.kill('SIGTERM');
+  const exited = new Promise((resolve) => (third.child.exitCode !== null ? resolve(null) : third.child.once('exit', resolve)));
+  third.child.kill('SIGTERM');
   await exited;
 });

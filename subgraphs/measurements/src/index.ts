@@ -3,7 +3,7 @@ import { eventStream } from '@linepack/lib/events/outbox';
 import { startOutboxRelay } from '@linepack/lib/events/relay-process';
 import { startEventConsumer } from '@linepack/lib/events/consumer-process';
 import { assetRefHandler, AssetRefs, ensureAssetRefIndexes } from './asset-refs';
-import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
+import { startDatabaseSubgraph, type BaseSubgraphContext } from '@linepack/lib/subgraph-server';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl } from '@linepack/schema/sdl';
 import { subgraphPort } from '@linepack/schema/subgraphs';
@@ -12,9 +12,14 @@ import { measurementEventData, type MeasurementDocument } from './documents';
 import { measurementLoaders } from './loaders';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
-import { ensureJobIndexes, JobRunner, JobStore, type JobHandler } from '@linepack/lib/jobs';
+import { ensureJobIndexes, JobStore } from '@linepack/lib/jobs';
+import { JobRunnerThread } from '@linepack/lib/job-thread';
+import { SubgraphLane } from '@linepack/lib/subgraph-lane';
+import { threadEntry } from '@linepack/lib/threads';
+import { activeTracing } from '@linepack/lib/tracing';
+import type { Db } from 'mongodb';
 import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from './ili/documents';
-import { ILI_IMPORT_JOB, iliImportHandler } from './ili/import-job';
+import { WAKE_JOB_RUNNER, type MeasurementsThread, type MeasurementsThreadOptions } from './thread-types';
 import { IliStore } from './ili/store';
 import { iliLocationLoader } from './ili/location';
 
@@ -53,26 +58,35 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         eventStream(options.dbPrefix, 'measurements'),
         (_run, entry) => entry.data ?? {},
       );
-      // Imports run in the subgraph that owns their data; one job per tenant at a time (lib/jobs.ts).
-      const jobRunner = new JobRunner(db, { [ILI_IMPORT_JOB]: iliImportHandler(db) as JobHandler<never, never> }, { logger: options.logger });
+      // Imports run in the subgraph that owns their data, on a thread of their own (jobs.ts); one job per tenant at a
+      // time (lib/jobs.ts).
+      const threadOptions: MeasurementsThreadOptions = {
+        mongoUri: options.mongoUri!,
+        dbPrefix: options.dbPrefix,
+        logLevel: options.logger.level,
+        followsAssets: assetRefs !== null,
+        tracingServiceName: activeTracing()?.serviceName ?? null,
+      };
+      const jobRunner = new JobRunnerThread(
+        threadEntry(__filename, 'threads.ts'),
+        { role: 'jobs', options: threadOptions } satisfies MeasurementsThread,
+        options.logger,
+      );
       jobRunner.start();
-      const jobs = new JobStore(db);
+      const wakeJobRunner = () => jobRunner.wake();
+      // Requests the gateway's expensive-operation lane sends run on a thread of their own too (lib/subgraph-lane.ts).
+      const lane = new SubgraphLane(
+        'measurements',
+        threadEntry(__filename, 'threads.ts'),
+        { role: 'lane', options: threadOptions } satisfies MeasurementsThread,
+        options.logger,
+        (message) => message === WAKE_JOB_RUNNER && wakeJobRunner(),
+      );
       return {
-        buildContext: (base) => {
-          const measurements = new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline);
-          const ili = new IliStore(db, base.identity.tenantId, base.identity.deadline);
-          return {
-            ...base,
-            assetRefs,
-            measurements,
-            ili,
-            iliLocation: iliLocationLoader(ili),
-            jobs,
-            wakeJobRunner: () => jobRunner.wake(),
-            ...measurementLoaders(measurements),
-          };
-        },
+        buildContext: measurementsContext(db, assetRefs, wakeJobRunner),
+        lane,
         stop: async () => {
+          await lane.stop();
           await jobRunner.stop();
           await consumer.stop();
           await relay.stop();
@@ -81,6 +95,25 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
       };
     },
   });
+}
+
+/** How a request's context is made, on the subgraph's loop and on its expensive-request lane alike. */
+export function measurementsContext(db: Db, assetRefs: AssetRefs | null, wakeJobRunner: () => void): (base: BaseSubgraphContext) => SubgraphContext {
+  const jobs = new JobStore(db);
+  return (base) => {
+    const measurements = new MeasurementRepository(db, base.identity.tenantId, base.identity.deadline);
+    const ili = new IliStore(db, base.identity.tenantId, base.identity.deadline);
+    return {
+      ...base,
+      assetRefs,
+      measurements,
+      ili,
+      iliLocation: iliLocationLoader(ili),
+      jobs,
+      wakeJobRunner,
+      ...measurementLoaders(measurements),
+    };
+  };
 }
 
 export const subgraph: SubgraphModule = { descriptor, start: startMeasurementsSubgraph };

@@ -1,0 +1,19 @@
+/** What the measurements subgraph's threads (threads.ts) are started with: plain data, cloned into the thread. */
+export interface MeasurementsThreadOptions {
+  mongoUri: string;
+  dbPrefix: string;
+  logLevel: string;
+  /** Whether the subgraph follows asset events (asset ids are checked), as its loop does. */
+  followsAssets: boolean;
+  /** The process's tracing service name (lib/tracing.ts), so the threads' spans are told as its own; null: not traced. */
+  tracingServiceName: string | null;
+}
+
+export interface MeasurementsThread {
+  /** `jobs`: the job runner (ILI imports); `lane`: the requests the gateway's expensive-operation lane sends. */
+  role: 'jobs' | 'lane';
+  options: MeasurementsThreadOptions;
+}
+
+/** What the lane's resolvers send the loop when they queue a job (the job runner's thread is the loop's to wake). */
+export const WAKE_JOB_RUNNER = 'wake-job-runner';
