@@ -12,6 +12,15 @@ export function deadlinePassed(): GraphQLError {
   return new GraphQLError("the request's deadline passed before this work could start; it was not run", { extensions: { code: 'TIMEOUT' } });
 }
 
+/** The longest rest after one piece: a piece that hung on a database failover does not keep its tenant waiting as long again. */
+export const MAX_REST_MS = 2_000;
+
+/** The rest after a piece that held its slot `elapsedMs` (restRatio): whole milliseconds, at most MAX_REST_MS, 0 below 1 ms. */
+export function restAfter(elapsedMs: number, restRatio: number): number {
+  const rest = elapsedMs * restRatio;
+  return rest < 1 ? 0 : Math.min(Math.ceil(rest), MAX_REST_MS);
+}
+
 export interface FairShareOptions {
   /** Pieces one tenant may have running at once (default: every slot); its others wait even when slots are free. */
   maxRunningPerTenant?: number;
@@ -63,10 +72,14 @@ export class FairShare {
    */
   async run<T>(tenantId: string, work: () => Promise<T>, limit?: WaitLimit): Promise<T> {
     const release = await this.acquire(tenantId, limit);
+    let failed = true;
     try {
-      return await work();
+      const result = await work();
+      failed = false;
+      return result;
     } finally {
-      release();
+      // A failed piece did not keep the database busy for its time (it waited for a server, or was refused): no rest.
+      release(failed);
     }
   }
 
@@ -74,15 +87,15 @@ export class FairShare {
    * Waits for a slot of `tenantId`'s turn and resolves with the function that gives it back (call it once; later
    * calls do nothing), for work whose start and end are not one function (a request's hooks).
    */
-  async acquire(tenantId: string, limit?: WaitLimit): Promise<() => void> {
+  async acquire(tenantId: string, limit?: WaitLimit): Promise<(failed?: boolean) => void> {
     const { signal, deadline } = limit instanceof AbortSignal ? { signal: limit, deadline: undefined } : (limit ?? {});
     await this.enter(tenantId, signal, deadline);
     const started = performance.now();
     let held = true;
-    return () => {
+    return (failed = false) => {
       if (!held) return;
       held = false;
-      this.release(tenantId, (performance.now() - started) * (this.options.restRatio ?? 0));
+      this.release(tenantId, failed ? 0 : restAfter(performance.now() - started, this.options.restRatio ?? 0));
     };
   }
 
@@ -169,7 +182,7 @@ export class FairShare {
       this.runningOf.delete(tenantId);
       if (!this.waiting.has(tenantId)) this.lastServed.delete(tenantId);
     }
-    if (restMs >= 1) {
+    if (restMs > 0) {
       const until = Date.now() + restMs;
       if (until > (this.restingUntil.get(tenantId) ?? 0)) {
         this.restingUntil.set(tenantId, until);
@@ -227,14 +240,16 @@ interface Waiter {
 
 /**
  * After a piece of bulk work (a slice of a big write, a chunk of an import or a run comparison, a batch of events), its
- * tenant rests as long as the piece took: one tenant's bulk work keeps the database busy at most half the time. On the
- * embedded server, which shares the services' two cores, a 100,000-feature import then took 28 s instead of 26 s and
- * another tenant's p99 under it fell by about half (README, bench:fairness).
+ * tenant rests as long as the piece took (at most MAX_REST_MS; not after a failed piece): one tenant's bulk work keeps
+ * the database busy at most half the time from one thread (or consumer) — each thread of a process (loop, lane, job
+ * runner) and each replica has its own heavy-work slot and rests. On the embedded server, which shares the services'
+ * two cores, a 100,000-feature import then took 30 s instead of 26 s and another tenant's p99 under it fell by half or
+ * more (README, bench:fairness).
  */
 export const BULK_WORK_REST_RATIO = 1;
 
 /**
- * The process's slots for heavy work. One: a piece is sized to keep the database busy a few tens of milliseconds,
+ * This thread's slots for heavy work. One: a piece is sized to keep the database busy a few tens of milliseconds,
  * and with one running at a time every cheap request (which takes no slot) waits for at most one piece.
  */
 export const heavyWork = new FairShare(1, 1_000, { restRatio: BULK_WORK_REST_RATIO });

@@ -149,15 +149,19 @@ export async function startSubgraphServer<C extends BaseSubgraphContext>(options
       const { lane } = spec;
       if (!lane || !wantsExpensiveLane(req.header(EXPENSIVE_LANE_HEADER))) return next();
       const headers = (['content-type', 'accept'] as const).flatMap((name): [string, string][] => (req.headers[name] ? [[name, req.headers[name]]] : []));
-      lane.execute({ body: req.body as unknown, headers, identity: res.locals['identity'] as Identity, traceCarrier: traceCarrier() }).then((answer) => {
-        // The lane could not start: executed here, as every other request.
-        if (!answer) return next();
-        Object.assign(requestMetricsOf(res), answer.requestMetrics);
-        for (const [name, value] of answer.headers) res.setHeader(name, value);
-        // Written as it is: no ETag hashed over it (res.send would), nobody asks a subgraph for one.
-        res.status(answer.status).setHeader('content-length', answer.body.byteLength);
-        res.end(answer.body);
-      }, next);
+      lane
+        .execute({ body: req.body as unknown, headers, identity: res.locals['identity'] as Identity, traceCarrier: traceCarrier() })
+        .then((answer) => {
+          // The lane could not start: executed here, as every other request.
+          if (!answer) return next();
+          Object.assign(requestMetricsOf(res), answer.requestMetrics);
+          for (const [name, value] of answer.headers) res.setHeader(name, value);
+          // Written as it is: no ETag hashed over it (res.send would), nobody asks a subgraph for one.
+          res.status(answer.status).setHeader('content-length', answer.body.byteLength);
+          res.end(answer.body);
+        })
+        // A failure of the lane or of writing its answer goes to Express's error handling, never unhandled.
+        .catch(next);
     },
     expressMiddleware(apollo, {
       context: async ({ res }) => {

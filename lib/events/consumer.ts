@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger';
 import { commandPerKey, isCluster, redisReady, type RedisClient } from '../redis';
+import { restAfter } from '../fair-share';
 import { producerStreams, streamRegistry, type StreamEvent } from './outbox';
 
 /**
@@ -258,8 +259,8 @@ export class StreamConsumer {
       if (until <= now) this.restingUntil.delete(stream);
       else restEnds = Math.min(restEnds, until);
     }
-    // A read that blocks wakes when the first resting stream may be read again.
-    blockMs = Math.max(1, Math.min(blockMs, restEnds - now));
+    // A read that blocks wakes when the first resting stream may be read again (whole milliseconds: Redis's BLOCK).
+    blockMs = Math.max(1, Math.ceil(Math.min(blockMs, restEnds - now)));
     const idle = this.streamList.filter((stream) => !this.inFlight.has(stream) && !this.restingUntil.has(stream));
     // Only as many streams as there is room for batches: a batch read is pending (delivered) at once, and one that waited
     // here past claimIdleMs would be taken over and handled again by another replica. The streams read take turns (the
@@ -330,21 +331,22 @@ export class StreamConsumer {
 
   /** Handles one stream's batch when a slot is free; its stream stays out of reads until the batch is acknowledged. */
   private launch(stream: string, entries: readonly RawEntry[]): Promise<BatchResult> {
-    let started: number | null = null;
     const task = (async (): Promise<BatchResult> => {
       await this.acquire();
       try {
         // Stopping: a batch not started yet stays pending (XAUTOCLAIM hands it on), so shutdown waits only for the
         // batches being handled, not for one queued batch per tenant.
         if (this.stopping) return { handled: 0 };
-        started = performance.now();
-        return { handled: await this.apply(stream, entries) };
+        const started = performance.now();
+        const handled = await this.apply(stream, entries);
+        // Whole milliseconds: the rest bounds XREADGROUP's BLOCK, which Redis takes only as an integer.
+        const rest = restAfter(performance.now() - started, this.options.restRatio ?? 0);
+        if (rest > 0) this.restingUntil.set(stream, Date.now() + rest);
+        return { handled };
       } catch (error) {
         return { handled: 0, error };
       } finally {
         this.release();
-        const rest = started === null ? 0 : (performance.now() - started) * (this.options.restRatio ?? 0);
-        if (rest >= 1) this.restingUntil.set(stream, Date.now() + rest);
         this.inFlight.delete(stream);
       }
     })();

@@ -2,7 +2,7 @@
  * FairShare: heavy work of one tenant waits behind its own, never in front of another tenant's (issue 31, item 1).
  * Pieces are held open by the test and released one at a time, so the order is observed, not timed.
  */
-import { databaseReadLimits, databaseReads, FairShare } from '../fair-share';
+import { databaseReadLimits, databaseReads, FairShare, MAX_REST_MS, restAfter } from '../fair-share';
 
 function gate() {
   let open!: () => void;
@@ -55,6 +55,10 @@ test("with restRatio, a tenant rests after a piece as long as it took, while ano
   // The rest is measured from the slot's hand-out to its return, which spans the piece (a timer may fire a millisecond early).
   expect(spans.get('A2')!.from - a1.to).toBeGreaterThanOrEqual(a1.to - a1.from - 2);
   expect(share.queued).toBe(0);
+});
+
+test('a rest is whole milliseconds, none below one, and at most MAX_REST_MS however long the piece held its slot', () => {
+  expect([restAfter(0.4, 1), restAfter(37.42, 1), restAfter(10, 2), restAfter(60_000, 1), restAfter(500, 0)]).toEqual([0, 38, 20, MAX_REST_MS, 0]);
 });
 
 test('never more pieces at once than slots, and a failed piece frees its slot', async () => {

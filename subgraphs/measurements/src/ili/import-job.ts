@@ -229,11 +229,15 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           }
           if (tallyRows.length > 0) {
             // A resumed batch: the items written before the crash are refused as duplicates, the rest are stored.
-            await heavyWork.run(job.tenantId, () =>
-              insertKeepingDuplicates(
-                store.tally.collection,
-                tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
-              ),
+            // A stopping runner leaves the queue (and a rest) at once: the batch is written again on resumption.
+            await heavyWork.run(
+              job.tenantId,
+              () =>
+                insertKeepingDuplicates(
+                  store.tally.collection,
+                  tallyRows.map((row) => tallyDocument(row, input, job.tenantId)),
+                ),
+              signal,
             );
           }
           state.batchesWritten = batchIndex;
