@@ -243,7 +243,7 @@ interface Waiter {
  * tenant rests as long as the piece took (at most MAX_REST_MS; not after a failed piece): one tenant's bulk work keeps
  * the database busy at most half the time from one thread (or consumer) — each thread of a process (loop, lane, job
  * runner) and each replica has its own heavy-work slot and rests. On the embedded server, which shares the services'
- * two cores, a 100,000-feature import then took 30 s instead of 26 s and another tenant's p99 under it fell by half or
+ * two cores, a 100,000-feature import then took 31–35 s instead of 26 s and another tenant's p99 under it fell by half or
  * more (README, bench:fairness).
  */
 export const BULK_WORK_REST_RATIO = 1;
