@@ -131,6 +131,30 @@ describe('cost cannot be side-stepped with fragments or nulls', () => {
     expect(once.body.extensions?.['cost']).toMatchObject({ requested: 12 });
   });
 
+  it('prices a long list variable by its items as sent, and execution still refuses an invalid item in it', async () => {
+    // Over 1,000 list elements a variable is not coerced while the operation is priced (gateway/src/cost.ts); its price
+    // and the refusal of a wrong item must be what they were when it was.
+    const items = Array.from({ length: 1_500 }, (_, i) => ({
+      idempotencyKey: `long-${i}`,
+      assetId: 'x',
+      type: 'PRESSURE',
+      value: 1,
+      unit: 'KPA',
+      observedAt: '2026-01-01T00:00:00Z',
+      source: 'SCADA',
+    }));
+    const mutation = 'mutation($i: [MeasurementInput!]!) { recordMeasurements(input: $i) { insertedCount } }';
+    const wrong = items.map((item, i) => (i === 700 ? { ...item, unitOfMeasure: 'KPA' } : item));
+    const refused = await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: wrong } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    expect(refused.body.errors?.[0]?.message).toMatch(/i\[700\].*"unitOfMeasure" is not defined by type "MeasurementInput"/);
+    const res = await graphql(stack.gatewayUrl, mutation, { apiKey, variables: { i: items } });
+    expect(res.body.errors).toBeUndefined();
+    // The result object 1, the mutation 10, its 1,500 input items.
+    expect(res.body.extensions?.['cost']).toMatchObject({ requested: 1_511 });
+  });
+
   it('prices first: null as the default page it is served as', async () => {
     const res = await graphql(stack.gatewayUrl, 'query($n: Int) { assets(first: $n) { edges { node { id } } } }', { apiKey, variables: { n: null } });
     expect(res.body.extensions?.['cost']).toMatchObject({ requested: 101 });
