@@ -140,8 +140,9 @@ class Odometer {
   ) {
     let offset = 0;
     for (let x = rand.exponential(slipEveryM); x < lengthM; x += rand.exponential(slipEveryM)) {
-      // A slipping wheel stops counting while the tool moves on, so the logged distance falls behind.
-      offset -= rand.uniform(0.05, maxSlipM);
+      // A slipping wheel stops counting while the tool moves on, so the logged distance falls behind — never below the
+      // distance it had counted (a slip in the first metres would otherwise log a negative distance).
+      offset -= Math.min(rand.uniform(0.05, maxSlipM), x * (1 + scale) + offset);
       this.slipAt.push(x);
       this.offsetAfter.push(offset);
     }
@@ -443,7 +444,9 @@ function buildRun(
       positionErrorM = common.positionM + COLONY_OWN_ERROR_FRACTION * positionErrorM;
       clockErrorDeg = common.clockDeg + COLONY_OWN_ERROR_FRACTION * clockErrorDeg;
     }
-    const log = round(odometer.log(t.x) + positionErrorM, 3);
+    // A tool logs nothing before its launch: scatter that would place a feature of the first metres upstream of it
+    // leaves it at 0.
+    const log = round(Math.max(0, odometer.log(t.x) + positionErrorM), 3);
     const clockDeg = clockStep(t.clockDeg + clockErrorDeg);
     const row: Listed['row'] = {
       ...blank,

@@ -36,6 +36,15 @@ describe('ILI synthetic two-run listing', () => {
     expect(runB.runDate).toBe('2026-06-15');
   });
 
+  it('never logs a negative distance, even when the odometer slips in the first metres', () => {
+    // Seed 2511 at 5,000 features slips run B's wheel 2 m within its first metre: its first rows logged below zero,
+    // and the import refused them ("must be ≥ 0").
+    for (const seed of [42, 2511]) {
+      const listing = generateTwoRunListing({ features: 5000, seed, wallThicknessMm: 9.5 });
+      for (const run of [listing.runA, listing.runB]) expect(Math.min(...run.rows.map((row) => row.logDistanceM))).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it('has joints of 9–13.5 m with some short pups', () => {
     const lengths = runA.rows.filter((r) => r.kind === 'GIRTH_WELD' && r.jointLengthM !== null).map((r) => r.jointLengthM!);
     const pups = lengths.filter((l) => l < 8);
