@@ -124,6 +124,27 @@ function placeholderFill(node: ts.Node): { template: string; placeholder: ts.Exp
   return { template: target.text, placeholder: node.arguments[0]!, value: node.arguments[1]! };
 }
 
+/**
+ * Reading the sources (a TypeScript parse per file, a Python process for the MCP companion) is most of a check's time,
+ * and a process that checks more than once (the schema tests, `schema:publish` after its check) reads the same files
+ * again: what was read from files that have not changed since (the same modification time to the nanosecond and the
+ * same size) is answered from memory. Callers never modify the operations they get.
+ */
+const readFromFiles = new Map<string, { stamp: string; ops: ClientOperation[] }>();
+function unlessChanged(key: string, files: string[], read: () => ClientOperation[]): ClientOperation[] {
+  const stamp = files
+    .map((f) => {
+      const stat = statSync(f, { bigint: true });
+      return `${f}:${stat.mtimeNs}:${stat.size}`;
+    })
+    .join('\n');
+  const known = readFromFiles.get(key);
+  if (known?.stamp === stamp) return known.ops;
+  const ops = read();
+  readFromFiles.set(key, { stamp, ops });
+  return ops;
+}
+
 export function fromTypeScript(file: string, root: string, origin: OperationSource = 'test'): ClientOperation[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const constants = stringConstants(source);
@@ -271,19 +292,16 @@ const originOf = (dir: string): OperationSource => (dir === 'console/src' ? 'con
 export function collectClientOperations(root: string): ClientOperation[] {
   const ops: ClientOperation[] = [];
   ops.push(...walk(root, (f) => /README\.md$/.test(f) && !f.includes(`${path.sep}node_modules${path.sep}`)).flatMap((f) => fromMarkdown(f, root)));
-  ops.push(
-    ...fromPython(
-      walk(path.join(root, 'mcp-server', 'src'), (f) => f.endsWith('.py')),
-      root,
-    ),
-  );
+  const pythonFiles = walk(path.join(root, 'mcp-server', 'src'), (f) => f.endsWith('.py'));
+  ops.push(...unlessChanged(`python ${root}`, pythonFiles, () => fromPython(pythonFiles, root)));
   // The CLI (cli/) and what it runs from lib/ and scripts/ are clients too; lib's own tests are tests.
   for (const dir of ['test', 'console/src', 'subgraphs', 'cli', 'lib', 'scripts']) {
     const files = walk(path.join(root, dir), (f) => /\.(ts|tsx)$/.test(f) && (dir !== 'subgraphs' || f.includes(`${path.sep}test${path.sep}`)));
     for (const f of files) {
       const inTest = f.split(path.sep).some((part) => part === 'test' || part === 'testing') || /\.test\.tsx?$/.test(f);
       if (f.endsWith(TRUSTED_DOCUMENTS_MANIFEST)) continue;
-      ops.push(...fromTypeScript(f, root, inTest ? 'test' : originOf(dir)));
+      const origin = inTest ? 'test' : originOf(dir);
+      ops.push(...unlessChanged(`ts ${root} ${origin} ${f}`, [f], () => fromTypeScript(f, root, origin)));
     }
   }
   const mcpDir = path.join(root, MCP_OPERATIONS_DIR) + path.sep;
