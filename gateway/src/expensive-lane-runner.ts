@@ -1,7 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { getOperationAST, parse, type GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { createLogger } from '@linepack/lib/logger';
-import { lowerThisThreadPriority } from '@linepack/lib/thread-priority';
 import type { RequestMetrics } from '@linepack/lib/metrics';
 import { recordMetricCalls } from '@linepack/lib/thread-metrics';
 import { activeTracing, withTraceCarrier } from '@linepack/lib/tracing';
@@ -19,7 +18,6 @@ import { unavailableFetchesOf } from './subgraph-unavailable';
  */
 export async function runLane(config: LaneConfig, port: MessagePort): Promise<void> {
   const logger = createLogger('gateway', config.logLevel).child({ lane: 'expensive' });
-  lowerThisThreadPriority(logger);
   const post = (message: LaneMessageFromLane) => port.postMessage(message);
   // Every metric this thread touches is recorded by the gateway's thread instead (its registry is the one scraped).
   const takeMetricCalls = recordMetricCalls();

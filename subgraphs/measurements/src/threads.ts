@@ -16,12 +16,10 @@ startTracing('measurements', { env: { ...process.env, ...(options.tracingService
 /* eslint-disable @typescript-eslint/no-require-imports -- after startTracing */
 const { connectMongo, databaseName } = require('@linepack/lib/mongo') as typeof import('@linepack/lib/mongo');
 const { createLogger } = require('@linepack/lib/logger') as typeof import('@linepack/lib/logger');
-const { lowerThisThreadPriority } = require('@linepack/lib/thread-priority') as typeof import('@linepack/lib/thread-priority');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const port = parentPort!;
 const logger = createLogger('measurements', options.logLevel).child({ thread: role === 'jobs' ? 'job-runner' : 'expensive-lane' });
-lowerThisThreadPriority(logger);
 
 async function main(): Promise<void> {
   const mongo = await connectMongo(options.mongoUri, { appName: `linepack-measurements-${role}` });
