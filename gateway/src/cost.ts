@@ -155,12 +155,16 @@ export function operationCost(
   operation: OperationDefinitionNode,
   rawVariables: Record<string, unknown>,
 ): OperationCost {
-  // A variable holding a long list (a 10,000-item batch) is priced as sent, not coerced: coercing it here held the event
+  // A list variable holding a long list (a 10,000-item batch) is priced as sent, not coerced: coercing it here held the event
   // loop that serves every tenant ~80 ms per batch (issue 31). Its price only counts list elements, which coercion
   // never adds to (an unknown field or a wrong type is an error), and execution — on the expensive-operation lane for
   // such an operation — coerces it and refuses it if it is invalid. Every other variable (page sizes) is coerced here.
   const definitions = operation.variableDefinitions ?? [];
-  const counted = definitions.filter((d) => listElements(rawVariables[d.variable.name.value]) > PRICED_AS_SENT_ABOVE_ELEMENTS);
+  const counted = definitions.filter(
+    (d) =>
+      (d.type.kind === Kind.NON_NULL_TYPE ? d.type.type : d.type).kind === Kind.LIST_TYPE &&
+      listElements(rawVariables[d.variable.name.value]) > PRICED_AS_SENT_ABOVE_ELEMENTS,
+  );
   const coerced = getVariableValues(
     schema,
     definitions.filter((d) => !counted.includes(d)),

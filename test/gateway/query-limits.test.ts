@@ -153,6 +153,14 @@ describe('cost cannot be side-stepped with fragments or nulls', () => {
     expect(res.body.errors).toBeUndefined();
     // The result object 1, the mutation 10, its 1,500 input items.
     expect(res.body.extensions?.['cost']).toMatchObject({ requested: 1_511 });
+    // Only a list variable is priced as sent: a long list sent for a page size is refused while pricing, as before.
+    const page = await graphql(stack.gatewayUrl, 'query($n: Int) { assets(first: $n) { edges { node { id } } } }', {
+      apiKey,
+      variables: { n: Array.from({ length: 2_000 }, (_, i) => i) },
+    });
+    expect(page.status).toBe(400);
+    expect(page.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+    expect(page.body.extensions?.['cost']).toBeUndefined();
   });
 
   it('prices first: null as the default page it is served as', async () => {
