@@ -119,7 +119,9 @@ describe('npm run bench:gateway --short', () => {
           if (r.ok === 0) continue;
           expect(r.rps.median).toBeGreaterThan(0);
           expect(r.p50Ms.median).toBeGreaterThan(0);
-          if (!r.row.startsWith('direct') && !r.row.startsWith('ceiling')) expect(r.gatewayCpuMsPerReq?.median).toBeGreaterThan(0);
+          // The gateway's CPU comes from /proc in clock ticks (10 ms): a short window's few requests on a loaded machine
+          // can read 0 (seen under stress-ng), so the row must have the number, not a positive one.
+          if (!r.row.startsWith('direct') && !r.row.startsWith('ceiling')) expect(r.gatewayCpuMsPerReq?.median).toBeGreaterThanOrEqual(0);
         }
         expect({ section, query, answered: found.some((r) => r.ok > 0) }).toEqual({ section, query, answered: true });
       }
