@@ -15,6 +15,9 @@ module.exports = {
   // on two cores: an end-to-end suite spends much of its time waiting for its servers. `--maxWorkers=1` runs them one
   // after another.
   maxWorkers: Math.max(2, os.availableParallelism()),
+  // A worker keeps what every file it ran left reachable (each file loads its own copy of the stack's modules): one
+  // reached V8's 4.5 GB heap limit and crashed part-way through a CI run. Past 1 GB after a file, it is replaced.
+  workerIdleMemoryLimit: '1GB',
   // The slowest files first, also in a fresh clone with no timings of an earlier run.
   testSequencer: './lib/testing/sequencer.js',
   // A global option: jest reads testTimeout from the root config when projects are used.

@@ -98,6 +98,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     const labels = (e as { errorLabels?: unknown }).errorLabels;
     if (Array.isArray(labels) && labels.some((label) => databaseUnavailableLabels.includes(label as string))) return true;
     if (e.name.startsWith('Mongo') && networkErrorCodes.has(String((e as { code?: unknown }).code))) return true;
+    // A network error on a connection of a pool cleared already (another request met the outage first) is stale: the
+    // driver labels nothing (sdam/server.ts handleError), and a bulk write wrapping it keeps only its own fields —
+    // beforeHandshake is MongoNetworkError's.
+    if (e.name.startsWith('Mongo') && typeof (e as { beforeHandshake?: unknown }).beforeHandshake === 'boolean') return true;
   }
   return false;
 }

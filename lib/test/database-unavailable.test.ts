@@ -25,6 +25,9 @@ it('knows a bulk write that met the network: by the labels it carries, or by the
   // A write on a connection the server had just closed: Node's own EPIPE error, passed on by the driver as it is.
   const epipe = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
   expect(isDatabaseUnavailable(bulk(epipe))).toBe(true);
+  // A connection of a pool another failure had cleared already: the driver labels nothing (a stale error), and the
+  // bulk write keeps only the network error's fields (seen in test/infra/crash-durability.test.ts as a 500).
+  expect(isDatabaseUnavailable(bulk(new MongoNetworkError('connection 88 to 127.0.0.1:39031 closed')))).toBe(true);
 });
 
 it('leaves everything else to be a bug: a duplicate key, a socket error of something that is not the database', () => {

@@ -72,12 +72,74 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
   /** Why the latest batch was not acknowledged: what a timeout reports. */
   let lastRefusal = 'none';
   const dataFile = () => path.join(dir, 'mongo.h2');
+  /** What the database printed since it was last ready (exceptions, GC trouble): what a timeout reports. */
+  let databaseLog: string[] = [];
+  const startDatabase = (port?: number) => {
+    databaseLog = [];
+    return startEmbeddedMongo({ dataFile: dataFile(), port, log: (line) => void (databaseLog = [...databaseLog, line].slice(-20)) });
+  };
+
+  /**
+   * Where a round stuck: what the auth service answers about the key itself (the gateway says only "unavailable"),
+   * and whether a new connection to the database is answered at all.
+   */
+  async function diagnosis(): Promise<string> {
+    const introspection = await fetch(`${stack.authUrl}/auth/introspect`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: AbortSignal.timeout(10_000),
+    })
+      .then(async (res) => `HTTP ${res.status} ${(await res.text()).slice(0, 300)}`)
+      .catch((err: unknown) => `no answer: ${String(err)}`);
+    let ping: string;
+    const started = Date.now();
+    const probe = await connectMongo(database.uri, { serverSelectionTimeoutMS: 10_000 }).catch((err: unknown) => err as Error);
+    if (probe instanceof Error) ping = `no connection: ${probe.message}`;
+    else {
+      ping = await probe
+        .db(`${stack.dbPrefix}_auth`)
+        .collection('apiKeys')
+        .findOne({}, { maxTimeMS: 10_000 })
+        .then(() => `answered a read in ${Date.now() - started} ms`)
+        .catch((err: unknown) => `a read failed: ${String(err)}`);
+      await probe.close();
+    }
+    const topology = (
+      stack.subgraphs.auth.mongo as unknown as {
+        topology?: {
+          s: {
+            servers: Map<string, { description: { type: string; error?: unknown }; monitor?: { s: { state: string }; monitorId?: { toJSON(): unknown } } }>;
+          };
+        };
+      }
+    )?.topology;
+    const servers = [...(topology?.s.servers.values() ?? [])].map((server) => ({
+      type: server.description.type,
+      error: String((server.description.error as Error | undefined)?.message ?? server.description.error ?? ''),
+      monitorState: server.monitor?.s.state,
+      monitorTimer: server.monitor?.monitorId?.toJSON(),
+    }));
+    return (
+      `auth introspection: ${introspection}; a new database connection: ${ping}; database log: ${databaseLog.join(' | ') || '(nothing)'}; ` +
+      `auth's driver: ${JSON.stringify(servers)}; its last heartbeats: ${authHeartbeats.join(' | ')}`
+    );
+  }
+
+  /** The auth service's client's last monitoring events: whether its monitor still runs when a round sticks. */
+  let authHeartbeats: string[] = [];
+  const watchAuthHeartbeats = () => {
+    for (const event of ['serverHeartbeatStarted', 'serverHeartbeatSucceeded', 'serverHeartbeatFailed'] as const) {
+      stack.subgraphs.auth.mongo!.on(event, (e: { failure?: Error }) => {
+        authHeartbeats = [...authHeartbeats, `${new Date().toISOString().slice(11, 23)} ${event}${e.failure ? ` ${e.failure.message}` : ''}`].slice(-8);
+      });
+    }
+  };
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'linepack-crash-'));
-    database = await startEmbeddedMongo({ dataFile: dataFile() });
+    database = await startDatabase();
     redis = new Redis(process.env['REDIS_URL']!);
     stack = await startTestStack({ mongoUri: database.uri, redisUrl: process.env['REDIS_URL'] });
+    watchAuthHeartbeats();
     ({ apiKey, tenantId } = await stack.tenantWithKey());
     assetId = (await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Crash-tested line' })).id;
   });
@@ -138,13 +200,15 @@ describe('the file-backed embedded MongoDB killed with SIGKILL mid-batch, again 
       const acknowledgedBeforeCrash = 1 + Math.floor(Math.random() * 3);
       // A bound on "never acknowledges again after a restart", not a speed requirement: generous for a loaded machine.
       await waitFor(async () => acknowledgedNow >= acknowledgedBeforeCrash, 120_000, `${acknowledgedBeforeCrash} acknowledged batches`, 5).catch(
-        (err: Error) => {
-          throw new Error(`round ${iteration + 1} of ${ITERATIONS}: ${err.message}; ${acknowledgedNow} acknowledged, the latest refusal: ${lastRefusal}`);
+        async (err: Error) => {
+          throw new Error(
+            `round ${iteration + 1} of ${ITERATIONS}: ${err.message}; ${acknowledgedNow} acknowledged, the latest refusal: ${lastRefusal}; ${await diagnosis()}`,
+          );
         },
       );
       await new Promise((r) => setTimeout(r, Math.random() * 300));
       await crash(database);
-      database = await startEmbeddedMongo({ dataFile: dataFile(), port: database.port });
+      database = await startDatabase(database.port);
       sending = false;
       await client;
     }

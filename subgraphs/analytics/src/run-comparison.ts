@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { heavyWork } from '@linepack/lib/fair-share';
-import type { Logger } from '@linepack/lib/logger';
+import { isDatabaseUnavailable } from '@linepack/lib/errors';
+import { errorSummary, type Logger } from '@linepack/lib/logger';
 import { IdleBackoff } from '@linepack/lib/idle-backoff';
 import { Analyzer, type BatchContext } from './compute';
 import { ANALYTICS_COLLECTIONS, type AssetProjection } from './documents';
@@ -422,7 +423,9 @@ export class RunComparisonWorker {
             try {
               served = await this.serveOne();
             } catch (err) {
-              this.logger.error({ err }, 'run comparison worker: reading requests failed');
+              // An outage is retried by the next poll: one line without a stack, as the services log it.
+              if (isDatabaseUnavailable(err)) this.logger.warn({ error: errorSummary(err) }, 'run comparison worker: database unavailable');
+              else this.logger.error({ err }, 'run comparison worker: reading requests failed');
             }
             if (served) backoff.busy();
             else if (this.running) {
