@@ -33,8 +33,12 @@ CMD ["node", "dist/main.js"]
 # they declare), without type declarations, source maps and ES-module copies: npm's workspace install also brings
 # @linepack/lib's whole tree (the MongoDB driver and exceljs into the gateway) and other workspaces' @opentelemetry
 # packages. Gateway node_modules 273 MB -> 84 MB, each subgraph's 145 MB -> 50-85 MB (README "Images").
+# The root's postinstall (patch-package, a development dependency) cannot run in a production install: its scripts are
+# skipped and the driver patch (patches/) is applied by the same tool fetched for the purpose; the runtime packages need
+# no install script (protobufjs's only prints notes).
 FROM build AS deps-gateway
-RUN npm ci --omit=dev --no-audit --no-fund -w @linepack/gateway \
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts -w @linepack/gateway \
+  && npx --yes patch-package@8.0.1 --error-on-fail \
   && node deploy/tools/prune-node-modules.mjs gateway/dist/main.js node_modules
 FROM runtime AS gateway
 EXPOSE 4000
@@ -50,7 +54,8 @@ COPY --from=build /app/console/dist ./console/dist
 FROM build AS deps-subgraph
 ARG SUBGRAPH
 RUN test -f "subgraphs/${SUBGRAPH}/package.json" || { echo "--build-arg SUBGRAPH=<name>: one of the registry's subgraphs (schema/subgraphs.ts)" >&2; exit 1; } \
-  && npm ci --omit=dev --no-audit --no-fund -w "@linepack/subgraph-${SUBGRAPH}" \
+  && npm ci --omit=dev --no-audit --no-fund --ignore-scripts -w "@linepack/subgraph-${SUBGRAPH}" \
+  && npx --yes patch-package@8.0.1 --error-on-fail \
   && node deploy/tools/prune-node-modules.mjs "subgraphs/${SUBGRAPH}/dist/main.js" node_modules
 FROM runtime AS subgraph
 ARG SUBGRAPH

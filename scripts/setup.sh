@@ -58,7 +58,8 @@ fi
 # npm ci empties node_modules and installs the lockfile's whole tree again (minutes on a busy machine). Skipped when
 # node_modules is what npm ci made from this very lockfile on this Node: the stamp is written only after it succeeded.
 npm_ci_stamp=node_modules/.linepack-npm-ci
-npm_ci_key="$(sha256sum package-lock.json | cut -d' ' -f1) node $(node -v)"
+# The patches npm ci applies to dependencies (postinstall: patch-package, patches/) are part of what it made.
+npm_ci_key="$(cat package-lock.json patches/*.patch | sha256sum | cut -d' ' -f1) node $(node -v)"
 if [ -f "$npm_ci_stamp" ] && [ "$(cat "$npm_ci_stamp")" = "$npm_ci_key" ]; then
   echo "setup: npm ci: node_modules is current (package-lock.json unchanged since the last npm ci)"
 else

@@ -127,11 +127,21 @@ it('the Dockerfile builds every image from the digest-pinned base and prunes eac
   ]);
   // The gateway, and every subgraph through one target named by a build argument (nothing to add for a new one).
   const stage = (name: string) => dockerfile.split(/^FROM /m).find((text) => text.startsWith(`build AS ${name}\n`)) ?? '';
+  // The production install skips install scripts (the root's postinstall needs a development dependency) and applies the
+  // dependency patches (patches/) with the patch-package version the development install uses.
+  const patchPackage = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[
+    'patch-package'
+  ];
+  const patchStep = ` {2}&& npx --yes patch-package@${patchPackage!.replace(/\./g, '\\.')} --error-on-fail \\\\\\n`;
   expect(stage('deps-gateway')).toMatch(
-    /npm ci --omit=dev [^\n]*-w @linepack\/gateway \\\n {2}&& node deploy\/tools\/prune-node-modules\.mjs gateway\/dist\/main\.js node_modules\n/,
+    new RegExp(
+      `npm ci --omit=dev [^\\n]*--ignore-scripts -w @linepack/gateway \\\\\\n${patchStep} {2}&& node deploy/tools/prune-node-modules\\.mjs gateway/dist/main\\.js node_modules\\n`,
+    ),
   );
   expect(stage('deps-subgraph')).toMatch(
-    /npm ci --omit=dev [^\n]*-w "@linepack\/subgraph-\$\{SUBGRAPH\}" \\\n {2}&& node deploy\/tools\/prune-node-modules\.mjs "subgraphs\/\$\{SUBGRAPH\}\/dist\/main\.js" node_modules\n/,
+    new RegExp(
+      `npm ci --omit=dev [^\\n]*--ignore-scripts -w "@linepack/subgraph-\\$\\{SUBGRAPH\\}" \\\\\\n${patchStep} {2}&& node deploy/tools/prune-node-modules\\.mjs "subgraphs/\\$\\{SUBGRAPH\\}/dist/main\\.js" node_modules\\n`,
+    ),
   );
   for (const service of ['gateway', 'subgraph']) expect(dockerfile).toContain(`COPY --from=deps-${service} /app/node_modules ./node_modules`);
 });
