@@ -7,7 +7,7 @@ import { connectMongo } from '../mongo';
  * server on its kept connection) got `false` from socket.write and waited for a 'drain' that a destroyed socket never
  * emits: the monitor never finished its check, the server stayed Unknown and every operation of that client failed
  * server selection for good, with the database back and answering (test/infra/crash-durability.test.ts caught the auth
- * service so, 1 round in about 300). With the patch the command fails as a network error and the monitor carries on.
+ * service so, 2 database restarts in about 700). With the patch the command fails as a network error and the monitor carries on.
  */
 
 interface DriverConnection {
