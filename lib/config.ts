@@ -47,6 +47,17 @@ export const shutdownDrainEnvSchema = {
   SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(120).default(DEFAULT_SHUTDOWN_DRAIN_SECONDS),
 };
 
+/**
+ * JOB_LEASE_SECONDS: how long a job runner's claim on a job (an ILI import) lasts without a commit or heartbeat (it
+ * heartbeats every third of it). A runner that died (kill -9, a lost node) holds its jobs this long before another
+ * takes them over from their last checkpoint; one stopped cleanly hands them back at once. Shorter recovers sooner; it
+ * must stay well above the longest pause a runner can take (a chunk's write on a loaded database).
+ */
+export const DEFAULT_JOB_LEASE_SECONDS = 30;
+export const jobLeaseEnvSchema = {
+  JOB_LEASE_SECONDS: z.coerce.number().int().min(3).max(3600).default(DEFAULT_JOB_LEASE_SECONDS),
+};
+
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 
 /** PEM text given either inline or with literal "\n" escapes (as env files often carry it). */

@@ -290,6 +290,12 @@ export class JobRunner {
     }
   }
 
+  /** Ends this runner's claim now (only while it still holds it): the job is claimable at once, checkpoint and all. */
+  private async release(job: JobDocument): Promise<void> {
+    const now = new Date();
+    await this.jobs.updateOne({ _id: job._id, 'lease.owner': this.owner }, { $set: { 'lease.until': now, updatedAt: now } });
+  }
+
   private async execute(job: JobDocument, abort: AbortController): Promise<void> {
     const handler = this.handlers[job.kind] as unknown as JobHandler<Record<string, unknown>, Record<string, unknown>>;
     const heartbeat = setInterval(() => {
@@ -319,8 +325,12 @@ export class JobRunner {
       try {
         outcome = await handler.run(job, commit, abort.signal);
       } catch (err) {
-        // Stopping (or a lost lease) leaves the job RUNNING: its lease runs out and a runner resumes it.
-        if (abort.signal.aborted) return;
+        // Stopping (or a lost lease) leaves the job RUNNING for a runner to resume from its checkpoint. A clean stop (a
+        // rollout's SIGTERM) hands the lease back, so the next runner claims it at once instead of after the lease.
+        if (abort.signal.aborted) {
+          if (this.stopped) await this.release(job);
+          return;
+        }
         logger.error({ err, jobId: job._id }, 'job failed on an unexpected error');
         // Not retried by itself (an error that recurs would loop): FAILED, and a new start with the same key resumes it.
         outcome = { state: 'FAILED', failure: 'the job stopped on an internal error; starting it again with the same key resumes it', retryable: true };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ecPublicKeySetSchema, logLevelSchema, metricsEnvSchema, portSchema, shutdownDrainEnvSchema } from './config';
+import { ecPublicKeySetSchema, jobLeaseEnvSchema, logLevelSchema, metricsEnvSchema, portSchema, shutdownDrainEnvSchema } from './config';
 import { redisEnvSchema, redisTargetOf } from './redis';
 import type { Logger } from './logger';
 import type { SubgraphDescriptor, SubgraphStartOptions } from './subgraph-types';
@@ -20,6 +20,7 @@ export function subgraphConfigSchema({ defaultPort, ownsDatabase }: Pick<Subgrap
     LOG_LEVEL: logLevelSchema,
     ...metricsEnvSchema,
     ...shutdownDrainEnvSchema,
+    ...jobLeaseEnvSchema,
   });
 }
 
@@ -33,6 +34,7 @@ export function startOptionsFromEnv(name: string, config: SubgraphEnvConfig, log
     dbPrefix: config.LINEPACK_DB_PREFIX,
     internalTokenPublicKey: config.INTERNAL_TOKEN_PUBLIC_KEY,
     redisUrl: redisTargetOf(`${name} subgraph`, config),
+    jobLeaseMs: config.JOB_LEASE_SECONDS * 1000,
     logger,
   };
 }

@@ -27,6 +27,8 @@ export interface SubgraphStartOptions {
   redisUrl?: RedisTarget | undefined;
   /** Run the outbox relay and event consumers in this process (default true when redisUrl is set). */
   eventRelay?: boolean;
+  /** How long a job runner's claim lasts without a heartbeat (JOB_LEASE_SECONDS; lib/jobs.ts's default when absent). */
+  jobLeaseMs?: number;
   /** Emit MongoDB command-monitoring events on RunningService.mongo (tests count round trips). */
   monitorCommands?: boolean;
 }

@@ -38,7 +38,7 @@ beforeEach(async () => {
 
 const jobCommands = (name: string) => commands.filter((c) => c.commandName === name && c.command[name] === JOBS_COLLECTION);
 
-function runner(handlers: Record<string, JobHandler<never, never>>, options: { pollMs?: number; maxPollMs?: number } = {}): JobRunner {
+function runner(handlers: Record<string, JobHandler<never, never>>, options: { pollMs?: number; maxPollMs?: number; leaseMs?: number } = {}): JobRunner {
   const r = new JobRunner(db, handlers, { logger, ...options });
   runners.push(r);
   return r;
@@ -148,4 +148,49 @@ test('a job that failed on an internal error resumes from its checkpoint when st
   );
   const startedAgain = await store.start('tenant-b', 'TEST', 'refused', { refuse: true });
   expect(startedAgain).toMatchObject({ created: false, job: { state: 'FAILED', retryable: false, failure: '3 rows were rejected; nothing was stored' } });
+});
+
+test('a runner stopped cleanly in the middle of a job hands it back: the next runner resumes it from its checkpoint at once, not after the lease', async () => {
+  const resumedFrom: (number | null)[] = [];
+  const handler: JobHandler<Record<string, never>, { step: number }> = {
+    async run(job, commit, signal) {
+      resumedFrom.push(job.checkpoint?.step ?? null);
+      if (job.checkpoint) {
+        await commit({ checkpoint: { step: 2 }, progress: { done: 2, total: 2, phase: 'writing' } });
+        return { state: 'SUCCEEDED' };
+      }
+      await commit({ checkpoint: { step: 1 }, progress: { done: 1, total: 2, phase: 'writing' } });
+      // A long chunk, cut short by the runner's stop (a rollout's SIGTERM).
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      throw new Error('job runner stopping');
+    },
+  };
+  // A lease far longer than the test's wait: only a handed-back lease lets the second runner claim the job in time.
+  const options = { pollMs: 20, maxPollMs: 80, leaseMs: 10 * 60_000 };
+  const first = runner({ TEST: handler as JobHandler<never, never> }, options);
+  first.start();
+  const store = new JobStore(db);
+  const { job } = await store.start('tenant-c', 'TEST', 'rollout', {});
+  first.wake();
+  await until(
+    () => store.get('tenant-c', job._id),
+    (j) => j?.checkpoint != null,
+    30_000,
+    10,
+  );
+  await first.stop();
+  const stopped = await store.get('tenant-c', job._id);
+  expect(stopped).toMatchObject({ state: 'RUNNING', checkpoint: { step: 1 }, failure: null });
+  expect(stopped!.lease!.until.getTime()).toBeLessThanOrEqual(Date.now());
+
+  const second = runner({ TEST: handler as JobHandler<never, never> }, options);
+  second.start();
+  const finished = await until(
+    () => store.get('tenant-c', job._id),
+    (j) => j?.state === 'SUCCEEDED',
+    30_000,
+    10,
+  );
+  expect(finished).toMatchObject({ state: 'SUCCEEDED', attempts: 2, checkpoint: { step: 2 } });
+  expect(resumedFrom).toEqual([null, 1]);
 });

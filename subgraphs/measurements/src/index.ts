@@ -66,6 +66,7 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         logLevel: options.logger.level,
         followsAssets: assetRefs !== null,
         tracingServiceName: activeTracing()?.serviceName ?? null,
+        jobLeaseMs: options.jobLeaseMs,
       };
       const jobRunner = new JobRunnerThread(
         threadEntry(__filename, 'threads.ts'),

@@ -5,6 +5,8 @@ export interface MeasurementsThreadOptions {
   logLevel: string;
   /** Whether the subgraph follows asset events (asset ids are checked), as its loop does. */
   followsAssets: boolean;
+  /** The job runner's lease (JOB_LEASE_SECONDS); undefined: lib/jobs.ts's default. */
+  jobLeaseMs: number | undefined;
   /** The process's tracing service name (lib/tracing.ts), so the threads' spans are told as its own; null: not traced. */
   tracingServiceName: string | null;
 }
