@@ -20,7 +20,7 @@ import { until, waitFor } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
 import { eventually } from '../support/wait';
 
-const ITERATIONS = Number(process.env['CRASH_ITERATIONS'] ?? 20);
+const ITERATIONS = Number(process.env['CRASH_ITERATIONS'] ?? 10);
 const BATCH = 200;
 
 // A bound for a machine that is stuck, not a speed requirement: each round waits for its own progress.

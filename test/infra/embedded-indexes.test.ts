@@ -105,7 +105,7 @@ function queries(random: () => number): Query[] {
   const pick = <T>(values: readonly T[]) => values[Math.floor(random() * values.length)]!;
   const date = () => new Date(T0 + Math.floor(random() * 42) * DAY);
   const out: Query[] = [];
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < 30; i++) {
     const tenantId = pick(TENANTS);
     const assetId = pick(ASSETS);
     const type = pick([...TYPES, null]);

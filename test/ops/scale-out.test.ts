@@ -18,7 +18,7 @@ describe('scale-out: 2 gateways and 2 assets replicas behind nginx, one of each 
   let result: ScaleOutResult;
 
   beforeAll(async () => {
-    run = await runScript(['--json', '--duration', '20', '--clients', '8']);
+    run = await runScript(['--json', '--duration', '12', '--clients', '8']);
     const jsonLine = run.stdout
       .trim()
       .split('\n')
