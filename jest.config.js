@@ -11,10 +11,11 @@ module.exports = {
   globalSetup: './lib/testing/global-setup.ts',
   globalTeardown: './lib/testing/global-teardown.ts',
   // Test files run side by side, one per worker: each starts its own stack (its own database prefix, free ports, its
-  // own redis-server where it counts Redis keys or stops Redis), so none sees another's data. At least two workers even
-  // on two cores: an end-to-end suite spends much of its time waiting for its servers. `--maxWorkers=1` runs them one
-  // after another.
-  maxWorkers: Math.max(2, os.availableParallelism()),
+  // own redis-server where it counts Redis keys or stops Redis), so none sees another's data. One worker more than the
+  // cores: an end-to-end suite spends part of its time waiting (for its servers, a token to expire, a lease to run
+  // out): on the 2-core machine three workers kept the CPUs 96 % busy over a whole run (/proc/stat). `--maxWorkers=1`
+  // runs them one after another.
+  maxWorkers: os.availableParallelism() + 1,
   // A worker keeps what every file it ran left reachable (each file loads its own copy of the stack's modules): one
   // reached V8's 4.5 GB heap limit and crashed part-way through a CI run. Past 1 GB after a file, it is replaced.
   workerIdleMemoryLimit: '1GB',
