@@ -29,10 +29,14 @@ async function main(): Promise<void> {
     const { JobRunner } = require('@linepack/lib/jobs') as typeof import('@linepack/lib/jobs');
     const { runJobRunnerThread } = require('@linepack/lib/job-thread') as typeof import('@linepack/lib/job-thread');
     const { ILI_IMPORT_JOB, iliImportHandler } = require('./ili/import-job') as typeof import('./ili/import-job');
-    const runner = new JobRunner(db, { [ILI_IMPORT_JOB]: iliImportHandler(db) as import('@linepack/lib/jobs').JobHandler<never, never> }, {
-      logger,
-      ...(options.jobLeaseMs !== undefined ? { leaseMs: options.jobLeaseMs } : {}),
-    });
+    const runner = new JobRunner(
+      db,
+      { [ILI_IMPORT_JOB]: iliImportHandler(db) as import('@linepack/lib/jobs').JobHandler<never, never> },
+      {
+        logger,
+        ...(options.jobLeaseMs !== undefined ? { leaseMs: options.jobLeaseMs } : {}),
+      },
+    );
     runJobRunnerThread(port, runner, () => mongo.close());
     logger.info('job runner thread started');
     return;
