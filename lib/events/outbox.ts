@@ -190,7 +190,9 @@ export class OutboxRelay<D extends OutboxDocument> {
     const docsOf = new Map<string, D[]>();
     for (const doc of pending) {
       const key = tenantStream(stream, doc.tenantId);
-      docsOf.set(key, [...(docsOf.get(key) ?? []), doc]);
+      const docs = docsOf.get(key);
+      if (docs) docs.push(doc);
+      else docsOf.set(key, [doc]);
     }
     const streams = [...docsOf.keys()];
     // Why each stream's events stay; the registry's own failure is kept apart (it holds back unregistered streams only).

@@ -14,12 +14,13 @@ import type { MeasurementField } from './selection';
 export const MEASUREMENTS_COLLECTION = 'measurements';
 
 /**
- * Documents per insertMany of a batch, each insert one piece of heavy work (lib/fair-share.ts). A piece this size
- * keeps the server busy for a few tens of milliseconds, which is how long another tenant's request can wait behind
- * it; sent together, the slices of a 10,000-item batch took every core of the database for a second (another
- * tenant's p50 went from 21 ms to 560 ms, bench:fairness).
+ * Documents per insertMany of a batch, each insert one piece of heavy work (lib/fair-share.ts). The embedded server
+ * inserts holding the collection's lock, so a slice is how long another tenant's read of the same collection can wait
+ * behind it: 100 documents, a few milliseconds (250 were tens: B's readings p99 under A's import 5.3× → 4.7×,
+ * bench:fairness). Sent together, the slices of a 10,000-item batch took every core of the database for a second
+ * (another tenant's p50 went from 21 ms to 560 ms).
  */
-const INSERT_SLICE = 250;
+const INSERT_SLICE = 100;
 /** Duplicate lookups in flight at once: enough to keep the server busy, few enough not to queue on the pool. */
 const LOOKUP_CONCURRENCY = 50;
 
