@@ -78,8 +78,8 @@ export type LaneMessageToLane = LaneJob | { type: 'abort'; id: number } | { type
 export interface LaneResult {
   type: 'result';
   id: number;
-  /** The result's data as JSON, or null when it is null; undefined when the result has none. */
-  data: string | null | undefined;
+  /** The result's data as UTF-8 JSON (transferred to the gateway's thread), or null when it is null; undefined when the result has none. */
+  data: Uint8Array | null | undefined;
   errors: GraphQLFormattedError[] | undefined;
   extensions: Record<string, unknown> | undefined;
   subgraphFetches: number;
@@ -115,11 +115,13 @@ export function withLaneAnswers<A extends { res: Response }, C extends object>(
 
 /**
  * Apollo Server serialises the lane's result with a placeholder string where the data goes; the placeholder (a quoted
- * JSON string, unique per answer) is replaced by the lane's JSON as the body is sent. Without a response to write to
- * (a context made elsewhere), the data is parsed and serialised here after all.
+ * JSON string, unique per answer) is replaced by the lane's JSON bytes as the body is sent: the body goes out as the
+ * bytes around the placeholder and the lane's bytes, which never become a string on this thread. Without a response
+ * to write to (a context made elsewhere), the data is parsed here after all.
  */
-function laneData(laneResponse: LaneResponse | undefined, json: string): unknown {
-  if (!laneResponse) return JSON.parse(json);
+function laneData(laneResponse: LaneResponse | undefined, json: Uint8Array): unknown {
+  const bytes = Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  if (!laneResponse) return JSON.parse(bytes.toString('utf8'));
   const placeholder = `linepack-lane-data-${process.pid}-${++placeholders}-${Math.random().toString(36).slice(2)}`;
   const { res } = laneResponse;
   const send = res.send.bind(res);
@@ -128,8 +130,9 @@ function laneData(laneResponse: LaneResponse | undefined, json: string): unknown
     if (typeof body === 'string') {
       const quoted = `"${placeholder}"`;
       const at = body.indexOf(quoted);
-      // Absent when a plugin replaced the result (a deadline's 504): the body is sent as it is.
-      if (at !== -1) return send(body.slice(0, at) + json + body.slice(at + quoted.length));
+      // Absent when a plugin replaced the result (a deadline's 504): the body is sent as it is. Apollo Server has set
+      // the Content-Type, which Express keeps for a Buffer body.
+      if (at !== -1) return send(Buffer.concat([Buffer.from(body.slice(0, at)), bytes, Buffer.from(body.slice(at + quoted.length))]));
     }
     return send(body);
   };

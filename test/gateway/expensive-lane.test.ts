@@ -50,7 +50,7 @@ beforeAll(async () => {
   stack = await startTestStack({ redisUrl: process.env['REDIS_URL'], requestTimeoutMs: 55_000 });
   ({ apiKey } = await stack.tenantWithKey({ name: 'lane tenant' }));
   const line = await createAsset(stack.gatewayUrl, apiKey, { type: 'PIPELINE', name: 'Lane line' });
-  const segment = await createAsset(stack.gatewayUrl, apiKey, { type: 'SEGMENT', name: 'Lane segment', parentId: line.id });
+  const segment = await createAsset(stack.gatewayUrl, apiKey, { type: 'SEGMENT', name: 'Lane segment Ø 610 — Süd', parentId: line.id });
   for (const { id } of [line, segment]) await stack.knownToMeasurements(id);
   const readings = [line.id, segment.id].flatMap((assetId, a) =>
     Array.from({ length: 3 }, (_, i) => ({
@@ -86,6 +86,9 @@ test('an expensive query is answered by the lane with the data the gateway answe
   expect(expensive.status).toBe(200);
   expect(expensive.body.errors).toBeUndefined();
   expect(expensive.body.data).toEqual(cheap.body.data);
+  // The lane's data arrives as UTF-8 bytes spliced into the body: characters beyond ASCII and the type are kept.
+  expect(JSON.stringify(expensive.body.data)).toContain('Lane segment Ø 610 — Süd');
+  expect(expensive.headers.get('content-type')).toBe(cheap.headers.get('content-type'));
   expect((expensive.body.data as { assets: { totalCount: number } }).assets.totalCount).toBe(2);
   // The answer is one JSON document with the data in its place: errors (none), data, then the cost the gateway reports.
   expect(Object.keys(expensive.body)).toEqual(['data', 'extensions']);
