@@ -7,10 +7,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { which } from '../infra/child-process';
-import { freePort } from '../infra/free-port';
+import { freePorts } from '../infra/free-port';
 import { RedisServerUnavailableError } from '../infra/redis-server';
 import type { RedisClusterTarget } from '../redis';
-import { ask, redisNodes, type RedisNode, type ReplicatedRedis } from './redis-node';
+import { ask, RedisNodeExitedError, redisNodes, type RedisNode, type ReplicatedRedis } from './redis-node';
 import { waitFor } from './until';
 
 const run = promisify(execFile);
@@ -55,18 +55,29 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   // without its default 5 s delay: a replica that has not finished its first sync cannot take over from its master. A
   // restarted node finds its cluster configuration (nodes-<port>.conf) and rejoins, as a replica of whichever node
   // took its slots.
-  const startNode = async () => {
-    const [port, busPort] = [await freePort(), await freePort()];
-    return processes.start(port, [
-      ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
-      ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
-      ...['--repl-diskless-sync-delay', '0', '--save', '', '--appendonly', 'no'],
-    ]);
+  // Every node's two ports chosen at once, so no two nodes are told the same one; a node whose port was taken all the
+  // same (by another process) starts again on new ones.
+  const startNode = async (ports: readonly [number, number]): Promise<RedisNode> => {
+    let [port, busPort] = ports;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await processes.start(port, [
+          ...['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1'],
+          ...['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+          ...['--repl-diskless-sync-delay', '0', '--save', '', '--appendonly', 'no'],
+        ]);
+      } catch (err) {
+        if (!(err instanceof RedisNodeExitedError) || attempt === 3) throw err;
+        [port, busPort] = (await freePorts(2)) as [number, number];
+      }
+    }
   };
   const stop = () => processes.stop();
 
   try {
-    nodes.push(...(await Promise.all(Array.from({ length: masters * (1 + replicasPerMaster) }, startNode))));
+    const count = masters * (1 + replicasPerMaster);
+    const ports = await freePorts(2 * count);
+    nodes.push(...(await Promise.all(Array.from({ length: count }, (_, i) => startNode([ports[2 * i]!, ports[2 * i + 1]!])))));
     await run(redisCli, ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes']);
   } catch (err) {
     await stop();

@@ -52,6 +52,20 @@ export async function ask<T>(port: number, command: string, ...args: string[]): 
   }
 }
 
+/**
+ * A node that stopped before it answered: most often its port was taken between choosing it and binding it (another
+ * process's connection may take any free port as its own end). Starting it again on other ports is the remedy.
+ */
+export class RedisNodeExitedError extends Error {
+  constructor(
+    readonly port: number,
+    how: string,
+  ) {
+    super(`redis-server on port ${port} stopped before it answered (${how}); its port may have been taken`);
+    this.name = 'RedisNodeExitedError';
+  }
+}
+
 /** Where a set-up's nodes run: a temporary directory for their files, and the processes to stop. */
 export interface RedisNodes {
   dir: string;
@@ -74,7 +88,10 @@ export async function redisNodes(name: string): Promise<RedisNodes> {
     const child = spawn(command, argv, { stdio: 'ignore', detached: true });
     child.unref();
     children.set(port, child);
-    await waitFor(async () => (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server on port ${port}`, 25);
+    let exited: string | null = null;
+    child.once('exit', (code, signal) => (exited = `exit ${code ?? signal}`));
+    await waitFor(async () => exited !== null || (await ask<string>(port, 'PING')) === 'PONG', READY_TIMEOUT_MS, `redis-server on port ${port}`, 25);
+    if (exited !== null) throw new RedisNodeExitedError(port, exited);
     return child;
   };
 
