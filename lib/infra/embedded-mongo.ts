@@ -46,9 +46,12 @@ const BUILD_LOCK_STALE_MS = 15 * 60_000;
  * Objects that survive one young collection go straight to the old generation (MaxTenuringThreshold=0): what survives
  * here is nearly all stored documents and their index entries, which live as long as the data, and copying them
  * between survivor spaces up to 15 times was most of each pause (a 100,000-feature import: pauses 33 → 17 ms at the
- * median, 7.9 → 5.1 s in all).
+ * median, 7.9 → 5.1 s in all). Not for the test suite's shared server (`promoteSurvivors: false`): its tests drop their
+ * data within seconds, and promoted at once that data cost the old generation's collections more than the copying
+ * saved (test/domain: 186 CPU-seconds against 167).
  */
-const JVM_ARGS = ['-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:MaxTenuringThreshold=0', '-XX:-UsePerfData', '-Xss512k'];
+const JVM_ARGS = ['-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:-UsePerfData', '-Xss512k'];
+const PROMOTE_SURVIVORS_JVM_ARGS = ['-XX:MaxTenuringThreshold=0'];
 /**
  * The file-backed server keeps its data in H2 pages on disk (a 16 MB page cache) and needs heap only for the commands
  * in flight: capped, so its resident size stays bounded however large the file (the JVM's default would be a quarter
@@ -238,15 +241,17 @@ export function prepareEmbeddedMongo(log?: (msg: string) => void): Promise<void>
  * Starts mongo-java-server on 127.0.0.1: in memory, or file-backed when `dataFile` is given (the file survives
  * restarts; parent directories are created). `port` 0 or absent picks a free port. `plain` leaves out Linepack's
  * secondary indexes and query planning (tools/mongo QueryPlanner), for tests and benchmarks that compare with them.
+ * `promoteSurvivors: false` leaves the JVM's survivor ageing as it is (see JVM_ARGS).
  */
 export async function startEmbeddedMongo(
-  opts: { dataFile?: string; port?: number; plain?: boolean; log?: (msg: string) => void } = {},
+  opts: { dataFile?: string; port?: number; plain?: boolean; promoteSurvivors?: boolean; log?: (msg: string) => void } = {},
 ): Promise<EmbeddedMongo> {
   const { log } = opts;
   await prepareEmbeddedMongo(log);
   const java = await findJava();
   const args = [
     ...JVM_ARGS,
+    ...(opts.promoteSurvivors === false ? [] : PROMOTE_SURVIVORS_JVM_ARGS),
     ...(opts.dataFile ? H2_JVM_ARGS : []),
     '-cp',
     `${classesDir}${path.delimiter}${path.join(libDir, '*')}`,

@@ -20,7 +20,7 @@ export default async function globalSetup(): Promise<void> {
   const infra: LinepackTestInfra = {};
   globalThis.__LINEPACK_TEST_INFRA__ = infra;
   const [mongo, redis] = await Promise.allSettled([
-    process.env['MONGODB_URI'] ? Promise.resolve(undefined) : startEmbeddedMongo(),
+    process.env['MONGODB_URI'] ? Promise.resolve(undefined) : startEmbeddedMongo({ promoteSurvivors: false }),
     process.env['REDIS_URL'] ? Promise.resolve(undefined) : startRedisServer(),
   ]);
   if (mongo.status === 'fulfilled' && mongo.value) infra.mongo = mongo.value;
