@@ -39,6 +39,11 @@ final class IndexedMemoryBackend extends MemoryBackend {
         }
 
         @Override
+        protected Index<Integer> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+            return new UnchangedKeysUniqueIndex(indexName, keys, sparse);
+        }
+
+        @Override
         public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver resolver, Oplog oplog) {
             Document answer = IndexedCommands.handle(this, command, query, resolver, oplog);
             if (answer != null) {

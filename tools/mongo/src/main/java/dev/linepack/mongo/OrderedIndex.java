@@ -26,11 +26,14 @@ final class OrderedIndex<P> extends Index<P> {
     private final KeyStore<P> store;
     private final boolean[] ascending;
     private final boolean declaredSparse;
+    /** The top-level fields its key paths start in, and _id (every entry ends in it). */
+    private final String[] topLevelFields;
 
     OrderedIndex(String name, List<IndexKey> keys, boolean sparse, KeyStore<P> store) {
         super(name, keys, sparse);
         this.store = store;
         this.declaredSparse = sparse;
+        this.topLevelFields = IndexedFields.of(keys);
         this.ascending = new boolean[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             ascending[i] = keys.get(i).isAscending();
@@ -194,6 +197,9 @@ final class OrderedIndex<P> extends Index<P> {
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, P position, MongoCollection<P> collection)
         throws KeyConstraintError {
         if (store.isDegraded()) {
+            return;
+        }
+        if (IndexedFields.unchanged(topLevelFields, oldDocument, newDocument)) {
             return;
         }
         List<String> before = entryKeys(oldDocument);
