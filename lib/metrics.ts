@@ -270,7 +270,12 @@ export function watchOutbox(stream: string, countPending: () => Promise<number>)
 }
 
 export function watchRedis(redis: RedisClient, client: string): () => void {
-  return onRedisUp((set) => set({ client }, redis.status === 'ready' ? 1 : 0));
+  return watchRedisReady(client, () => redis.status === 'ready');
+}
+
+/** A Redis client's health as its owner tells it (a client on a worker thread, which reports to the loop). */
+export function watchRedisReady(client: string, ready: () => boolean): () => void {
+  return onRedisUp((set) => set({ client }, ready() ? 1 : 0));
 }
 
 const mongoPoolConnections = new Gauge({

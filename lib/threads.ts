@@ -28,6 +28,59 @@ export async function stopThread(worker: Worker, message: unknown, graceMs: numb
   clearTimeout(timer);
 }
 
+/**
+ * A worker thread that runs for as long as its service does (a job runner, an outbox relay), so its work never holds
+ * the loop that answers requests. One that dies (it should not) is started again after RESTART_MS; `stop` sends it
+ * `stopMessage` and waits for it to exit (terminated after `stopGraceMs`). `onMessage` receives what it posts.
+ */
+export class BackgroundThread<FromThread = never> {
+  private static readonly RESTART_MS = 1_000;
+  private worker: Worker | null = null;
+  private stopped = false;
+  private restartTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly options: {
+      /** What it is, for the log: "the job runner thread". */
+      what: string;
+      /** What happens to its work while it is replaced, for the log: "jobs it ran resume when their lease runs out". */
+      meanwhile: string;
+      entry: ThreadEntry;
+      workerData: unknown;
+      logger: Logger;
+      stopMessage: unknown;
+      stopGraceMs: number;
+      onMessage?: (message: FromThread) => void;
+    },
+  ) {}
+
+  start(): void {
+    if (this.stopped) return;
+    const { what, meanwhile, entry, workerData, logger, onMessage } = this.options;
+    const worker = new Worker(entry.file, { execArgv: entry.execArgv, workerData });
+    this.worker = worker;
+    if (onMessage) worker.on('message', onMessage);
+    worker.on('error', (err) => logger.error({ err }, `${what} failed`));
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = null;
+      if (this.stopped) return;
+      logger.error({ code }, `${what} stopped; starting a new one in ${BackgroundThread.RESTART_MS / 1000} s (${meanwhile})`);
+      this.restartTimer = setTimeout(() => this.start(), BackgroundThread.RESTART_MS);
+    });
+  }
+
+  /** Posts `message` to the thread, if it is running. */
+  protected post(message: unknown): void {
+    this.worker?.postMessage(message);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.worker) await stopThread(this.worker, this.options.stopMessage, this.options.stopGraceMs);
+  }
+}
+
 /** After a thread failed to start, its work runs on the loop this long before it is tried again. */
 export const THREAD_START_RETRY_MS = 60_000;
 

@@ -172,7 +172,9 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
         text.includes(`linepack_event_consumer_lag{stream="${stream}",group="compliance"} 0`) &&
         text.includes(`linepack_event_consumer_lag{stream="${stream}",group="analytics"} 0`) &&
         metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' }) === 0 &&
-        text.includes(`linepack_outbox_pending_events{stream="${stream}"} 0`)
+        text.includes(`linepack_outbox_pending_events{stream="${stream}"} 0`) &&
+        // The measurements subgraph relays from a thread of its own (lib/events/relay-thread.ts), which reports its Redis client.
+        metricValue(text, 'linepack_redis_up', { client: `outbox-relay:${stack.dbPrefix}:events:measurements` }) === 1
       );
     }, 30_000),
   ).toBe(true);

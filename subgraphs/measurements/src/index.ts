@@ -1,6 +1,7 @@
 import type { GraphQLResolverMap } from '@linepack/lib/resolver-map';
 import { eventStream } from '@linepack/lib/events/outbox';
-import { startOutboxRelay } from '@linepack/lib/events/relay-process';
+import { publishesEvents } from '@linepack/lib/events/relay-process';
+import { OutboxRelayThread } from '@linepack/lib/events/relay-thread';
 import { startEventConsumer } from '@linepack/lib/events/consumer-process';
 import { assetRefHandler, AssetRefs, ensureAssetRefIndexes } from './asset-refs';
 import { startDatabaseSubgraph, type BaseSubgraphContext } from '@linepack/lib/subgraph-server';
@@ -8,9 +9,8 @@ import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartO
 import { readSubgraphSdl } from '@linepack/schema/sdl';
 import { subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
-import { measurementEventData, type MeasurementDocument } from './documents';
 import { measurementLoaders } from './loaders';
-import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION, MeasurementRepository } from './repository';
+import { ensureMeasurementIndexes, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
 import { ensureJobIndexes, JobStore } from '@linepack/lib/jobs';
 import { JobRunnerThread } from '@linepack/lib/job-thread';
@@ -18,7 +18,8 @@ import { SubgraphLane } from '@linepack/lib/subgraph-lane';
 import { threadEntry } from '@linepack/lib/threads';
 import { activeTracing } from '@linepack/lib/tracing';
 import type { Db } from 'mongodb';
-import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from './ili/documents';
+import { ensureIliIndexes } from './ili/documents';
+import { measurementRelays } from './relays';
 import { WAKE_JOB_RUNNER, type MeasurementsThread, type MeasurementsThreadOptions } from './thread-types';
 import { IliStore } from './ili/store';
 import { iliLocationLoader } from './ili/location';
@@ -45,19 +46,6 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
       });
       // Without asset events there is nothing to check ids against (startEventConsumer says so in the log).
       const assetRefs = consumer.following ? new AssetRefs(db) : null;
-      const relay = startOutboxRelay(
-        options,
-        db.collection<MeasurementDocument>(MEASUREMENTS_COLLECTION),
-        eventStream(options.dbPrefix, 'measurements'),
-        measurementEventData,
-      );
-      // Runs publish on the measurements stream too: analytics compares a segment's runs from ili.run.* events.
-      const runRelay = startOutboxRelay(
-        options,
-        db.collection<IliRunDocument>(ILI_COLLECTIONS.runs),
-        eventStream(options.dbPrefix, 'measurements'),
-        (_run, entry) => entry.data ?? {},
-      );
       // Imports run in the subgraph that owns their data, on a thread of their own (jobs.ts); one job per tenant at a
       // time (lib/jobs.ts).
       const threadOptions: MeasurementsThreadOptions = {
@@ -67,7 +55,19 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         followsAssets: assetRefs !== null,
         tracingServiceName: activeTracing()?.serviceName ?? null,
         jobLeaseMs: options.jobLeaseMs,
+        redisUrl: options.redisUrl ?? null,
       };
+      // Its events are published from a thread of its own too (relay-thread.ts): a relay round held the loop up to 190 ms.
+      const relays = measurementRelays(db, options.dbPrefix);
+      const relay = publishesEvents(options, relays[0].stream)
+        ? new OutboxRelayThread(
+            threadEntry(__filename, 'threads.ts'),
+            { role: 'relay', options: threadOptions } satisfies MeasurementsThread,
+            options.logger,
+            relays,
+          )
+        : null;
+      relay?.start();
       const jobRunner = new JobRunnerThread(
         threadEntry(__filename, 'threads.ts'),
         { role: 'jobs', options: threadOptions } satisfies MeasurementsThread,
@@ -90,8 +90,7 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
           await lane.stop();
           await jobRunner.stop();
           await consumer.stop();
-          await relay.stop();
-          await runRelay.stop();
+          await relay?.stop();
         },
       };
     },

@@ -1,3 +1,5 @@
+import type { RedisTarget } from '@linepack/lib/redis';
+
 /** What the measurements subgraph's threads (threads.ts) are started with: plain data, cloned into the thread. */
 export interface MeasurementsThreadOptions {
   mongoUri: string;
@@ -5,6 +7,8 @@ export interface MeasurementsThreadOptions {
   logLevel: string;
   /** Whether the subgraph follows asset events (asset ids are checked), as its loop does. */
   followsAssets: boolean;
+  /** Where the relay thread publishes (REDIS_URL); null: no relay thread is started. */
+  redisUrl: RedisTarget | null;
   /** The job runner's lease (JOB_LEASE_SECONDS); undefined: lib/jobs.ts's default. */
   jobLeaseMs: number | undefined;
   /** The process's tracing service name (lib/tracing.ts), so the threads' spans are told as its own; null: not traced. */
@@ -12,8 +16,11 @@ export interface MeasurementsThreadOptions {
 }
 
 export interface MeasurementsThread {
-  /** `jobs`: the job runner (ILI imports); `lane`: the requests the gateway's expensive-operation lane sends. */
-  role: 'jobs' | 'lane';
+  /**
+   * `jobs`: the job runner (ILI imports); `lane`: the requests the gateway's expensive-operation lane sends; `relay`:
+   * the outbox relays (relays.ts).
+   */
+  role: 'jobs' | 'lane' | 'relay';
   options: MeasurementsThreadOptions;
 }
 

@@ -1,7 +1,7 @@
 /**
- * The measurements subgraph's worker threads (index.ts starts them): its job runner (ILI imports) and its
- * expensive-request lane, each with a MongoDB client of its own, so neither holds the loop that answers requests
- * (issue 31). Started from source as this file; in the subgraph's bundle as dist/main.js itself, which requires this
+ * The measurements subgraph's worker threads (index.ts starts them): its job runner (ILI imports), its
+ * expensive-request lane and its outbox relays, each with a MongoDB client of its own, so none holds the loop that
+ * answers requests (issue 31). Started from source as this file; in the subgraph's bundle as dist/main.js itself, which requires this
  * module when it finds itself off the main thread (main.ts).
  *
  * Tracing first, as in every process entry: the instrumentations patch what the rest loads (lib/tracing.ts).
@@ -19,7 +19,8 @@ const { createLogger } = require('@linepack/lib/logger') as typeof import('@line
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const port = parentPort!;
-const logger = createLogger('measurements', options.logLevel).child({ thread: role === 'jobs' ? 'job-runner' : 'expensive-lane' });
+const threadNames = { jobs: 'job-runner', lane: 'expensive-lane', relay: 'event-relay' } as const;
+const logger = createLogger('measurements', options.logLevel).child({ thread: threadNames[role] });
 
 async function main(): Promise<void> {
   const mongo = await connectMongo(options.mongoUri, { appName: `linepack-measurements-${role}` });
@@ -39,6 +40,12 @@ async function main(): Promise<void> {
     );
     runJobRunnerThread(port, runner, () => mongo.close());
     logger.info('job runner thread started');
+    return;
+  }
+  if (role === 'relay') {
+    const { runOutboxRelayThread } = require('@linepack/lib/events/relay-thread') as typeof import('@linepack/lib/events/relay-thread');
+    const { measurementRelays } = require('./relays') as typeof import('./relays');
+    runOutboxRelayThread(port, { redisUrl: options.redisUrl!, logger }, measurementRelays(db, options.dbPrefix), () => mongo.close());
     return;
   }
   const { runSubgraphLane } = require('@linepack/lib/subgraph-lane') as typeof import('@linepack/lib/subgraph-lane');
