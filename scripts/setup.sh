@@ -68,6 +68,13 @@ else
   echo "$npm_ci_key" >"$npm_ci_stamp"
 fi
 
+prometheus_parse=
+if [ -n "$go_minor" ]; then
+  echo "setup: Prometheus's exposition parser for the tests (tools/prometheus-parse) into .linepack/tools, in the background"
+  npx tsx scripts/prometheus-parse.ts >.linepack/setup-prometheus-parse.log 2>&1 &
+  prometheus_parse=$!
+fi
+
 echo "setup: web console (Vite build into console/dist)"
 npm run --silent console:build
 
@@ -77,6 +84,12 @@ npm run --silent mongo:prepare
 echo "setup: MCP companion (editable install with test extras in mcp-server/.venv)"
 [ -x mcp-server/.venv/bin/python ] || python3 -m venv mcp-server/.venv
 mcp-server/.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "mcp-server[test]"
+if [ -n "$prometheus_parse" ]; then
+  # npm start needs no parser; the tests that read scrapes build it again themselves, and say why they cannot.
+  if wait "$prometheus_parse"; then sed 's/^/setup: prometheus-parse: /' .linepack/setup-prometheus-parse.log; else
+    sed 's/^/setup: WARNING: prometheus-parse: /' .linepack/setup-prometheus-parse.log >&2
+  fi
+fi
 if [ -n "$chart_tools" ]; then
   if ! wait "$chart_tools"; then
     cat .linepack/setup-chart-tools.log >&2

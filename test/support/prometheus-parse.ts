@@ -46,7 +46,12 @@ function run(file: string, args: string[], options: { cwd?: string; input?: stri
 
 let built: Promise<string> | null = null;
 
-function prometheusParser(): Promise<string> {
+/**
+ * The parser's binary, built first if it is missing or its source changed. scripts/setup.sh builds it ahead
+ * (scripts/prometheus-parse.ts): a cold `go build` of Prometheus's packages took longer than a test's 60 s in the first
+ * CI run on a fresh machine (test/ops/tracing.test.ts, 2026-11-28).
+ */
+export function prometheusParser(): Promise<string> {
   built ??= (async () => {
     const hash = createHash('sha256');
     for (const file of readdirSync(source)
