@@ -11,6 +11,8 @@ import { startSubgraphHarness, type SubgraphHarness } from '@linepack/lib/testin
 import { until, waitFor } from '@linepack/lib/testing/until';
 import { ANALYTICS_CONSUMER_GROUP, subgraph } from '../src';
 import { Analyzer } from '../src/compute';
+import { ANALYTICS_COLLECTIONS, type AnomalyProjection } from '../src/documents';
+import { insertNewAnomalies } from '../src/projections';
 
 let harness: SubgraphHarness;
 let redis: Redis;
@@ -381,4 +383,31 @@ it("holds an importing run's features for its comparison, and assesses them one 
     (a) => a.anomalyAssessments.totalCount === 3,
   );
   expect(ids(after).sort()).toEqual([...held, sentinel].sort());
+});
+
+it('projects an anomaly once: a replay is left as stored, and the same id of another tenant is refused', async () => {
+  const anomalies = harness.db.collection<AnomalyProjection>(ANALYTICS_COLLECTIONS.anomalies);
+  const projection = (id: string, tenant: string, depthPctWt: number): AnomalyProjection => ({
+    _id: id,
+    tenantId: tenant,
+    assetId: `asset-of-${tenant}`,
+    runId: null,
+    observedAt: new Date('2026-03-01T00:00:00Z'),
+    featureType: 'METAL_LOSS',
+    surface: 'EXTERNAL',
+    odometerM: 1,
+    stationM: null,
+    clockDeg: null,
+    depthPctWt,
+    lengthMm: null,
+    widthMm: null,
+    sourceEventId: randomUUID(),
+  });
+  const [stored, fresh] = [randomUUID(), randomUUID()];
+  expect(await insertNewAnomalies(anomalies, [projection(stored, tenantId, 30)])).toEqual([0]);
+  // The replay of the stored one (with other values) and a new one: only the new one is stored.
+  expect(await insertNewAnomalies(anomalies, [projection(stored, tenantId, 70), projection(fresh, tenantId, 40)])).toEqual([1]);
+  expect(await anomalies.findOne({ _id: stored })).toMatchObject({ tenantId, depthPctWt: 30 });
+  await expect(insertNewAnomalies(anomalies, [projection(stored, randomUUID(), 50)])).rejects.toThrow(`anomaly ${stored} is stored for another tenant`);
+  expect(await anomalies.countDocuments({ _id: { $in: [stored, fresh] } })).toBe(2);
 });
