@@ -177,34 +177,47 @@ export async function readAllPages<TData, TNode>(
 }
 
 const TIME_ZONE_QUERY = 'query ConsoleTimeZone { complianceSettings { timeZone } }';
-const tenantZones = new Map<string, Promise<string | null>>();
+/** Zones read so far, by tenant: a page opened after the first shows its dates at once. */
+const knownZones = new Map<string, string>();
+const pendingZones = new Map<string, Promise<string>>();
 
 /**
  * The tenant's IANA time zone (complianceSettings.timeZone): repair and compliance days are counted in it, so the
- * console shows those dates in it too, whatever zone the reader's browser is in. Null until known or without
- * compliance:read (the page then says dates are in UTC).
+ * console shows those dates in it too, whatever zone the reader's browser is in. Undefined while it is being read:
+ * a page shows no date (and takes none) until it is known, since a day in the wrong zone is a different day. Null
+ * without compliance:read or when it could not be read (the page then says dates are in UTC); a failed read is tried
+ * again on the next page.
  */
-export function useTenantTimeZone(): string | null {
+export function useTenantTimeZone(): string | null | undefined {
   const { tenantId, me } = useSession();
-  const [zone, setZone] = useState<string | null>(null);
   const allowed = hasScope(me, 'compliance:read');
+  const [, setRead] = useState(0);
+  const [failedFor, setFailedFor] = useState<string | null>(null);
+  const needed = tenantId !== null && allowed && !knownZones.has(tenantId);
   useEffect(() => {
-    if (!tenantId || !allowed) return setZone(null);
+    if (!needed || !tenantId) return;
     let live = true;
-    let pending = tenantZones.get(tenantId);
+    let pending = pendingZones.get(tenantId);
     if (!pending) {
       pending = graphql<{ complianceSettings: { timeZone: string } }>(TIME_ZONE_QUERY).then(
-        (d) => d.complianceSettings.timeZone,
-        () => null,
+        (d) => (knownZones.set(tenantId, d.complianceSettings.timeZone), d.complianceSettings.timeZone),
+        (err: unknown) => {
+          pendingZones.delete(tenantId);
+          throw err;
+        },
       );
-      tenantZones.set(tenantId, pending);
+      pendingZones.set(tenantId, pending);
     }
-    void pending.then((z) => live && setZone(z));
+    pending.then(
+      () => live && setRead((n) => n + 1),
+      () => live && setFailedFor(tenantId),
+    );
     return () => {
       live = false;
     };
-  }, [tenantId, allowed]);
-  return zone;
+  }, [needed, tenantId]);
+  if (!tenantId || !allowed) return null;
+  return knownZones.get(tenantId) ?? (failedFor === tenantId ? null : undefined);
 }
 
 /**

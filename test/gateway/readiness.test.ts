@@ -126,7 +126,14 @@ it('keeps answering from the last probes while a slow subgraph has not answered 
     const gateway = await gatewayWith({ subgraphUrls: { ...subgraphUrls(), analytics: slow.url } });
     // The first round waits for its probes: let the held one through once, so it has answered before.
     const first = readyz(gateway.origin);
-    await waitFor(async () => slow.arrivals() === 1, 20_000, 'the first probe of the slow subgraph');
+    let firstOutcome = 'no answer yet';
+    first.then(
+      (r) => (firstOutcome = `answered ${r.status}`),
+      (err: Error) => (firstOutcome = `failed: ${err.message}`),
+    );
+    await waitFor(async () => slow.arrivals() >= 1, 20_000, 'the first probe of the slow subgraph').catch((err: Error) => {
+      throw new Error(`${err.message} (requests it received: ${slow.arrivals()}; the gateway's /readyz: ${firstOutcome})`);
+    });
     slow.release();
     expect((await first).body.subgraphs['analytics']).toBe('ready');
     // From now on its probes are held: a later round starts and stays pending, and answers come without waiting for

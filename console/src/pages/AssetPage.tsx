@@ -2,11 +2,12 @@ import { Badge } from '../components/Badge';
 import { AlongTheLine } from '../components/AlongTheLine';
 import { AnomalyTable } from '../components/AnomalyTable';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { Pager } from '../components/Pager';
 import { Readings } from '../components/Readings';
 import { AssetTable, ASSET_LIST_QUERY, pickAssets } from './AssetsPage';
 import { formatDateTime, formatDayIn, formatNumber, humanize, regulationLabel, zoneLabel } from '../format';
-import { useConnection, useQuery, useTenantTimeZone, useTitle } from '../hooks';
+import { useConnection, useQuery, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -243,9 +244,12 @@ function AssetFacts({ asset, zone }: { asset: NonNullable<AssetData['asset']>; z
 }
 
 export function AssetPage({ id }: { id: string }) {
+  return <InTenantZone>{(zone) => <AssetView id={id} zone={zone ?? 'UTC'} />}</InTenantZone>;
+}
+
+function AssetView({ id, zone }: { id: string; zone: string }) {
   const { me } = useSession();
   // Rule days (due dates) are counted in the tenant's zone, so every date here is shown in it, named.
-  const zone = useTenantTimeZone() ?? 'UTC';
   const { data, error, loading, reload } = useQuery<AssetData>(ASSET_QUERY, { id });
   const asset = data?.asset;
   useTitle(asset?.name ?? (data ? 'Asset not found' : 'Asset'));

@@ -1,9 +1,10 @@
 import { useId, useMemo, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { Pager } from '../components/Pager';
 import { endOfDayIn, formatDayIn, formatNumber, humanize, isoDayIn, regulationLabel, zoneLabel } from '../format';
-import { useConnection, useCsvExport, useFiltersInAddress, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
+import { useConnection, useCsvExport, useFiltersInAddress, useQuery, useTitle, type Connection } from '../hooks';
 import { Link, useRouter } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -231,17 +232,20 @@ function readFilters(search: string) {
   };
 }
 
+export function CompliancePage() {
+  return <InTenantZone>{(zone) => <ComplianceView zone={zone ?? 'UTC'} />}</InTenantZone>;
+}
+
 /**
  * Compliance as a due-date calendar: every (asset, obligation) row of the tenant — NO_RECORD included — in due-date
  * order under month headings, with each state's count, filtered and paged by the server, as of today or, for an
  * audit, as of the end of any past day (evidence recorded after it does not count). Days are the tenant's, where the
  * regulation's calendar months and years are counted.
  */
-export function CompliancePage() {
+function ComplianceView({ zone }: { zone: string }) {
   useTitle('Compliance calendar');
   const { me } = useSession();
   const { search } = useRouter();
-  const zone = useTenantTimeZone() ?? 'UTC';
   const initial = readFilters(search);
   const [asOfDay, setAsOfDay] = useState(initial.asOf);
   const [state, setState] = useState(initial.state);

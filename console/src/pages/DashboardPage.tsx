@@ -1,9 +1,10 @@
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { DueList, useObligationRefs } from './CompliancePage';
 import { RiskRegisterList } from './RiskPage';
 import { formatDayIn, formatNumber, humanize, zoneLabel } from '../format';
-import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
+import { useQuery, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession, type Me } from '../session';
 
@@ -253,10 +254,13 @@ function DueSection({ zone }: { zone: string }) {
 }
 
 export function DashboardPage() {
+  return <InTenantZone>{(zone) => <DashboardView zone={zone ?? 'UTC'} />}</InTenantZone>;
+}
+
+function DashboardView({ zone }: { zone: string }) {
   useTitle('Pipeline at a glance');
   const { me } = useSession();
   // Compliance and repair days are counted in the tenant's zone: the dashboard's dates are days there, named.
-  const zone = useTenantTimeZone() ?? 'UTC';
   const tenant = me?.tenants.find((t) => t.tenantId === me.tenantId);
   return (
     <>

@@ -1,11 +1,12 @@
 import { useId, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { Pager } from '../components/Pager';
 import { toCsv, downloadText } from '../csv';
 import { messageOf } from '../errors';
 import { clockLabel, formatDayIn, formatNumber, humanize, isoDayIn, responseCategoryLabel, responseCategoryLabels, startOfDayIn, zoneLabel } from '../format';
-import { readAllPages, useConnection, useQuery, useTenantTimeZone, useTitle, type Connection } from '../hooks';
+import { readAllPages, useConnection, useQuery, useTitle, type Connection } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -104,15 +105,18 @@ function csvRow(r: DigRow, zone: string | null): (string | number | null)[] {
   ];
 }
 
+export function DigListPage() {
+  return <InTenantZone>{(zone) => <DigList zone={zone} />}</InTenantZone>;
+}
+
 /**
  * The dig list: every open anomaly with a repair due date across the tenant, soonest due first, with the filters an
  * integrity team works by; overdue rows are flagged in words; due dates are the calendar days of the tenant's time
  * zone, where §192.933 counts them. The CSV holds every matching row, read page by page from the server.
  */
-export function DigListPage() {
+function DigList({ zone }: { zone: string | null }) {
   useTitle('Dig list');
   const { me } = useSession();
-  const zone = useTenantTimeZone();
   const allowed = hasScope(me, 'analytics:read');
   const [categories, setCategories] = useState<string[]>([...DUE_CATEGORIES]);
   const [dueBefore, setDueBefore] = useState('');

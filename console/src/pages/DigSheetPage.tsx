@@ -1,8 +1,9 @@
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { downloadText, toCsv } from '../csv';
 import { clockLabel, formatDayIn, formatNumber, humanize, isoDayIn, zoneLabel } from '../format';
-import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
+import { useQuery, useTitle } from '../hooks';
 import { Link } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -103,14 +104,17 @@ function Row({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
+export function DigSheetPage({ id }: { id: string }) {
+  return <InTenantZone>{(zone) => <DigSheet id={id} zone={zone} />}</InTenantZone>;
+}
+
 /**
  * One anomaly's dig sheet: where the crew finds it (distance and direction from the nearest girth welds and reference
  * markers, joint, clock), what it is (dimensions), and why and by when it is dug (category, rule, due date in the
  * tenant's zone). Laid out for paper: Print gives just the sheet (@media print); the CSV holds the same lines.
  */
-export function DigSheetPage({ id }: { id: string }) {
+function DigSheet({ id, zone }: { id: string; zone: string | null }) {
   const { me } = useSession();
-  const zone = useTenantTimeZone();
   const query = hasScope(me, 'analytics:read') ? SHEET_QUERY.replace('ASSESSMENT', ASSESSMENT) : SHEET_QUERY.replace('ASSESSMENT', '');
   const { data, error, loading, reload } = useQuery<SheetData>(hasScope(me, 'measurements:read') ? query : null, { id });
   const m = data?.measurement;

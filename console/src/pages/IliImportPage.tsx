@@ -1,8 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { messageOf } from '../errors';
 import { formatNumber, humanize, isoDayIn, startOfDayIn, zoneLabel } from '../format';
-import { useQuery, useTenantTimeZone, useTitle } from '../hooks';
+import { useQuery, useTitle } from '../hooks';
 import { Link } from '../router';
 import { graphql, hasScope, useSession } from '../session';
 
@@ -236,8 +237,12 @@ function ImportReport({ job, assetId }: { job: ImportJob; assetId: string }) {
   );
 }
 
-/** Imports a vendor's ILI listing into a pipeline or segment: upload in parts → mapping preview → progress → report. */
 export function IliImportPage({ assetId }: { assetId: string }) {
+  return <InTenantZone>{(zone) => <IliImport assetId={assetId} zone={zone} />}</InTenantZone>;
+}
+
+/** Imports a vendor's ILI listing into a pipeline or segment: upload in parts → mapping preview → progress → report. */
+function IliImport({ assetId, zone }: { assetId: string; zone: string | null }) {
   const { me } = useSession();
   const { data, error, loading, reload } = useQuery<PageData>(PAGE_QUERY, { id: assetId });
   const [file, setFile] = useState<File | null>(null);
@@ -250,7 +255,6 @@ export function IliImportPage({ assetId }: { assetId: string }) {
   const [failure, setFailure] = useState<string | null>(null);
   const asset = data?.asset;
   // The run and discovery dates are days of the tenant's zone, where repair due dates are counted from them.
-  const zone = useTenantTimeZone();
   const today = () => isoDayIn(new Date().toISOString(), zone);
   useTitle(asset ? `Import ILI listing · ${asset.name}` : 'Import ILI listing');
 

@@ -1,9 +1,10 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { Badge } from '../components/Badge';
 import { ErrorAlert, Loading, Status } from '../components/Notice';
+import { InTenantZone } from '../components/TenantZone';
 import { Pager } from '../components/Pager';
 import { formatDateTime, humanize, isoDayIn, regulationLabel } from '../format';
-import { readAllPages, useConnection, useCsvExport, useFiltersInAddress, useTenantTimeZone, useTitle, type Connection } from '../hooks';
+import { readAllPages, useConnection, useCsvExport, useFiltersInAddress, useTitle, type Connection } from '../hooks';
 import { Link, useRouter } from '../router';
 import { hasScope, useSession } from '../session';
 
@@ -195,15 +196,18 @@ function readFilters(search: string) {
   };
 }
 
+export function RiskPage() {
+  return <InTenantZone>{(zone) => <RiskView zone={zone ?? 'UTC'} />}</InTenantZone>;
+}
+
 /**
  * The risk register: every scored pipeline and segment, highest score first, filtered by the server (band, lowest
  * score, regulation), paged ("N of M", load more) and exported whole as CSV.
  */
-export function RiskPage() {
+function RiskView({ zone }: { zone: string }) {
   useTitle('Risk register');
   const { me } = useSession();
   const { search } = useRouter();
-  const zone = useTenantTimeZone() ?? 'UTC';
   const initial = readFilters(search);
   const [band, setBand] = useState(initial.band);
   const [min, setMin] = useState(initial.min);
