@@ -1,6 +1,7 @@
 /**
  * `npm run bench:fairness [-- --seconds 20] [-- --phases batches,query,import] [-- --features 100000]
- *                          [-- --topology processes|single] [-- --gateway-workers 1] [-- --cpu-prof DIR]`:
+ *                          [-- --topology processes|single] [-- --gateway-workers 1] [-- --cpu-prof DIR]
+ *                          [-- --between quiet|none]`:
  * does one tenant's heaviest legal work stall another tenant? (issue 31)
  *
  * The stack is what a deployment runs unless `--topology single` (bench/neighbour-stack.ts): every subgraph and the
@@ -16,6 +17,9 @@
  *   import        A imports a generated 100,000-feature ILI listing (`--features`) through the API as the CLI does
  *                 (upload in parts, startIliImport, poll the job); the phase lasts from the first part to the job's end;
  *   recovery      B alone again.
+ * Before each of A's phases after the first the stack is left to finish A's earlier work (`--between quiet`, the
+ * default: the batches' events consumed by analytics and compliance), so each phase measures B under that one kind of
+ * work; `--between none` runs them back to back, each on the remains of the one before.
  * Prints B's p50/p99 per read and phase as ratios to its baseline in the same run, B's failures, the auth probe's
  * answers, how A's requests were answered, and per process of the stack the CPU it used and the longest its event loop
  * was held (with `--cpu-prof`, each phase's window on the profiles' clock). Target: B's p99 ≤ 3× baseline, 0 failures
@@ -96,6 +100,7 @@ async function main(): Promise<void> {
     options: {
       seconds: { type: 'string', default: '20' },
       phases: { type: 'string', default: 'batches,query,import' },
+      between: { type: 'string', default: 'quiet' },
       features: { type: 'string', default: '100000' },
       topology: { type: 'string', default: 'processes' },
       'gateway-workers': { type: 'string', default: '1' },
@@ -105,9 +110,10 @@ async function main(): Promise<void> {
   const seconds = Number(values.seconds);
   const phases = new Set(values.phases.split(','));
   if (values.topology !== 'processes' && values.topology !== 'single') throw new Error('--topology is processes (a deployment) or single (npm start)');
+  if (values.between !== 'quiet' && values.between !== 'none') throw new Error('--between is quiet (each phase on an idle stack) or none (back to back)');
   const listingDir = await mkdtemp(path.join(os.tmpdir(), 'bench-fairness-'));
   try {
-    await measure(seconds, phases, Number(values.features), listingDir, {
+    await measure(seconds, phases, Number(values.features), listingDir, values.between === 'quiet', {
       topology: values.topology,
       gatewayWorkers: Number(values['gateway-workers']),
       cpuProfileDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
@@ -122,6 +128,7 @@ async function measure(
   phases: ReadonlySet<string>,
   importFeatures: number,
   listingDir: string,
+  quietBetweenPhases: boolean,
   stackOptions: { topology: Topology; gatewayWorkers: number; cpuProfileDir: string | undefined },
 ): Promise<void> {
   const listing = phases.has('import') ? await generatedListing(listingDir, importFeatures) : null;
@@ -157,7 +164,8 @@ async function measure(
     }
     // The seed's 100,000 measurement events are still being consumed (analytics, compliance): a baseline measured
     // meanwhile would be one under load. Wait until the stack is idle.
-    const quietMs = await untilQuiet(stack, stackOptions.cpuProfileDir ? 1_000 : 200);
+    const idleCpuMs = stackOptions.cpuProfileDir ? 1_000 : 200;
+    const quietMs = await untilQuiet(stack, idleCpuMs);
     console.log(`The stack was quiet after ${(quietMs / 1000).toFixed(0)} s (the seed's events consumed).`);
 
     // B's two simple reads, each one request at a time: a page of assets (the gateway and the assets subgraph), and
@@ -185,7 +193,15 @@ async function measure(
     await phase(3_000); // warm-up
     console.log(`Baseline: tenant B alone for ${seconds} s…`);
     const results: [string, PhaseSamples, Map<number, number> | null][] = [['B alone (baseline)', await phase(seconds * 1000), null]];
+    let phasesOfA = 0;
+    // A's earlier phase finished (its events consumed), unless phases run back to back.
+    const afterEarlierWork = async () => {
+      if (phasesOfA++ === 0 || !quietBetweenPhases) return;
+      const ms = await untilQuiet(stack, idleCpuMs);
+      console.log(`(The stack was quiet ${(ms / 1000).toFixed(0)} s after A's earlier phase.)`);
+    };
     const loaded = async (name: string, bodies: string[], connections: number) => {
+      await afterEarlierWork();
       console.log(`${name} for ${seconds} s…`);
       const neighbour = startNeighbour(stack.gatewayUrl, a.apiKey, bodies, connections);
       await new Promise((r) => setTimeout(r, 200));
@@ -196,6 +212,7 @@ async function measure(
     if (phases.has('query')) await loaded('A: the most expensive legal query ×4', [EXPENSIVE_QUERY], 4);
     let imported: { result: IliImportResult; ms: number } | null = null;
     if (listing) {
+      await afterEarlierWork();
       const name = `A: a ${importFeatures.toLocaleString('en')}-feature ILI import`;
       console.log(`${name}, from its first part to the job's end…`);
       let finished = false;
@@ -242,6 +259,9 @@ async function measure(
               `The import stored ${imported.result.counts.features.toLocaleString('en')} features and ${imported.result.counts.tallyItems.toLocaleString('en')} tally items in ${(imported.ms / 1000).toFixed(1)} s (upload, check, write).`,
             ]
           : []),
+        quietBetweenPhases
+          ? "Each of A's phases began on an idle stack (--between quiet); B alone, after follows the last one directly."
+          : "A's phases ran back to back (--between none): each also carries what the one before left to do.",
         'Ratios compare phases of this run only. Target: B p99 ≤ 3× baseline, 0 failed for B, the auth probe never 503.',
       ],
     );

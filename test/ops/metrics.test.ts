@@ -174,7 +174,9 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
         metricValue(text, 'linepack_event_consumer_pending', { stream, group: 'compliance' }) === 0 &&
         text.includes(`linepack_outbox_pending_events{stream="${stream}"} 0`) &&
         // The measurements subgraph relays from a thread of its own (lib/events/relay-thread.ts), which reports its Redis client.
-        metricValue(text, 'linepack_redis_up', { client: `outbox-relay:${stack.dbPrefix}:events:measurements` }) === 1
+        metricValue(text, 'linepack_redis_up', { client: `outbox-relay:${stack.dbPrefix}:events:measurements` }) === 1 &&
+        // Every connection given back once the work is done (the relay's polls take one for a moment: not at every scrape).
+        metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'in_use' }) === 0
       );
     }, 30_000),
   ).toBe(true);
@@ -183,7 +185,7 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
   expect(metricValue(text, 'linepack_redis_up', { client: 'gateway' })).toBe(1);
   expect(metricValue(text, 'linepack_redis_up', { client: 'event-consumer:compliance' })).toBe(1);
   expect(metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'available' })).toBeGreaterThan(0);
-  expect(metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'in_use' })).toBe(0);
+  expect(metricValue(text, 'linepack_mongodb_pool_connections', { linepack_service: 'assets', state: 'in_use' })).toBeGreaterThanOrEqual(0);
   // A group that has read nothing lags by the whole of the producer's streams: the tenants' streams summed.
   const redis = new Redis(process.env['REDIS_URL']!);
   try {
