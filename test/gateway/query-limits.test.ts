@@ -113,7 +113,8 @@ describe('cost cannot be side-stepped with fragments or nulls', () => {
     const query = `query { ...F1 } ${[1, 2, 3, 4].map(level).join(' ')} fragment F5 on Query { assets(first: 1) { totalCount } }`;
     const started = Date.now();
     const res = await graphql(stack.gatewayUrl, query, { apiKey });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Walked once per spread, 100⁴ spreads would take minutes: a bound this loose only fails on that, not on a busy machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(res.status).toBe(200);
     expect(res.body.extensions?.['cost']).toMatchObject({ requested: 1 });
   });
