@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
 import type { Collection, Document } from 'mongodb';
+import { IdleBackoff } from '../idle-backoff';
 import type { Logger } from '../logger';
 import { keysByServer, serverName, type RedisClient } from '../redis';
 
@@ -30,7 +32,31 @@ export interface OutboxDocument extends Document {
 }
 
 export function outboxEntry(type: string, data?: Record<string, unknown>): OutboxEntry {
+  announceOutboxEntries();
   return { id: randomUUID(), type, occurredAt: new Date(), ...(data ? { data } : {}) };
+}
+
+/**
+ * Outbox entries made in this process are announced on this channel, which reaches every thread of the process: an
+ * idle relay (which looks for work less and less often, see OutboxRelayOptions.maxIdleMs) goes back to its usual pace
+ * at once, wherever the write was made (the request loop, a lane, the job runner) and wherever it runs (the loop, a
+ * relay thread). Entries written by another process wait for that process's relay, or for this one's next look.
+ */
+const OUTBOX_ENTRIES_CHANNEL = 'linepack:outbox-entries';
+/** Announcements per thread at most this often: a 10,000-item batch makes 10,000 entries at once. */
+const ANNOUNCE_EVERY_MS = 100;
+let announcer: BroadcastChannel | null = null;
+let lastAnnouncedAt = -Infinity;
+
+function announceOutboxEntries(): void {
+  const now = performance.now();
+  if (now - lastAnnouncedAt < ANNOUNCE_EVERY_MS) return;
+  lastAnnouncedAt = now;
+  if (!announcer) {
+    announcer = new BroadcastChannel(OUTBOX_ENTRIES_CHANNEL);
+    announcer.unref();
+  }
+  announcer.postMessage(null);
 }
 
 /**
@@ -97,7 +123,13 @@ export interface OutboxRelayOptions<D extends OutboxDocument> {
   /** The event body for an entry: its own `data`, or something derived from the document. */
   dataOf(doc: D, entry: OutboxEntry): Record<string, unknown>;
   batchSize?: number;
+  /** The wait between rounds while there are events to publish (default 200 ms). */
   idleMs?: number;
+  /**
+   * While rounds find nothing the wait doubles from idleMs up to this (default 1 s): an idle relay costs its database
+   * a read a second instead of five. An outbox entry made in this process brings it back to idleMs at once.
+   */
+  maxIdleMs?: number;
   /** Approximate cap on each tenant stream's length, so Redis memory stays bounded. */
   maxLen?: number;
   /**
@@ -299,7 +331,16 @@ export class OutboxRelay<D extends OutboxDocument> {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const { idleMs = 200, batchSize = 500, logger } = this.options;
+    const { idleMs = 200, maxIdleMs = 1_000, batchSize = 500, logger } = this.options;
+    const backoff = new IdleBackoff(idleMs, Math.max(idleMs, maxIdleMs));
+    /** Ends the wait under way, unless it is a failing round's. */
+    let pacedWait: (() => void) | null = null;
+    const announcements = new BroadcastChannel(OUTBOX_ENTRIES_CHANNEL);
+    announcements.unref();
+    announcements.onmessage = () => {
+      backoff.busy();
+      pacedWait?.();
+    };
     this.loop = (async () => {
       while (this.running) {
         let round: RelayRound;
@@ -316,16 +357,26 @@ export class OutboxRelay<D extends OutboxDocument> {
         if (!failing && this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
         this.failing = failing;
         if (round.published + round.stalled < batchSize && this.running) {
-          await new Promise<void>((resolve) => {
+          const idle = round.published === 0 && round.stalled === 0;
+          let waitMs = backoff.idle();
+          if (!idle) {
+            backoff.busy();
             // Slower while nothing goes out at all; while other tenants still publish, at the usual pace.
-            const timer = setTimeout(resolve, round.published === 0 && round.stalled > 0 ? idleMs * 10 : idleMs);
+            waitMs = round.published === 0 ? idleMs * 10 : idleMs;
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, waitMs);
             this.wake = () => {
               clearTimeout(timer);
               resolve();
             };
+            // Not while failing: the failing tenants' documents would only be read again, and fail again.
+            if (round.stalled === 0) pacedWait = this.wake;
           });
+          pacedWait = null;
         }
       }
+      announcements.close();
     })();
   }
 
