@@ -234,13 +234,23 @@ export function watchConsumerGroup(redis: RedisClient, streams: readonly string[
       let lag: number | null = null;
       let pending = 0;
       let found = false;
-      for (const [err, groups] of replies) {
+      /** Tenant streams the group is not on yet: a tenant's first events, before the consumers found its stream. */
+      const notJoined: string[] = [];
+      for (const [i, [err, groups]] of replies.entries()) {
         const info = err ? null : consumerGroupInfo(groups, group);
-        if (!info) continue;
+        if (!info) {
+          if (!err) notJoined.push(members[i]!);
+          continue;
+        }
         found = true;
         // The sum is of the streams whose lag Redis can tell.
         if (info.lag !== null) lag = (lag ?? 0) + info.lag;
         pending += info.pending;
+      }
+      // The group will read those from their start (consumer.ts): all they hold is behind it.
+      if (found && notJoined.length > 0) {
+        const lengths = await commandPerKey(redis, notJoined, (p, member) => p.xlen(member)).catch(() => []);
+        for (const [err, length] of lengths) if (!err) lag = (lag ?? 0) + (length as number);
       }
       if (found) out.push({ stream, lag, pending });
     }

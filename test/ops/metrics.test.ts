@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
-import { streamRegistry } from '@linepack/lib/events/outbox';
+import { streamRegistry, tenantStream } from '@linepack/lib/events/outbox';
 import { exited } from '@linepack/lib/infra/child-process';
 import { freePort } from '@linepack/lib/infra/free-port';
 import { startMetricsServer, watchConsumerGroup, type MetricsServer } from '@linepack/lib/metrics';
@@ -200,6 +200,17 @@ it('shows event-stream lag, the outbox, the MongoDB pools and Redis health', asy
     const unwatch = watchConsumerGroup(redis, [stream], 'behind');
     expect(metricValue(await scrape(), 'linepack_event_consumer_lag', { stream, group: 'behind' })).toBe(total);
     unwatch();
+    // A new tenant's stream the group has not joined yet (its consumers have not found it): all it holds is behind.
+    // A producer of its own, so this stack's consumers never see these streams.
+    const producer = `${stack.dbPrefix}:events:metrics-test`;
+    const [joined, notJoined] = [tenantStream(producer, 'joined'), tenantStream(producer, 'not-joined')];
+    await redis.sadd(streamRegistry(producer), joined, notJoined);
+    for (let i = 0; i < 2; i++) await redis.xadd(joined, '*', 'id', `j${i}`);
+    await redis.xgroup('CREATE', joined, 'behind', '0');
+    for (let i = 0; i < 3; i++) await redis.xadd(notJoined, '*', 'id', `n${i}`);
+    const unwatchNew = watchConsumerGroup(redis, [producer], 'behind');
+    expect(metricValue(await scrape(), 'linepack_event_consumer_lag', { stream: producer, group: 'behind' })).toBe(2 + 3);
+    unwatchNew();
   } finally {
     redis.disconnect();
   }
