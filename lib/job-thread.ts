@@ -1,5 +1,4 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { JobRunner } from './jobs';
 import type { Logger } from './logger';
 import { BackgroundThread, type ThreadEntry } from './threads';
 import { activeTracing } from './tracing';
@@ -8,6 +7,7 @@ import { activeTracing } from './tracing';
  * A subgraph's job runner (lib/jobs.ts) on a worker thread of its own, with its own MongoDB client: a job's work —
  * parsing a 100,000-feature listing, validating and writing it in chunks — never holds the event loop that answers
  * the subgraph's requests (issue 31: an ILI import held the measurements subgraph's loop up to 627 ms at a time).
+ * The analytics subgraph's run comparison worker runs the same way (`WakeableWork`: started, woken, stopped).
  *
  * Nothing about jobs changes: the runner on the thread claims, leases, checkpoints and resumes exactly as on the loop
  * (a kill -9 of the process takes the thread with it; the lease runs out and the job resumes from its checkpoint).
@@ -21,7 +21,28 @@ export type JobThreadMessage = { type: 'wake' } | { type: 'stop' };
 /** How long a stopping runner may take to reach its jobs' next chunk before its thread is terminated (the jobs resume either way). */
 const STOP_GRACE_MS = 15_000;
 
-export class JobRunnerThread extends BackgroundThread {
+/** Work a thread runs until its service stops, which the loop wakes when it queued some: a job runner, a run comparison worker. */
+export interface WakeableWork {
+  start(): void;
+  /** Work was queued: look for it now instead of at the next poll. */
+  wake(): void;
+  /** Stops at the next chunk; what was under way is taken up again (by its lease or its request). */
+  stop(): Promise<void>;
+}
+
+/** A `WakeableWork` on a thread of its own (see the file comment); the loop's side. */
+export class WakeableWorkThread extends BackgroundThread {
+  constructor(options: { what: string; meanwhile: string; entry: ThreadEntry; workerData: unknown; logger: Logger; stopGraceMs: number }) {
+    super({ ...options, stopMessage: { type: 'stop' } satisfies JobThreadMessage });
+  }
+
+  /** Work was queued: the thread looks for it now instead of at its next poll. */
+  wake(): void {
+    this.post({ type: 'wake' } satisfies JobThreadMessage);
+  }
+}
+
+export class JobRunnerThread extends WakeableWorkThread {
   constructor(entry: ThreadEntry, workerData: unknown, logger: Logger) {
     super({
       what: 'the job runner thread',
@@ -29,26 +50,20 @@ export class JobRunnerThread extends BackgroundThread {
       entry,
       workerData,
       logger,
-      stopMessage: { type: 'stop' } satisfies JobThreadMessage,
       stopGraceMs: STOP_GRACE_MS,
     });
   }
-
-  /** A job was queued: the runner looks for work now instead of at its next poll. */
-  wake(): void {
-    this.post({ type: 'wake' } satisfies JobThreadMessage);
-  }
 }
 
-/** The thread's side: runs `runner` until the subgraph stops it, then `close`s what it opened (its MongoDB client). */
-export function runJobRunnerThread(port: MessagePort, runner: JobRunner, close: () => Promise<void>): void {
+/** The thread's side: runs `work` until the service stops it, then `close`s what it opened (its MongoDB client). */
+export function runWakeableWorkThread(port: MessagePort, work: WakeableWork, close: () => Promise<void>): void {
   port.on('message', (message: JobThreadMessage) => {
-    if (message.type === 'wake') return runner.wake();
-    void runner
+    if (message.type === 'wake') return work.wake();
+    void work
       .stop()
       .then(close)
       .then(() => activeTracing()?.shutdown())
       .finally(() => process.exit(0));
   });
-  runner.start();
+  work.start();
 }

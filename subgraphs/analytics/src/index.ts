@@ -2,7 +2,10 @@ import type { GraphQLResolverMap } from '@linepack/lib/resolver-map';
 import { replayStreams } from '@linepack/lib/events/consumer';
 import { startEventConsumer } from '@linepack/lib/events/consumer-process';
 import { eventStream } from '@linepack/lib/events/outbox';
+import { WakeableWorkThread } from '@linepack/lib/job-thread';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
+import { threadEntry } from '@linepack/lib/threads';
+import { activeTracing } from '@linepack/lib/tracing';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl } from '@linepack/schema/sdl';
 import { subgraphPort } from '@linepack/schema/subgraphs';
@@ -11,8 +14,8 @@ import { IliRunRepository } from './ili-run-repository';
 import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes } from './projections';
 import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
-import { RunComparisonWorker } from './run-comparison';
 import { TenantSettingsStore } from './settings';
+import type { AnalyticsThreadOptions } from './thread-types';
 
 export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: true };
 
@@ -27,8 +30,21 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
     resolvers: resolvers as GraphQLResolverMap<SubgraphContext>,
     async prepare(db) {
       await ensureAnalyticsIndexes(db);
-      // Run comparisons are minutes of work for a large run: a worker beside the consumer does them (run-comparison.ts).
-      const comparisons = new RunComparisonWorker(db, options.logger);
+      // Run comparisons are minutes of work for a large run: a worker beside the consumer does them (run-comparison.ts),
+      // on a thread of its own (threads.ts) so that work never holds the loop that answers every tenant's queries.
+      const comparisons = new WakeableWorkThread({
+        what: 'the run comparison thread',
+        meanwhile: 'a comparison it was running is taken up again when its lease runs out (10 minutes)',
+        entry: threadEntry(__filename, 'threads.ts'),
+        workerData: {
+          mongoUri: options.mongoUri!,
+          dbPrefix: options.dbPrefix,
+          logLevel: options.logger.level,
+          tracingServiceName: activeTracing()?.serviceName ?? null,
+        } satisfies AnalyticsThreadOptions,
+        logger: options.logger,
+        stopGraceMs: 15_000,
+      });
       comparisons.start();
       const consumer = startEventConsumer(options, db, {
         group: ANALYTICS_CONSUMER_GROUP,

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   /* eslint-disable @typescript-eslint/no-require-imports -- each role loads only what it runs */
   if (role === 'jobs') {
     const { JobRunner } = require('@linepack/lib/jobs') as typeof import('@linepack/lib/jobs');
-    const { runJobRunnerThread } = require('@linepack/lib/job-thread') as typeof import('@linepack/lib/job-thread');
+    const { runWakeableWorkThread } = require('@linepack/lib/job-thread') as typeof import('@linepack/lib/job-thread');
     const { ILI_IMPORT_JOB, iliImportHandler } = require('./ili/import-job') as typeof import('./ili/import-job');
     const runner = new JobRunner(
       db,
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
         ...(options.jobLeaseMs !== undefined ? { leaseMs: options.jobLeaseMs } : {}),
       },
     );
-    runJobRunnerThread(port, runner, () => mongo.close());
+    runWakeableWorkThread(port, runner, () => mongo.close());
     logger.info('job runner thread started');
     return;
   }
