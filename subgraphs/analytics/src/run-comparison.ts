@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
-import { heavyWork } from '@linepack/lib/fair-share';
+import { BACKGROUND_WORK_REST_RATIO, FairShare } from '@linepack/lib/fair-share';
 import { isDatabaseUnavailable } from '@linepack/lib/errors';
 import { errorSummary, type Logger } from '@linepack/lib/logger';
 import { IdleBackoff } from '@linepack/lib/idle-backoff';
@@ -27,13 +27,19 @@ import { compareRuns, DEFAULT_RUN_COMPARISON_SETTINGS, pairGrowth, type Matchabl
  * run written on its projection and the run's features assessed again with it.
  *
  * The work is asked for per segment (a request document, so a crash or restart loses nothing) and done by a worker
- * beside the event consumer, not inside it: a 100,000-feature run takes minutes to reassess, and the consumer must go
- * on serving the other tenants' events meanwhile. The worker writes and reassesses in chunks, each in a heavyWork slot
+ * on a thread of its own (threads.ts), not inside the event consumer: a 100,000-feature run takes minutes to reassess,
+ * and the consumer and the subgraph's loop must go on serving the other tenants meanwhile. The worker writes and reassesses in chunks, each in a heavyWork slot
  * (lib/fair-share.ts), so other tenants' heavy work gets turns in between; it holds one segment's runs in memory at a
  * time (the two being compared). Whatever order the runs arrive in, every comparable run is compared with its
  * predecessor, and a run whose predecessor, settings or wall thickness changed is compared again: an older run loaded
  * after a newer one re-evaluates the newer.
  */
+
+/**
+ * The comparisons' slot for heavy work (lib/fair-share.ts): on their thread (threads.ts) they have it to themselves,
+ * and nobody waits for their answer, so each piece rests three times as long as it took (BACKGROUND_WORK_REST_RATIO).
+ */
+const heavyWork = new FairShare(1, 1_000, { restRatio: BACKGROUND_WORK_REST_RATIO });
 
 /** Features written or reassessed per heavyWork slot: a few tens of milliseconds of database work. */
 const CHUNK = 1_000;
