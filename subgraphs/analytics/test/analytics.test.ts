@@ -410,4 +410,13 @@ it('projects an anomaly once: a replay is left as stored, and the same id of ano
   expect(await anomalies.findOne({ _id: stored })).toMatchObject({ tenantId, depthPctWt: 30 });
   await expect(insertNewAnomalies(anomalies, [projection(stored, randomUUID(), 50)])).rejects.toThrow(`anomaly ${stored} is stored for another tenant`);
   expect(await anomalies.countDocuments({ _id: { $in: [stored, fresh] } })).toBe(2);
+  // A backlog batch is inserted in slices: the replays are found and skipped in whichever slice they are.
+  const batch = Array.from({ length: 450 }, (_, i) => projection(randomUUID(), tenantId, 10 + (i % 50)));
+  batch[0] = projection(stored, tenantId, 80);
+  batch[333] = projection(fresh, tenantId, 80);
+  const inserted = await insertNewAnomalies(anomalies, batch);
+  expect(inserted).toHaveLength(448);
+  expect(inserted.includes(0) || inserted.includes(333)).toBe(false);
+  expect(await anomalies.countDocuments({ _id: { $in: batch.map((a) => a._id) } })).toBe(450);
+  expect(await anomalies.findOne({ _id: fresh })).toMatchObject({ depthPctWt: 40 });
 });
