@@ -18,7 +18,7 @@ import { activeTracing } from './tracing';
 
 export type JobThreadMessage = { type: 'wake' } | { type: 'stop' };
 
-/** How long a stopping runner may take to reach its jobs' next chunk before its thread is terminated (the jobs resume either way). */
+/** How long stopping work may take to reach its next chunk before its thread is terminated (the work resumes either way). */
 const STOP_GRACE_MS = 15_000;
 
 /** Work a thread runs until its service stops, which the loop wakes when it queued some: a job runner, a run comparison worker. */
@@ -32,8 +32,8 @@ export interface WakeableWork {
 
 /** A `WakeableWork` on a thread of its own (see the file comment); the loop's side. */
 export class WakeableWorkThread extends BackgroundThread {
-  constructor(options: { what: string; meanwhile: string; entry: ThreadEntry; workerData: unknown; logger: Logger; stopGraceMs: number }) {
-    super({ ...options, stopMessage: { type: 'stop' } satisfies JobThreadMessage });
+  constructor(options: { what: string; meanwhile: string; entry: ThreadEntry; workerData: unknown; logger: Logger }) {
+    super({ ...options, stopMessage: { type: 'stop' } satisfies JobThreadMessage, stopGraceMs: STOP_GRACE_MS });
   }
 
   /** Work was queued: the thread looks for it now instead of at its next poll. */
@@ -50,7 +50,6 @@ export class JobRunnerThread extends WakeableWorkThread {
       entry,
       workerData,
       logger,
-      stopGraceMs: STOP_GRACE_MS,
     });
   }
 }

@@ -43,7 +43,6 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
           tracingServiceName: activeTracing()?.serviceName ?? null,
         } satisfies AnalyticsThreadOptions,
         logger: options.logger,
-        stopGraceMs: 15_000,
       });
       comparisons.start();
       const consumer = startEventConsumer(options, db, {
