@@ -5,7 +5,7 @@ import { eventStream } from '@linepack/lib/events/outbox';
 import { WakeableWorkThread } from '@linepack/lib/job-thread';
 import { startDatabaseSubgraph } from '@linepack/lib/subgraph-server';
 import { threadEntry } from '@linepack/lib/threads';
-import { activeTracing } from '@linepack/lib/tracing';
+import { subgraphThreadOptions } from '@linepack/lib/subgraph-thread';
 import type { RunningService, SubgraphDescriptor, SubgraphModule, SubgraphStartOptions } from '@linepack/lib/subgraph-types';
 import { readSubgraphSdl } from '@linepack/schema/sdl';
 import { subgraphPort } from '@linepack/schema/subgraphs';
@@ -15,7 +15,6 @@ import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes
 import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
 import { TenantSettingsStore } from './settings';
-import type { AnalyticsThreadOptions } from './thread-types';
 
 export const descriptor: SubgraphDescriptor = { name: 'analytics', defaultPort: subgraphPort('analytics'), ownsDatabase: true };
 
@@ -36,12 +35,7 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
         what: 'the run comparison thread',
         meanwhile: 'a comparison it was running is taken up again when its lease runs out (10 minutes)',
         entry: threadEntry(__filename, 'threads.ts'),
-        workerData: {
-          mongoUri: options.mongoUri!,
-          dbPrefix: options.dbPrefix,
-          logLevel: options.logger.level,
-          tracingServiceName: activeTracing()?.serviceName ?? null,
-        } satisfies AnalyticsThreadOptions,
+        workerData: subgraphThreadOptions(options),
         logger: options.logger,
       });
       comparisons.start();

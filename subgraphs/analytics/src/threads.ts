@@ -5,32 +5,16 @@
  * import). Started from source as this file; in the subgraph's bundle as dist/main.js itself, which requires this
  * module when it finds itself off the main thread (main.ts).
  *
- * Tracing first, as in every process entry: the instrumentations patch what the rest loads (lib/tracing.ts).
+ * Nothing but the thread's start at the top: tracing must come before what the rest loads (lib/subgraph-thread.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { startTracing } from '@linepack/lib/tracing';
-import type { AnalyticsThreadOptions } from './thread-types';
+import { runSubgraphThread, type SubgraphThreadOptions } from '@linepack/lib/subgraph-thread';
 
-const options = workerData as AnalyticsThreadOptions;
-// Traced when the process is (the same environment switches it on), under its name (`npm start` is one service).
-startTracing('analytics', { env: { ...process.env, ...(options.tracingServiceName ? { OTEL_SERVICE_NAME: options.tracingServiceName } : {}) } });
-/* eslint-disable @typescript-eslint/no-require-imports -- after startTracing */
-const { connectMongo, databaseName } = require('@linepack/lib/mongo') as typeof import('@linepack/lib/mongo');
-const { createLogger } = require('@linepack/lib/logger') as typeof import('@linepack/lib/logger');
-const { runWakeableWorkThread } = require('@linepack/lib/job-thread') as typeof import('@linepack/lib/job-thread');
-const { RunComparisonWorker } = require('./run-comparison') as typeof import('./run-comparison');
-/* eslint-enable @typescript-eslint/no-require-imports */
-
-const logger = createLogger('analytics', options.logLevel).child({ thread: 'run-comparisons' });
-
-async function main(): Promise<void> {
-  const mongo = await connectMongo(options.mongoUri, { appName: 'linepack-analytics-comparisons' });
-  const db = mongo.db(databaseName(options.dbPrefix, 'analytics'));
-  runWakeableWorkThread(parentPort!, new RunComparisonWorker(db, logger), () => mongo.close());
+runSubgraphThread(parentPort!, { subgraph: 'analytics', thread: 'run-comparisons' }, workerData as SubgraphThreadOptions, ({ port, db, mongo, logger }) => {
+  /* eslint-disable @typescript-eslint/no-require-imports -- after tracing started */
+  const { runWakeableWorkThread } = require('@linepack/lib/job-thread') as typeof import('@linepack/lib/job-thread');
+  const { RunComparisonWorker } = require('./run-comparison') as typeof import('./run-comparison');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  runWakeableWorkThread(port, new RunComparisonWorker(db, logger), () => mongo.close());
   logger.info('run comparison thread started');
-}
-
-main().catch((err: unknown) => {
-  logger.fatal({ err }, 'the analytics run comparison thread failed to start');
-  process.exit(1);
 });

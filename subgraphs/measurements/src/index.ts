@@ -16,7 +16,7 @@ import { ensureJobIndexes, JobStore } from '@linepack/lib/jobs';
 import { JobRunnerThread } from '@linepack/lib/job-thread';
 import { SubgraphLane } from '@linepack/lib/subgraph-lane';
 import { threadEntry } from '@linepack/lib/threads';
-import { activeTracing } from '@linepack/lib/tracing';
+import { subgraphThreadOptions } from '@linepack/lib/subgraph-thread';
 import type { Db } from 'mongodb';
 import { ensureIliIndexes } from './ili/documents';
 import { measurementRelays } from './relays';
@@ -49,11 +49,8 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
       // Imports run in the subgraph that owns their data, on a thread of their own (jobs.ts); one job per tenant at a
       // time (lib/jobs.ts).
       const threadOptions: MeasurementsThreadOptions = {
-        mongoUri: options.mongoUri!,
-        dbPrefix: options.dbPrefix,
-        logLevel: options.logger.level,
+        ...subgraphThreadOptions(options),
         followsAssets: assetRefs !== null,
-        tracingServiceName: activeTracing()?.serviceName ?? null,
         jobLeaseMs: options.jobLeaseMs,
         redisUrl: options.redisUrl ?? null,
       };

@@ -1,18 +1,14 @@
 import type { RedisTarget } from '@linepack/lib/redis';
+import type { SubgraphThreadOptions } from '@linepack/lib/subgraph-thread';
 
 /** What the measurements subgraph's threads (threads.ts) are started with: plain data, cloned into the thread. */
-export interface MeasurementsThreadOptions {
-  mongoUri: string;
-  dbPrefix: string;
-  logLevel: string;
+export interface MeasurementsThreadOptions extends SubgraphThreadOptions {
   /** Whether the subgraph follows asset events (asset ids are checked), as its loop does. */
   followsAssets: boolean;
   /** Where the relay thread publishes (REDIS_URL); null: no relay thread is started. */
   redisUrl: RedisTarget | null;
   /** The job runner's lease (JOB_LEASE_SECONDS); undefined: lib/jobs.ts's default. */
   jobLeaseMs: number | undefined;
-  /** The process's tracing service name (lib/tracing.ts), so the threads' spans are told as its own; null: not traced. */
-  tracingServiceName: string | null;
 }
 
 export interface MeasurementsThread {
