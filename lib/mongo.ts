@@ -36,12 +36,36 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
+/** How insertKeepingDuplicates sends a long list. */
+export interface InsertSlices {
+  /** Documents per insert command: the driver serialises a whole command on the loop, and the server may hold a lock for it. */
+  size: number;
+  /** Runs each slice's insert (e.g. in its tenant's turn for heavy work, lib/fair-share.ts); by default, as it is. */
+  each?: (insert: () => Promise<void>) => Promise<void>;
+}
+
 /**
  * Inserts `docs` unordered and answers the indexes of those refused because their unique key is stored already (a
  * retried batch, a resumed import): every other document is stored. Any other failure — a write error of another
- * kind, or a write concern not met — throws.
+ * kind, or a write concern not met — throws. With `slices`, one insert per slice, one after another.
  */
-export async function insertKeepingDuplicates<T extends Document>(collection: Collection<T>, docs: readonly OptionalUnlessRequiredId<T>[]): Promise<number[]> {
+export async function insertKeepingDuplicates<T extends Document>(
+  collection: Collection<T>,
+  docs: readonly OptionalUnlessRequiredId<T>[],
+  slices?: InsertSlices,
+): Promise<number[]> {
+  if (!slices) return insertOnce(collection, docs);
+  const { size, each = (insert) => insert() } = slices;
+  const refused: number[] = [];
+  for (let start = 0; start < docs.length; start += size) {
+    await each(async () => {
+      for (const index of await insertOnce(collection, docs.slice(start, start + size))) refused.push(start + index);
+    });
+  }
+  return refused;
+}
+
+async function insertOnce<T extends Document>(collection: Collection<T>, docs: readonly OptionalUnlessRequiredId<T>[]): Promise<number[]> {
   try {
     await collection.insertMany([...docs], { ordered: false });
     return [];

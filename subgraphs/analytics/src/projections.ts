@@ -66,13 +66,9 @@ export async function ensureAnalyticsIndexes(db: Db): Promise<void> {
  * tenant under the same id is refused, as the upsert's insert was.
  */
 export async function insertNewAnomalies(anomalies: Collection<AnomalyProjection>, docs: readonly AnomalyProjection[]): Promise<number[]> {
-  const duplicates: number[] = [];
   // In slices: the driver serialises a whole insert on the loop, and 1,000 anomalies of a backlog batch held the
   // analytics loop about 100 ms (bench:fairness --cpu-prof, during an import).
-  for (let start = 0; start < docs.length; start += ANOMALY_INSERT_SLICE) {
-    const slice = docs.slice(start, start + ANOMALY_INSERT_SLICE);
-    for (const i of await insertKeepingDuplicates(anomalies, slice as OptionalUnlessRequiredId<AnomalyProjection>[])) duplicates.push(start + i);
-  }
+  const duplicates = await insertKeepingDuplicates(anomalies, docs as OptionalUnlessRequiredId<AnomalyProjection>[], { size: ANOMALY_INSERT_SLICE });
   if (duplicates.length > 0) {
     const ids = duplicates.map((i) => docs[i]!._id);
     const stored = new Map((await anomalies.find({ _id: { $in: ids } }, { projection: { tenantId: 1 } }).toArray()).map((a) => [a._id, a.tenantId]));

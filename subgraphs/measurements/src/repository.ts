@@ -267,17 +267,10 @@ export class MeasurementRepository {
    * slots, so another tenant's slices (and its cheap requests) get the database between ours; returns the indexes of the documents refused because their key is already stored.
    * Any other failure — a write error of another kind, or a write concern not met — fails the call.
    */
-  private async insertNew(docs: readonly MeasurementDocument[]): Promise<number[]> {
-    const collection = this.measurements.collection;
-    const refused: number[] = [];
-    for (let start = 0; start < docs.length; start += INSERT_SLICE) {
-      await heavyWork.run(this.measurements.tenantId, async () => {
-        // Stamped with the tenant above, as TenantCollection.insertOne stamps one document (it has no insertMany).
-        const slice = await insertKeepingDuplicates(collection, docs.slice(start, start + INSERT_SLICE));
-        refused.push(...slice.map((index) => start + index));
-      });
-    }
-    return refused;
+  private insertNew(docs: readonly MeasurementDocument[]): Promise<number[]> {
+    const { collection, tenantId } = this.measurements;
+    // Stamped with the tenant above, as TenantCollection.insertOne stamps one document (it has no insertMany).
+    return insertKeepingDuplicates(collection, docs, { size: INSERT_SLICE, each: (insert) => heavyWork.run(tenantId, insert) });
   }
 
   /**
