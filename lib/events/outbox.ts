@@ -357,9 +357,9 @@ export class OutboxRelay<D extends OutboxDocument> {
         if (!failing && this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
         this.failing = failing;
         if (round.published + round.stalled < batchSize && this.running) {
-          const idle = round.published === 0 && round.stalled === 0;
-          let waitMs = backoff.idle();
-          if (!idle) {
+          let waitMs: number;
+          if (round.published === 0 && round.stalled === 0) waitMs = backoff.idle();
+          else {
             backoff.busy();
             // Slower while nothing goes out at all; while other tenants still publish, at the usual pace.
             waitMs = round.published === 0 ? idleMs * 10 : idleMs;
