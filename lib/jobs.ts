@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
+import { DEFAULT_JOB_LEASE_SECONDS } from './config';
 import { IdleBackoff } from './idle-backoff';
 import type { Logger } from './logger';
 import { isDuplicateKeyError } from './mongo';
@@ -192,7 +193,7 @@ export class JobRunner {
     private readonly options: JobRunnerOptions,
   ) {
     this.jobs = db.collection<JobDocument>(JOBS_COLLECTION);
-    this.leaseMs = options.leaseMs ?? 30_000;
+    this.leaseMs = options.leaseMs ?? DEFAULT_JOB_LEASE_SECONDS * 1000;
     const pollMs = options.pollMs ?? 500;
     this.backoff = new IdleBackoff(pollMs, Math.max(pollMs, options.maxPollMs ?? 5_000));
     this.concurrency = options.concurrency ?? 2;
