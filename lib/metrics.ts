@@ -170,7 +170,11 @@ type Collector = (set: (labels: Record<string, string>, value: number) => void) 
 /** A source slower than this is left out of the scrape (Prometheus gives up on the whole target at its timeout). */
 const COLLECT_TIMEOUT_MS = 1_500;
 
-/** `aggregator`: how a node:cluster primary combines the workers' values (prom-client's; default sum). */
+/**
+ * `aggregator`: how values of the same labels are combined (default sum): those of two sources in one process (the
+ * measurements subgraph relays two collections to one stream, each with its own Redis client), and, by prom-client,
+ * those of a node:cluster primary's workers.
+ */
 function scrapedGauge(name: string, help: string, labelNames: readonly string[], aggregator?: 'min') {
   const collectors = new Set<Collector>();
   new Gauge({
@@ -194,8 +198,14 @@ function scrapedGauge(name: string, help: string, labelNames: readonly string[],
             .finally(() => clearTimeout(timer));
         }),
       );
+      const combined = new Map<string, [Record<string, string>, number]>();
+      for (const [labels, value] of values) {
+        const key = JSON.stringify(labelNames.map((label) => labels[label] ?? ''));
+        const earlier = combined.get(key)?.[1];
+        combined.set(key, [labels, earlier === undefined ? value : aggregator === 'min' ? Math.min(earlier, value) : earlier + value]);
+      }
       this.reset();
-      for (const [labels, value] of values) this.set(labels, value);
+      for (const [labels, value] of combined.values()) this.set(labels, value);
     },
   });
   return (collector: Collector): (() => void) => {
