@@ -51,6 +51,8 @@ export class BackgroundThread<FromThread = never> {
       stopMessage: unknown;
       stopGraceMs: number;
       onMessage?: (message: FromThread) => void;
+      /** Each time the thread exits, before a new one starts: what it reported is no longer so. */
+      onExit?: () => void;
     },
   ) {}
 
@@ -63,6 +65,7 @@ export class BackgroundThread<FromThread = never> {
     worker.on('error', (err) => logger.error({ err }, `${what} failed`));
     worker.on('exit', (code) => {
       if (this.worker === worker) this.worker = null;
+      this.options.onExit?.();
       if (this.stopped) return;
       logger.error({ code }, `${what} stopped; starting a new one in ${BackgroundThread.RESTART_MS / 1000} s (${meanwhile})`);
       this.restartTimer = setTimeout(() => this.start(), BackgroundThread.RESTART_MS);

@@ -18,7 +18,8 @@ import { countOutboxPending, relayRedisClientName, runOutboxRelay, type RelayHos
  */
 
 export type RelayThreadMessage = { type: 'stop' };
-export type RelayThreadReport = { type: 'redis-ready'; client: string; ready: boolean };
+/** `relay`: the relay's place in the list both sides were given (two relays may publish to one stream). */
+export type RelayThreadReport = { type: 'redis-ready'; relay: number; ready: boolean };
 
 /** A stopping relay finishes its round (a few hundred milliseconds at most) before its thread is terminated. */
 const STOP_GRACE_MS = 10_000;
@@ -27,7 +28,8 @@ export class OutboxRelayThread extends BackgroundThread<RelayThreadReport> {
   private readonly unwatch: (() => void)[];
 
   constructor(entry: ThreadEntry, workerData: unknown, logger: Logger, outboxes: readonly Pick<ThreadRelay, 'collection' | 'stream'>[]) {
-    const ready = new Map<string, boolean>();
+    /** Each relay's Redis client as the thread last reported it; none while no thread runs. */
+    const ready = new Map<number, boolean>();
     super({
       what: 'the outbox relay thread',
       meanwhile: 'events wait in the outbox until it runs',
@@ -36,11 +38,13 @@ export class OutboxRelayThread extends BackgroundThread<RelayThreadReport> {
       logger,
       stopMessage: { type: 'stop' } satisfies RelayThreadMessage,
       stopGraceMs: STOP_GRACE_MS,
-      onMessage: (report) => ready.set(report.client, report.ready),
+      onMessage: (report) => ready.set(report.relay, report.ready),
+      // A dead thread's clients are gone: down until the next thread reports its own.
+      onExit: () => ready.clear(),
     });
-    this.unwatch = outboxes.flatMap(({ collection, stream }) => [
+    this.unwatch = outboxes.flatMap(({ collection, stream }, relay) => [
       watchOutbox(stream, countOutboxPending(collection)),
-      watchRedisReady(relayRedisClientName(stream), () => ready.get(relayRedisClientName(stream)) ?? false),
+      watchRedisReady(relayRedisClientName(stream), () => ready.get(relay) ?? false),
     ]);
   }
 
@@ -77,13 +81,12 @@ export function runOutboxRelayThread(
   relays: readonly ThreadRelay[],
   close: () => Promise<void>,
 ): void {
-  const report = (stream: string, redis: RedisClient) => {
-    const client = relayRedisClientName(stream);
-    const post = () => port.postMessage({ type: 'redis-ready', client, ready: redis.status === 'ready' } satisfies RelayThreadReport);
+  const report = (relay: number, redis: RedisClient) => {
+    const post = () => port.postMessage({ type: 'redis-ready', relay, ready: redis.status === 'ready' } satisfies RelayThreadReport);
     for (const event of ['ready', 'close', 'end', 'reconnecting']) redis.on(event, post);
     post();
   };
-  const running = relays.map((relay) => runOutboxRelay(host, relay.collection, relay.stream, relay.dataOf, (redis) => report(relay.stream, redis)));
+  const running = relays.map(({ collection, stream, dataOf }, relay) => runOutboxRelay(host, collection, stream, dataOf, (redis) => report(relay, redis)));
   port.on('message', (message: RelayThreadMessage) => {
     if (message.type !== 'stop') return;
     void Promise.all(running.map((relay) => relay.stop()))
