@@ -335,15 +335,19 @@ export class OutboxRelay<D extends OutboxDocument> {
     const backoff = new IdleBackoff(idleMs, Math.max(idleMs, maxIdleMs));
     /** Ends the wait under way, unless it is a failing round's. */
     let pacedWait: (() => void) | null = null;
+    /** An entry was announced while a round ran: it may have been written after the round read the outbox. */
+    let announcedDuringRound = false;
     const announcements = new BroadcastChannel(OUTBOX_ENTRIES_CHANNEL);
     announcements.unref();
     announcements.onmessage = () => {
       backoff.busy();
-      pacedWait?.();
+      if (pacedWait) pacedWait();
+      else announcedDuringRound = true;
     };
     this.loop = (async () => {
       while (this.running) {
         let round: RelayRound;
+        announcedDuringRound = false;
         try {
           round = await this.round();
         } catch (err) {
@@ -356,6 +360,9 @@ export class OutboxRelay<D extends OutboxDocument> {
           logger.error({ err: round.reason, stream: this.options.stream, stalled: round.stalled }, 'event relay failing; events stay in the outbox');
         if (!failing && this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
         this.failing = failing;
+        // Found nothing, but an entry announced meanwhile may have been written after the read: look again at once
+        // (waiting, it would wait out a whole idle wait). A round that published keeps its pace.
+        if (announcedDuringRound && round.published === 0 && round.stalled === 0) continue;
         if (round.published + round.stalled < batchSize && this.running) {
           let waitMs: number;
           if (round.published === 0 && round.stalled === 0) waitMs = backoff.idle();

@@ -94,3 +94,54 @@ it('an outbox entry made on another thread of the process brings an idle relay b
     await relay.stop();
   }
 });
+
+it('an entry announced while a round is reading is published at once, though that round read the outbox before it was written', async () => {
+  const things = db.collection<OutboxDocument>('things');
+  /** Each read of the outbox runs at once; its answer is held until the test lets it go. */
+  const held: (() => void)[] = [];
+  const reads = Object.create(things) as typeof things;
+  reads.find = ((...args: Parameters<typeof things.find>) => {
+    const cursor = things.find(...args);
+    return {
+      toArray: async () => {
+        const docs = await cursor.toArray();
+        await new Promise<void>((release) => held.push(release));
+        return docs;
+      },
+    };
+  }) as never;
+  const relay = new OutboxRelay<OutboxDocument>({ collection: reads, redis, stream, logger, dataOf: () => ({}), idleMs: 600_000, maxIdleMs: 600_000 });
+  relay.start();
+  try {
+    // The first round has read an empty outbox; before it ends, an entry is written and announced.
+    await until(
+      async () => held.length,
+      (n) => n === 1,
+    );
+    await things.insertOne({ _id: randomUUID(), tenantId: 'a', outbox: [silentEntry()] });
+    // The announcement reaches the relay (a message on this loop, as on a listener of the test's own) while the round
+    // still holds its empty answer.
+    const listener = new BroadcastChannel('linepack:outbox-entries');
+    const heard = new Promise((resolve) => (listener.onmessage = resolve));
+    outboxEntry('thing.happened');
+    await heard;
+    listener.close();
+    await new Promise((r) => setImmediate(r));
+    held.shift()!();
+    // Without looking again the relay would now wait its 10 minutes; it reads again, and publishes.
+    await until(
+      async () => held.length,
+      (n) => n === 1,
+    );
+    held.shift()!();
+    expect(
+      await until(
+        () => redis.xlen(tenantStream(stream, 'a')),
+        (n) => n === 1,
+      ),
+    ).toBe(1);
+  } finally {
+    while (held.length > 0) held.shift()!();
+    await relay.stop();
+  }
+});
