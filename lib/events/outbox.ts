@@ -360,9 +360,9 @@ export class OutboxRelay<D extends OutboxDocument> {
           logger.error({ err: round.reason, stream: this.options.stream, stalled: round.stalled }, 'event relay failing; events stay in the outbox');
         if (!failing && this.failing) logger.warn({ stream: this.options.stream }, 'event relay recovered');
         this.failing = failing;
-        // Found nothing, but an entry announced meanwhile may have been written after the read: look again at once
-        // (waiting, it would wait out a whole idle wait). A round that published keeps its pace.
-        if (announcedDuringRound && round.published === 0 && round.stalled === 0) continue;
+        // An announcement ends the wait; one that came while the round ran (its entry perhaps written after the round's
+        // read) ends the wait after it before it begins. Lost, the entry would wait out a whole wait.
+        if (announcedDuringRound && round.stalled === 0) continue;
         if (round.published + round.stalled < batchSize && this.running) {
           let waitMs: number;
           if (round.published === 0 && round.stalled === 0) waitMs = backoff.idle();

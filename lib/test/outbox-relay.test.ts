@@ -95,7 +95,10 @@ it('an outbox entry made on another thread of the process brings an idle relay b
   }
 });
 
-it('an entry announced while a round is reading is published at once, though that round read the outbox before it was written', async () => {
+it.each([
+  ['an empty outbox (idle)', false],
+  ['an entry it then publishes', true],
+])('an entry announced while a round is reading is published at once, though that round read %s before it was written', async (_, before) => {
   const things = db.collection<OutboxDocument>('things');
   /** Each read of the outbox runs at once; its answer is held until the test lets it go. */
   const held: (() => void)[] = [];
@@ -110,17 +113,18 @@ it('an entry announced while a round is reading is published at once, though tha
       },
     };
   }) as never;
+  if (before) await things.insertOne({ _id: randomUUID(), tenantId: 'a', outbox: [silentEntry()] });
   const relay = new OutboxRelay<OutboxDocument>({ collection: reads, redis, stream, logger, dataOf: () => ({}), idleMs: 600_000, maxIdleMs: 600_000 });
   relay.start();
   try {
-    // The first round has read an empty outbox; before it ends, an entry is written and announced.
+    // The first round has read the outbox; before it ends, an entry is written and announced.
     await until(
       async () => held.length,
       (n) => n === 1,
     );
-    await things.insertOne({ _id: randomUUID(), tenantId: 'a', outbox: [silentEntry()] });
+    await things.insertOne({ _id: randomUUID(), tenantId: 'b', outbox: [silentEntry()] });
     // The announcement reaches the relay (a message on this loop, as on a listener of the test's own) while the round
-    // still holds its empty answer.
+    // still holds its answer.
     const listener = new BroadcastChannel('linepack:outbox-entries');
     const heard = new Promise((resolve) => (listener.onmessage = resolve));
     outboxEntry('thing.happened');
@@ -128,7 +132,8 @@ it('an entry announced while a round is reading is published at once, though tha
     listener.close();
     await new Promise((r) => setImmediate(r));
     held.shift()!();
-    // Without looking again the relay would now wait its 10 minutes; it reads again, and publishes.
+    // Without looking again the relay would now wait 10 minutes (idle, or pacing after what it published); it reads
+    // again, and publishes.
     await until(
       async () => held.length,
       (n) => n === 1,
@@ -136,10 +141,11 @@ it('an entry announced while a round is reading is published at once, though tha
     held.shift()!();
     expect(
       await until(
-        () => redis.xlen(tenantStream(stream, 'a')),
+        () => redis.xlen(tenantStream(stream, 'b')),
         (n) => n === 1,
       ),
     ).toBe(1);
+    if (before) expect(await redis.xlen(tenantStream(stream, 'a'))).toBe(1);
   } finally {
     while (held.length > 0) held.shift()!();
     await relay.stop();
