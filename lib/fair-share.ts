@@ -79,24 +79,31 @@ export class FairShare {
       return result;
     } finally {
       // A failed piece did not keep the database busy for its time (it waited for a server, or was refused): no rest.
-      release(failed);
+      release(!failed);
     }
   }
 
   /**
    * Waits for a slot of `tenantId`'s turn and resolves with the function that gives it back (call it once; later
-   * calls do nothing), for work whose start and end are not one function (a request's hooks).
+   * calls do nothing), for work whose start and end are not one function (a request's hooks). Given `rests = false`
+   * (a failed piece, or one whose work rests where it is done), its tenant does not rest after it.
    */
-  async acquire(tenantId: string, limit?: WaitLimit): Promise<(failed?: boolean) => void> {
+  async acquire(tenantId: string, limit?: WaitLimit): Promise<(rests?: boolean) => void> {
     const { signal, deadline } = limit instanceof AbortSignal ? { signal: limit, deadline: undefined } : (limit ?? {});
     await this.enter(tenantId, signal, deadline);
     const started = performance.now();
     let held = true;
-    return (failed = false) => {
+    return (rests = true) => {
       if (!held) return;
       held = false;
-      this.release(tenantId, failed ? 0 : restAfter(performance.now() - started, this.options.restRatio ?? 0));
+      this.release(tenantId, rests ? restAfter(performance.now() - started, this.options.restRatio ?? 0) : 0);
     };
+  }
+
+  /** How long `tenantId` still rests after its last piece (ms; 0 when it may start one). */
+  restingFor(tenantId: string): number {
+    const until = this.restingUntil.get(tenantId);
+    return until === undefined ? 0 : Math.max(0, until - Date.now());
   }
 
   /** Whether `tenantId` may queue one more piece now (false: `acquire` would refuse it). */

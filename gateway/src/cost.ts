@@ -261,7 +261,11 @@ export function costPlugin(rateLimiter: TieredRateLimiter, expensiveOperations?:
           report = { requested: cost, maximum: costLimits.maxOperationCost, ...(budget.remaining !== null ? { budgetRemaining: budget.remaining } : {}) };
           if (expensive) {
             try {
-              releaseSlot = await expensive.admit(credential.tenantId, contextValue.deadline.signal, contextValue);
+              releaseSlot = await expensive.admit(credential.tenantId, {
+                signal: contextValue.deadline.signal,
+                context: contextValue,
+                rests: operation.operation === 'query',
+              });
             } catch (err) {
               if (err instanceof GraphQLError) {
                 rateLimitDecisions.inc({ tier: credential.tier, decision: 'concurrency_limited' });

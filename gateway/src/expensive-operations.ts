@@ -1,6 +1,6 @@
 import { Gauge } from 'prom-client';
 import { requestError } from '@linepack/lib/errors';
-import { FairShare } from '@linepack/lib/fair-share';
+import { BULK_WORK_REST_RATIO, FairShare, restAfter } from '@linepack/lib/fair-share';
 import { metricsRegistry } from '@linepack/lib/metrics';
 
 /**
@@ -11,7 +11,10 @@ import { metricsRegistry } from '@linepack/lib/metrics';
  * handed out round-robin over the tenants waiting (lib/fair-share.ts): a tenant's expensive work waits behind its
  * own, another tenant's expensive operation waits for at most one of each tenant ahead of it, and cheap operations
  * take no slot at all. A tenant with `perTenantQueued` waiting already is refused with 429 and a Retry-After rather
- * than queued without bound. The limits are per gateway process (README: Rate limits › Expensive operations).
+ * than queued without bound. After an expensive query the tenant rests as long as it ran (BULK_WORK_REST_RATIO, at most
+ * MAX_REST_MS) before its next expensive operation starts, as bulk writes rest after each slice where they write: its
+ * heaviest queries then keep the stack busy at most half the time, and other tenants' requests find the cores with room
+ * to answer. The limits are per gateway process (README: Rate limits › Expensive operations).
  */
 export const expensiveOperationLimits = {
   /**
@@ -51,6 +54,7 @@ export class ExpensiveOperations {
   constructor(readonly limits: ExpensiveOperationLimits = expensiveOperationLimits) {
     this.share = new FairShare(limits.slots, limits.perTenantQueued, {
       maxRunningPerTenant: limits.perTenantRunning,
+      restRatio: BULK_WORK_REST_RATIO,
       refusal: (tenantId) => this.refusal(tenantId),
     });
   }
@@ -61,14 +65,15 @@ export class ExpensiveOperations {
 
   /**
    * Whether the tenant may queue one more expensive operation now; ask before spending its cost budget on it. Not
-   * when its queue is full, nor when the operations ahead of it would, at the recent average duration, outlast the
-   * request's `remainingMs`: it is refused with a Retry-After now instead of waiting for a 504 at its deadline.
+   * when its queue is full, nor when its rest and the operations ahead of it (each at the recent average duration and
+   * the rest after it) would outlast the request's `remainingMs`: it is refused with a Retry-After now instead of
+   * waiting for a 504 at its deadline.
    */
   hasRoomFor(tenantId: string, remainingMs = Infinity): boolean {
     if (!this.share.hasRoomFor(tenantId)) return false;
-    const turnsBefore = Math.floor(this.ahead(tenantId) / this.limits.perTenantRunning);
+    const waitMs = this.expectedWaitMs(tenantId);
     // Nothing ahead: it starts at once (a request already past its deadline is answered 504 by deadline.ts, not here).
-    return turnsBefore === 0 || turnsBefore * this.averageMs < remainingMs;
+    return waitMs === 0 || waitMs < remainingMs;
   }
 
   /** Whether the request whose context this is holds a slot now (it was admitted and has not been answered). */
@@ -79,11 +84,13 @@ export class ExpensiveOperations {
   /**
    * Waits for the tenant's turn (rejects with the 429 of `refusal` when its queue is full, or with the signal's reason
    * when the request ends first) and resolves with the function that frees the slot. `context` names the request to
-   * `isAdmitted` while it holds the slot.
+   * `isAdmitted` while it holds the slot. `rests: false` for a mutation: bulk writes rest after each slice in the
+   * subgraph that writes them (lib/fair-share.ts `heavyWork`), and resting here too would pay for the same work twice.
    */
-  async admit(tenantId: string, signal?: AbortSignal, context?: object): Promise<() => void> {
+  async admit(tenantId: string, options: { signal?: AbortSignal; context?: object; rests?: boolean } = {}): Promise<() => void> {
+    const { signal, context, rests = true } = options;
     expensiveOperationsGauge.inc({ state: 'waiting' });
-    let release: () => void;
+    let release: (rests?: boolean) => void;
     try {
       release = await this.share.acquire(tenantId, signal);
     } finally {
@@ -101,7 +108,7 @@ export class ExpensiveOperations {
       if (context) this.admitted.delete(context);
       expensiveOperationsGauge.dec({ state: 'running' });
       this.averageMs += DURATION_SMOOTHING * (performance.now() - started - this.averageMs);
-      release();
+      release(rests);
     };
   }
 
@@ -110,14 +117,26 @@ export class ExpensiveOperations {
     return this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
   }
 
+  /** One turn of the tenant's: an operation at the recent average duration and the rest after it. */
+  private turnMs(): number {
+    return this.averageMs + restAfter(this.averageMs, BULK_WORK_REST_RATIO);
+  }
+
+  /** How long the tenant's next expensive operation would wait: its rest now, then the turns ahead of it. */
+  private expectedWaitMs(tenantId: string): number {
+    const turnsBefore = Math.floor(this.ahead(tenantId) / this.limits.perTenantRunning);
+    return this.share.restingFor(tenantId) + turnsBefore * this.turnMs();
+  }
+
   /**
-   * The refusal names the limit, and its Retry-After is when the tenant's turn would likely come: the operations ahead
-   * of it, run `perTenantRunning` at a time, at the recent average duration.
+   * The refusal names the limit, and its Retry-After is when the tenant's turn would likely come: its rest, then the
+   * operations ahead of it, run `perTenantRunning` at a time, each at the recent average duration and its rest.
    */
   refusal(tenantId: string) {
     const { minCost, perTenantRunning, perTenantQueued } = this.limits;
     const ahead = this.ahead(tenantId);
-    const seconds = Math.max(1, Math.ceil((Math.max(1, ahead / perTenantRunning) * this.averageMs) / 1000));
+    const waitMs = this.share.restingFor(tenantId) + Math.max(1, ahead / perTenantRunning) * this.turnMs();
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
     return requestError(
       'RATE_LIMITED',
       `your tenant's expensive operations (cost ${minCost.toLocaleString('en')} or more) run ${perTenantRunning} at a time in this gateway with at most ${perTenantQueued} waiting; ${ahead} are running or waiting now, so this one would wait too long: retry in ${seconds} s, or ask for less at once`,

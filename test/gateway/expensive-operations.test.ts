@@ -102,15 +102,46 @@ test("one tenant's expensive operations run one at a time, four wait, the next i
 
 test("an operation whose turn would come after its request's deadline is refused now, with a Retry-After, not left to time out", async () => {
   const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
-  const release = await operations.admit('A');
+  // A mutation's: no rest after it (below), so only the turns ahead count here.
+  const release = await operations.admit('A', { rests: false });
   // One of A's is running, at the assumed 2 s until one has been timed: a request with 1 s left would not get its turn.
   expect(operations.hasRoomFor('A', 1_000)).toBe(false);
   expect(operations.hasRoomFor('A', 60_000)).toBe(true);
   // Nothing of B's is ahead of B's, even for a request out of time (its deadline answers it, with a 504).
   expect(operations.hasRoomFor('B', 1_000)).toBe(true);
   expect(operations.hasRoomFor('B', -5)).toBe(true);
+  // Its turn comes after the running one (2 s assumed) and the rest after it (as long): 4 s.
   const refusal = operations.refusal('A');
-  expect(refusal.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 2, http: { status: 429, headers: new Map([['Retry-After', '2']]) } });
+  expect(refusal.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 4, http: { status: 429, headers: new Map([['Retry-After', '4']]) } });
   release();
   expect(operations.hasRoomFor('A', 1_000)).toBe(true);
+});
+
+test("after an expensive query its tenant rests as long as it ran before its next one starts, while another tenant's starts at once; after a mutation it does not", async () => {
+  const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
+  const held = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  const query = await operations.admit('A');
+  await held(300);
+  query();
+  // A rests at least 300 ms from now: a request with less time left is refused at once, with that rest in its Retry-After.
+  expect(operations.hasRoomFor('A', 200)).toBe(false);
+  expect(operations.hasRoomFor('A', 60_000)).toBe(true);
+  let nextStarted = false;
+  const next = operations.admit('A').then((release) => {
+    nextStarted = true;
+    return release;
+  });
+  // B takes a slot at once while A rests (no timer can end A's rest between these awaits: only its timeout does).
+  const other = await operations.admit('B');
+  expect(nextStarted).toBe(false);
+  other();
+  (await next)();
+  expect(nextStarted).toBe(true);
+
+  // A mutation's work rests where it writes (slice by slice in its subgraph): no rest here after it.
+  const mutation = await operations.admit('C', { rests: false });
+  await held(300);
+  mutation();
+  expect(operations.hasRoomFor('C', 1)).toBe(true);
 });
