@@ -117,7 +117,11 @@ export class ExpensiveOperations {
     return this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
   }
 
-  /** One turn of the tenant's: an operation at the recent average duration and the rest after it. */
+  /**
+   * One turn of the tenant's: an operation at the recent average duration and the rest after it (counted after every
+   * turn: the queue does not record which waiting operations are mutations, so a wait behind mutations is
+   * overestimated, never under).
+   */
   private turnMs(): number {
     return this.averageMs + restAfter(this.averageMs, BULK_WORK_REST_RATIO);
   }

@@ -102,7 +102,7 @@ test("one tenant's expensive operations run one at a time, four wait, the next i
 
 test("an operation whose turn would come after its request's deadline is refused now, with a Retry-After, not left to time out", async () => {
   const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
-  // A mutation's: no rest after it (below), so only the turns ahead count here.
+  // Admitted as a mutation's, so that releasing it (below) leaves A no rest to wait out.
   const release = await operations.admit('A', { rests: false });
   // One of A's is running, at the assumed 2 s until one has been timed: a request with 1 s left would not get its turn.
   expect(operations.hasRoomFor('A', 1_000)).toBe(false);
@@ -110,7 +110,7 @@ test("an operation whose turn would come after its request's deadline is refused
   // Nothing of B's is ahead of B's, even for a request out of time (its deadline answers it, with a 504).
   expect(operations.hasRoomFor('B', 1_000)).toBe(true);
   expect(operations.hasRoomFor('B', -5)).toBe(true);
-  // Its turn comes after the running one (2 s assumed) and the rest after it (as long): 4 s.
+  // Its turn comes after the running one (2 s assumed) and a rest as long (the estimate counts one after every turn): 4 s.
   const refusal = operations.refusal('A');
   expect(refusal.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 4, http: { status: 429, headers: new Map([['Retry-After', '4']]) } });
   release();
