@@ -54,6 +54,8 @@ export class FairShare {
   private readonly restingUntil = new Map<string, number>();
   private served = 0;
   readonly maxRunningPerTenant: number;
+  /** The rest after each piece, as a multiple of its time (options.restRatio); a thread may change its own (heavyWork). */
+  restRatio: number;
 
   constructor(
     readonly slots: number,
@@ -62,6 +64,7 @@ export class FairShare {
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`FairShare needs at least one slot, not ${slots}`);
     this.maxRunningPerTenant = options.maxRunningPerTenant ?? slots;
+    this.restRatio = options.restRatio ?? 0;
     if (!Number.isInteger(this.maxRunningPerTenant) || this.maxRunningPerTenant < 1)
       throw new Error(`FairShare needs at least one slot per tenant, not ${this.maxRunningPerTenant}`);
   }
@@ -96,7 +99,7 @@ export class FairShare {
     return (rests = true) => {
       if (!held) return;
       held = false;
-      this.release(tenantId, rests ? restAfter(performance.now() - started, this.options.restRatio ?? 0) : 0);
+      this.release(tenantId, rests ? restAfter(performance.now() - started, this.restRatio) : 0);
     };
   }
 
@@ -257,8 +260,8 @@ export const BULK_WORK_REST_RATIO = 1;
 
 /**
  * The rest of bulk work that runs on a thread of its own with nobody waiting for its answer (analytics' run comparisons,
- * subgraphs/analytics/src/threads.ts): three times as long as each piece took, so it keeps the database busy at most a
- * quarter of the time. On the analytics loop a comparison shared its slot with the event consumer's batches; on its own
+ * subgraphs/analytics/src/threads.ts; the measurements subgraph's job runner, whose imports report progress and hold no
+ * request open): three times as long as each piece took, so it keeps the database busy at most a quarter of the time. On the analytics loop a comparison shared its slot with the event consumer's batches; on its own
  * thread it rested as long as it worked and another tenant's reads right after a 100,000-feature import had a p99 of
  * 92–151 ms against 48–74 before the thread, and 54–57 ms resting three times as long (bench:fairness).
  */

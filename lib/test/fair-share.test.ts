@@ -57,6 +57,15 @@ test("with restRatio, a tenant rests after a piece as long as it took, while ano
   expect(share.queued).toBe(0);
 });
 
+test('a thread may change its rest (the measurements job runner rests three times as long): the next piece rests by the new ratio, for its tenant only', async () => {
+  const share = new FairShare(1, 1_000, { restRatio: 1 });
+  share.restRatio = 3;
+  await share.run('A', () => new Promise((resolve) => setTimeout(resolve, 100)));
+  // Three times a piece of at least 99 ms (a timer may fire a millisecond early), less the moments since it ended; once as long would be ~100.
+  expect(share.restingFor('A')).toBeGreaterThan(200);
+  expect(share.restingFor('B')).toBe(0);
+});
+
 test('a rest is whole milliseconds, none below one, and at most MAX_REST_MS however long the piece held its slot', () => {
   expect([restAfter(0.4, 1), restAfter(37.42, 1), restAfter(10, 2), restAfter(60_000, 1), restAfter(500, 0)]).toEqual([0, 38, 20, MAX_REST_MS, 0]);
 });
