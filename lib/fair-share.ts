@@ -261,8 +261,9 @@ export const BULK_WORK_REST_RATIO = 1;
 /**
  * The rest of bulk work that runs on a thread of its own with nobody waiting for its answer (analytics' run comparisons,
  * subgraphs/analytics/src/threads.ts; the measurements subgraph's job runner, whose imports report progress and hold no
- * request open): three times as long as each piece took, so it keeps the database busy at most a quarter of the time. On the analytics loop a comparison shared its slot with the event consumer's batches; on its own
- * thread it rested as long as it worked and another tenant's reads right after a 100,000-feature import had a p99 of
+ * request open): three times as long as each piece took, so it keeps the database busy at most a quarter of the time.
+ * On the analytics loop a comparison shared its slot with the event consumer's batches; on its own thread it rested as
+ * long as it worked and another tenant's reads right after a 100,000-feature import had a p99 of
  * 92–151 ms against 48–74 before the thread, and 54–57 ms resting three times as long (bench:fairness).
  */
 export const BACKGROUND_WORK_REST_RATIO = 3;
