@@ -11,9 +11,12 @@ import { EXPENSIVE_LANE, EXPENSIVE_LANE_HEADER } from '@linepack/lib/subgraph-la
 import { until } from '@linepack/lib/testing/until';
 import { createLogger } from '@linepack/lib/logger';
 import type { ApolloGateway } from '@apollo/gateway';
+import { COMPRESSION_THRESHOLD_BYTES } from '@linepack/gateway/compression';
 import { expensiveOperationLimits } from '@linepack/gateway/expensive-operations';
 import { ExpensiveLane, type GatewayGraphQLRequestContext } from '@linepack/gateway/expensive-lane';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { brotliDecompressSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '@linepack/lib/infra/free-port';
@@ -95,6 +98,36 @@ test('an expensive query is answered by the lane with the data the gateway answe
   // Neither may be cached by anyone between the gateway and the client.
   expect(cheap.headers.get('cache-control')).toBe('no-store');
   expect(expensive.headers.get('cache-control')).toBe('no-store');
+});
+
+test("the lane's answer goes out whole: uncompressed its Content-Length counts every byte, compressed it decodes to the same document", async () => {
+  /** The raw answer over HTTP: fetch would decode it and hide what went over the wire. */
+  const raw = (acceptEncoding: string) =>
+    new Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, 'accept-encoding': acceptEncoding };
+      const req = request(stack.gatewayUrl, { method: 'POST', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ headers: res.headers, bytes: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ query: EXPENSIVE }));
+    });
+  const before = await laneRuns();
+  const plain = await raw('identity');
+  const brotli = await raw('br');
+  expect(await laneRuns()).toBe(before + 2);
+  const cheap = await graphql(stack.gatewayUrl, CHEAP, { apiKey });
+
+  expect(plain.headers['content-encoding']).toBeUndefined();
+  expect(Number(plain.headers['content-length'])).toBe(plain.bytes.length);
+  const document = JSON.parse(plain.bytes.toString('utf8')) as { data: unknown };
+  expect(document.data).toEqual(cheap.body.data);
+  // Large enough to be compressed, so the compressed answer below went through the compressor.
+  expect(plain.bytes.length).toBeGreaterThan(COMPRESSION_THRESHOLD_BYTES);
+  expect(brotli.headers['content-encoding']).toBe('br');
+  expect(JSON.parse(brotliDecompressSync(brotli.bytes).toString('utf8'))).toEqual(document);
 });
 
 test("a client cannot put its cheap operation on a subgraph's lane: the gateway never passes the lane's mark on", async () => {
