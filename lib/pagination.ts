@@ -36,13 +36,20 @@ export interface Connection<T> {
   totalCount: number;
 }
 
-/** Builds a page from `size + 1` fetched rows: the extra row only tells whether there is a next page. */
-export function toConnection<T>(rows: T[], size: number, totalCount: number, cursorOf: (row: T, index: number) => string): Connection<T> {
+/**
+ * Builds a page from `size + 1` fetched rows: the extra row only tells whether there is a next page.
+ *
+ * `counted` comes from a count read beside the rows' read, so while documents are being written the two can disagree
+ * (the count already sees a row the page missed). A first page without a next page holds the whole list: its rows
+ * are its count, so a client that waits for `totalCount` to reach N finds N rows on that page.
+ */
+export function toConnection<T>(rows: T[], size: number, counted: number, cursorOf: (row: T, index: number) => string, isFirstPage = false): Connection<T> {
   const page = rows.slice(0, size);
   const edges = page.map((node, index) => ({ cursor: cursorOf(node, index), node }));
+  const hasNextPage = rows.length > size;
   return {
     edges,
-    pageInfo: { hasNextPage: rows.length > size, endCursor: edges.at(-1)?.cursor ?? null },
-    totalCount,
+    pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
+    totalCount: isFirstPage && !hasNextPage ? page.length : counted,
   };
 }

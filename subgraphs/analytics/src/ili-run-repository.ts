@@ -48,6 +48,6 @@ export class IliRunRepository {
       newerDepthPctWt: row.depthPctWt!,
       growthRateMmPerYear: row.fromRun!.measuredRateMmPerYear,
     }));
-    return toConnection(points, size, totalCount, (p) => encodeCursor([p.newerMeasurementId]));
+    return toConnection(points, size, totalCount, (p) => encodeCursor([p.newerMeasurementId]), cursor == null);
   }
 }

@@ -102,7 +102,7 @@ export class AnalyticsRepository {
       this.assessments.find({ $and: [base, page] } as Filter<AssessmentDocument>, { sort: { urgency: 1, dueSort: 1, _id: 1 }, limit: size + 1 }).toArray(),
       this.assessments.countDocuments(base),
     ]);
-    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.urgency, r.dueSort.toISOString(), r._id]));
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.urgency, r.dueSort.toISOString(), r._id]), cursor == null);
   }
 
   /**
@@ -137,7 +137,7 @@ export class AnalyticsRepository {
       this.assessments.find({ $and: [base, page] } as Filter<AssessmentDocument>, { sort: { dueSort: 1, _id: 1 }, limit: size + 1 }).toArray(),
       this.assessments.countDocuments(base),
     ]);
-    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.dueSort.toISOString(), r._id]));
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.dueSort.toISOString(), r._id]), cursor == null);
   }
 
   /**
@@ -180,7 +180,7 @@ export class AnalyticsRepository {
       this.risks.find({ $and: [base, page] } as Filter<RiskDocument>, { sort: { score: -1, _id: 1 }, limit: size + 1 }).toArray(),
       this.risks.countDocuments(base),
     ]);
-    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.score, r._id]));
+    return toConnection(rows, size, totalCount, (r) => encodeCursor([r.score, r._id]), cursor == null);
   }
 
   async countsByCategory(): Promise<{ responseCategory: ResponseCategory; count: number }[]> {

@@ -170,7 +170,7 @@ export class IliStore {
       this.tally.find(page, { sort: { logDistanceM: 1, _id: 1 }, limit: size + 1 }).toArray(),
       this.tally.countDocuments(filter),
     ]);
-    return toConnection(rows, size, totalCount, (row) => encodeCursor([row.logDistanceM, row._id]));
+    return toConnection(rows, size, totalCount, (row) => encodeCursor([row.logDistanceM, row._id]), cursor == null);
   }
 
   /**
