@@ -35,6 +35,8 @@ export interface StackOptions {
   logLevel?: string;
   logDestination?: DestinationStream;
   credentialCacheTtlSeconds?: number;
+  /** The gateway's CREDENTIAL_VERIFY_TIMEOUT_MS (default 5 s). */
+  credentialVerifyTimeoutMs?: number;
   rateLimitWindows?: RateLimitWindows;
   internalKeys?: InternalKeyPair;
   /** Run the outbox relays (default: whenever redisUrl is set). */
@@ -110,6 +112,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         internalTokenPrivateKey: internalKeys.privateKeyPem,
         supergraphPath,
         credentialCacheTtlSeconds: options.credentialCacheTtlSeconds ?? 30,
+        credentialVerifyTimeoutMs: options.credentialVerifyTimeoutMs,
         redisUrl: options.redisUrl,
         rateLimitWindows: options.rateLimitWindows ?? productionWindows,
         trustProxy: false,

@@ -62,6 +62,9 @@ export const mapTileUrlSchema = z
 /** console/dist in the repository; /app/console/dist in the gateway image (LINEPACK_SCHEMA_DIR=/app/schema). */
 export const defaultConsoleDir = path.join(schemaDir, '..', 'console', 'dist');
 
+/** How long an introspection may take before the key counts as unverifiable (CREDENTIAL_VERIFY_TIMEOUT_MS). */
+export const DEFAULT_CREDENTIAL_VERIFY_TIMEOUT_MS = 5_000;
+
 export const gatewayConfigSchema = z.object({
   PORT: portSchema.default(4000),
   HOST: z.string().default('0.0.0.0'),
@@ -71,6 +74,11 @@ export const gatewayConfigSchema = z.object({
   SUPERGRAPH_PATH: z.string().default(supergraphPath),
   /** Seconds a verified API key is trusted before it is introspected again (revocation delay). */
   CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
+   * How long the gateway waits for the auth service to verify an API key it has not cached before it answers 503
+   * (a hung auth service must not hold every new client for the request's whole deadline).
+   */
+  CREDENTIAL_VERIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(55_000).default(DEFAULT_CREDENTIAL_VERIFY_TIMEOUT_MS),
   ...redisEnvSchema,
   /**
    * Which proxies in front of the gateway may set X-Forwarded-For: false (none, the default), a hop
@@ -157,6 +165,8 @@ export interface GatewayConfig {
   internalTokenPrivateKey: string;
   supergraphPath: string;
   credentialCacheTtlSeconds: number;
+  /** CREDENTIAL_VERIFY_TIMEOUT_MS; undefined means DEFAULT_CREDENTIAL_VERIFY_TIMEOUT_MS. */
+  credentialVerifyTimeoutMs?: number;
   /** REDIS_URL, or the cluster or Sentinel settings (lib/redis.ts redisEnvSchema). */
   redisUrl: RedisTarget | undefined;
   rateLimitWindows: RateLimitWindows;
@@ -244,6 +254,7 @@ export function gatewayConfigFromEnv(env: Record<string, string | undefined>, av
     internalTokenPrivateKey: parsed.INTERNAL_TOKEN_PRIVATE_KEY,
     supergraphPath: parsed.SUPERGRAPH_PATH,
     credentialCacheTtlSeconds: parsed.CREDENTIAL_CACHE_TTL_SECONDS,
+    credentialVerifyTimeoutMs: parsed.CREDENTIAL_VERIFY_TIMEOUT_MS,
     redisUrl: redisTarget,
     trustProxy: parsed.TRUST_PROXY,
     rateLimitWindows: { minuteSeconds: parsed.RATE_LIMIT_MINUTE_WINDOW_SECONDS, daySeconds: parsed.RATE_LIMIT_DAY_WINDOW_SECONDS },

@@ -57,6 +57,7 @@ export class ApiKeyVerifier {
     private readonly authUrl: string,
     ttlSeconds: number,
     private readonly logger: Logger,
+    private readonly timeoutMs: number,
   ) {
     this.cache = new LRUCache({ max: 10_000, ttl: Math.max(ttlSeconds, 0.001) * 1000 });
     this.revoked = new LRUCache({ max: 100_000, ttl: Math.max(ttlSeconds, 1) * 1000 + 60_000 });
@@ -96,7 +97,7 @@ export class ApiKeyVerifier {
     try {
       response = await fetch(`${this.authUrl}/auth/introspect`, {
         headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': requestId },
-        signal: AbortSignal.timeout(5_000),
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
       this.logger.error({ err: (err as Error).message, requestId }, 'auth service unreachable for key introspection');

@@ -13,7 +13,7 @@ import { createLogger, type Logger } from '@linepack/lib/logger';
 import { activeTracing } from '@linepack/lib/tracing';
 import { formatErrorFor } from '@linepack/lib/errors';
 import { mountAuthProxy } from './auth-proxy';
-import type { GatewayConfig } from './config';
+import { DEFAULT_CREDENTIAL_VERIFY_TIMEOUT_MS, type GatewayConfig } from './config';
 import type { GatewayContext } from './context';
 import { API_KEY_PREFIX, hashApiKeySecret } from '@linepack/lib/api-keys';
 import { ApiKeyVerifier, CredentialServiceUnavailableError, type VerifiedCredential } from './credentials';
@@ -119,7 +119,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger = creat
   app.set('trust proxy', config.trustProxy);
   const httpServer = http.createServer(app);
   const httpDrain = new HttpDrain(httpServer);
-  const apiKeys = new ApiKeyVerifier(config.authUrl, config.credentialCacheTtlSeconds, logger);
+  const apiKeys = new ApiKeyVerifier(
+    config.authUrl,
+    config.credentialCacheTtlSeconds,
+    logger,
+    config.credentialVerifyTimeoutMs ?? DEFAULT_CREDENTIAL_VERIFY_TIMEOUT_MS,
+  );
   const keyUsage = new KeyUsageReporter(config.authUrl, config.internalTokenPrivateKey, logger);
   const userTokens = new UserTokenVerifier(`${config.authUrl}/auth/.well-known/jwks.json`, logger);
   // Rate limiting sits on every request's path: a slow Redis counts as a missing one after 250 ms.

@@ -2,10 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A pass-through proxy in front of a subgraph that holds the requests whose body contains `holdWhen` until released:
- * a gateway request that needs one stays in flight for as long as the test wants. Everything else passes at once.
+ * A pass-through proxy in front of a subgraph that holds the requests whose body contains `holdWhen` (or that
+ * `holdWhen` picks by path and body) until released: a gateway request that needs one stays in flight for as long as
+ * the test wants. Everything else passes at once.
  */
-export async function holdingProxy(target: string, holdWhen: string) {
+export async function holdingProxy(target: string, holdWhen: string | ((request: { path: string; body: string }) => boolean)) {
   const held: (() => void)[] = [];
   let arrivals = 0;
   let abandoned = 0;
@@ -28,7 +29,8 @@ export async function holdingProxy(target: string, holdWhen: string) {
           res.writeHead(502).end((err as Error).message);
         }
       };
-      if (!body.toString().includes(holdWhen)) return void forward();
+      const holds = typeof holdWhen === 'string' ? body.toString().includes(holdWhen) : holdWhen({ path: req.url ?? '/', body: body.toString() });
+      if (!holds) return void forward();
       held.push(() => void forward());
       arrivals += 1;
       // The caller gave up on it (aborted, or its connection closed) while it was held.

@@ -33,6 +33,14 @@ export interface TestStack extends RunningStack {
 export const allReadWriteScopes: Scope[] = canonicalScopes.filter((s) => s !== 'admin:*');
 
 /**
+ * The suite runs three stacks side by side on two cores, each in one jest worker with its auth service on the same
+ * event loop as its gateway: there, a key's first verification once took longer than the production 5 s (a CI run
+ * answered a console test 503). That is load, not a hung auth service: test stacks wait longer. The 503 itself is
+ * tested with a short timeout (test/gateway/credential-verification.test.ts).
+ */
+const SUITE_VERIFY_TIMEOUT_MS = 20_000;
+
+/**
  * The real system on free ports against the test MongoDB (global setup), with its own database
  * prefix so test files never see each other's data.
  */
@@ -46,6 +54,7 @@ export async function startTestStack(overrides: Partial<StackOptions> = {}): Pro
     subgraphPorts: 'free',
     logLevel: process.env['TEST_LOG_LEVEL'] ?? 'silent',
     credentialCacheTtlSeconds: 0,
+    credentialVerifyTimeoutMs: SUITE_VERIFY_TIMEOUT_MS,
     ...overrides,
     mongoUri,
   });
@@ -165,6 +174,7 @@ export function gatewayConfigFor(
     host: '127.0.0.1',
     supergraphPath,
     credentialCacheTtlSeconds: 0,
+    credentialVerifyTimeoutMs: SUITE_VERIFY_TIMEOUT_MS,
     redisUrl: undefined,
     rateLimitWindows: productionWindows,
     trustProxy: false,
