@@ -9,7 +9,7 @@ import { waitFor } from '../support/wait';
  * A key the gateway has not cached is verified by the auth service's introspection. When that does not answer within
  * CREDENTIAL_VERIFY_TIMEOUT_MS (5 s by default), the gateway answers 503 "credential verification is unavailable"
  * rather than holding the client; an operator whose auth service is slow but working can wait longer. Each gateway
- * here reaches the auth service through a proxy that holds every request until the test releases it.
+ * here reaches the auth service through a proxy that holds its introspections until the test releases them.
  */
 jest.setTimeout(120_000);
 
