@@ -536,7 +536,7 @@ async function main(): Promise<number> {
     const json: Record<string, unknown> = { benchmark: 'console', runs, small: sizeOf(small), large: sizeOf(large) };
 
     if (part.pages) {
-      browser = await launchBrowser();
+      browser = await launchBrowser('full');
       const results = await measurePages(browser, stack, [small!, large], runs, plotOnly);
       const [s, l] = [results.get('small')!, results.get('large')!];
       const milestones = Object.keys(l) as Milestone[];

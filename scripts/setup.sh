@@ -14,7 +14,9 @@ command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # nginx: the load balancer of the scale-out test (two gateway and two subgraph replicas behind it).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
-# chromium: the console's browser tests (playwright-core drives Debian's build; its own downloads are not reachable).
+# chromium-headless-shell: the console's browser tests; chromium: bench:console and lighthouse (playwright-core drives
+# Debian's builds; its own downloads are not reachable).
+command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then missing+=(python3 python3-venv); fi
 if [ "${#missing[@]}" -gt 0 ]; then
