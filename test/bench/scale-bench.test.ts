@@ -1,5 +1,5 @@
 /**
- * `npm run bench:scale` runs: the harness at two small sizes (--sizes 500,1000), as a separate process like an operator
+ * `npm run bench:scale` runs: the harness at two small sizes (--sizes 100,200), as a separate process like an operator
  * runs it — once on its default database (a file-backed embedded server of its own, as `npm start` runs it) and once
  * on the suite's MongoDB (MONGODB_URI). What it measures is not judged here (no performance thresholds in tests):
  * only that every answer it checked was right, that it printed each workload's table with a row per size and the
@@ -13,7 +13,7 @@ import { processesWith, runEntry } from '../support/linepack-process';
 
 jest.setTimeout(300_000);
 
-const SIZES = [500, 1_000];
+const SIZES = [100, 200];
 const WORKLOADS = ['analytics', 'listing', 'summary', 'register', 'status', 'ingest'];
 /** Each workload's table title starts with this. */
 const TITLES = ['analytics:', 'listing:', 'pipelineSummary:', 'riskRegister:', 'complianceStatus:', 'ingest:'];
@@ -68,9 +68,9 @@ function expectTables(run: Run): void {
     expect({ title, header }).toEqual({ title, header: expect.stringMatching(/^size\s+\w+\s+seconds\s+µs\/item\s.*growth$/) });
     expect(rule).toMatch(/^[- ]+$/);
     expect(rest).toEqual([
-      expect.stringMatching(/^500\s.*\s1\.00×$/),
-      expect.stringMatching(/^1,000\s.*\s[\d.]+× [✓✗]$/),
-      expect.stringMatching(/^growth factor \(µs\/item at 1,000 ÷ at 500\): [\d.]+× [✓✗] target ≤ 2$/),
+      expect.stringMatching(/^100\s.*\s1\.00×$/),
+      expect.stringMatching(/^200\s.*\s[\d.]+× [✓✗]$/),
+      expect.stringMatching(/^growth factor \(µs\/item at 200 ÷ at 100\): [\d.]+× [✓✗] target ≤ 2$/),
     ]);
   }
   expect(run.json.workloads.map((w) => w.name)).toEqual(WORKLOADS);
@@ -84,15 +84,15 @@ function expectTables(run: Run): void {
   }
   // What the issue asks of each workload beyond its growth: scaled as it says, checked against their own targets.
   const items = (name: string) => run.json.workloads.find((w) => w.name === name)?.points.map((p) => p.items);
-  expect(items('analytics')).toEqual([500, 1_000]);
-  expect(items('listing')).toEqual([500, 1_000]);
-  expect(items('summary')).toEqual([50, 100]);
-  expect(items('ingest')).toEqual([5_000, 10_000]);
+  expect(items('analytics')).toEqual([100, 200]);
+  expect(items('listing')).toEqual([100, 200]);
+  expect(items('summary')).toEqual([10, 20]);
+  expect(items('ingest')).toEqual([1_000, 2_000]);
   const targets = Object.fromEntries(run.json.targets.map((t) => [t.name, t.target]));
   expect(targets).toMatchObject({
-    'analytics ÷ insertMany at 1,000': 20,
-    'listing: first page at 1,000 ÷ at 500': 2,
-    'listing: last page ÷ first page at 1,000': 2,
+    'analytics ÷ insertMany at 200': 20,
+    'listing: first page at 200 ÷ at 100': 2,
+    'listing: last page ÷ first page at 200': 2,
     'ingest: growth factor': 2,
   });
 }
@@ -117,7 +117,7 @@ describe('npm run bench:scale on its own embedded server (file-backed H2, as npm
   it('prints every workload with a row per size and its growth factor', () => expectTables(run));
 
   it('states the embedded server’s resident size after the ingest', () => {
-    expect(run.stdout).toMatch(/Embedded server after the 10,000-reading ingest: resident set \d+ MB \(peak \d+ MB\); H2 file \d+ MB, the whole run so far\./);
+    expect(run.stdout).toMatch(/Embedded server after the 2,000-reading ingest: resident set \d+ MB \(peak \d+ MB\); H2 file \d+ MB, the whole run so far\./);
     const ingest = run.json.workloads.find((w) => w.name === 'ingest')!;
     for (const p of ingest.points) expect(p.extra['rssKb']).toBeGreaterThan(0);
   });
