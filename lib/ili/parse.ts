@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
-import ExcelJS from 'exceljs';
 import {
   clockDegFromHhMm,
   dentDepthPctOdFrom,
@@ -153,6 +152,10 @@ async function* csvRecords(stream: Readable, delimiter: string): AsyncGenerator<
 }
 
 async function* xlsxRecords(stream: Readable, sheetName: string | undefined): AsyncGenerator<RawRecord> {
+  // exceljs is most of what parsing a listing loads (0.2–0.4 CPU-seconds): every process that can import one (the
+  // measurements subgraph, its job runner thread) paid for it at start, most of them never reading a workbook.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the first workbook
+  const ExcelJS = require('exceljs') as typeof import('exceljs');
   // styles: 'cache' so that a clock position typed into Excel as a time arrives as a Date rather than a day fraction.
   const workbook = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
     worksheets: 'emit',
