@@ -42,12 +42,17 @@ export const expensiveOperationsGauge = new Gauge({
 
 /** Until the gateway has timed one, an expensive operation is assumed to take this long (for Retry-After). */
 const ASSUMED_DURATION_MS = 2_000;
-/** Weight of the latest duration in the running average. */
-const DURATION_SMOOTHING = 0.2;
+/**
+ * An operation's typical duration is the median of this many latest ones. Not an average: the gateway's first
+ * expensive operation also starts the lane's thread (seconds on a busy machine), and an average that slow outlier
+ * raised had the gateway refuse the next operations of a tenant with room in its queue, as if each would take as long.
+ */
+const RECENT_DURATIONS = 9;
 
 export class ExpensiveOperations {
   private readonly share: FairShare;
-  private averageMs = ASSUMED_DURATION_MS;
+  /** The latest durations, oldest first. */
+  private readonly recentMs: number[] = [];
   /** The requests holding a slot now: they run in the expensive-operation lane (expensive-lane.ts). */
   private readonly admitted = new WeakSet<object>();
 
@@ -65,7 +70,7 @@ export class ExpensiveOperations {
 
   /**
    * Whether the tenant may queue one more expensive operation now; ask before spending its cost budget on it. Not
-   * when its queue is full, nor when its rest and the operations ahead of it (each at the recent average duration and
+   * when its queue is full, nor when its rest and the operations ahead of it (each at the typical recent duration and
    * the rest after it) would outlast the request's `remainingMs`: it is refused with a Retry-After now instead of
    * waiting for a 504 at its deadline.
    */
@@ -99,7 +104,7 @@ export class ExpensiveOperations {
     expensiveOperationsGauge.inc({ state: 'running' });
     if (context) this.admitted.add(context);
     const started = performance.now();
-    // The one guard against a second call: the gauge and the average must count a release once (FairShare's own
+    // The one guard against a second call: the gauge and the durations must count a release once (FairShare's own
     // release function ignores later calls too, but runs after these).
     let held = true;
     return () => {
@@ -107,7 +112,8 @@ export class ExpensiveOperations {
       held = false;
       if (context) this.admitted.delete(context);
       expensiveOperationsGauge.dec({ state: 'running' });
-      this.averageMs += DURATION_SMOOTHING * (performance.now() - started - this.averageMs);
+      this.recentMs.push(performance.now() - started);
+      if (this.recentMs.length > RECENT_DURATIONS) this.recentMs.shift();
       release(rests);
     };
   }
@@ -117,13 +123,21 @@ export class ExpensiveOperations {
     return this.share.runningFor(tenantId) + this.share.queuedFor(tenantId);
   }
 
+  /** The median of the latest durations (the lower of the middle two of an even count), or the assumed one. */
+  private typicalMs(): number {
+    if (this.recentMs.length === 0) return ASSUMED_DURATION_MS;
+    const sorted = [...this.recentMs].sort((x, y) => x - y);
+    return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  }
+
   /**
-   * One turn of the tenant's: an operation at the recent average duration and the rest after it (counted after every
+   * One turn of the tenant's: an operation at the typical recent duration and the rest after it (counted after every
    * turn: the queue does not record which waiting operations are mutations, so a wait behind mutations is
    * overestimated, never under).
    */
   private turnMs(): number {
-    return this.averageMs + restAfter(this.averageMs, BULK_WORK_REST_RATIO);
+    const typicalMs = this.typicalMs();
+    return typicalMs + restAfter(typicalMs, BULK_WORK_REST_RATIO);
   }
 
   /** How long the tenant's next expensive operation would wait: its rest now, then the turns ahead of it. */
@@ -134,7 +148,7 @@ export class ExpensiveOperations {
 
   /**
    * The refusal names the limit, and its Retry-After is when the tenant's turn would likely come: its rest, then the
-   * operations ahead of it, run `perTenantRunning` at a time, each at the recent average duration and its rest.
+   * operations ahead of it, run `perTenantRunning` at a time, each at the typical recent duration and its rest.
    */
   refusal(tenantId: string) {
     const { minCost, perTenantRunning, perTenantQueued } = this.limits;

@@ -127,6 +127,22 @@ test("an operation whose turn would come after its request's deadline is refused
   expect(operations.hasRoomFor('A', 1_000)).toBe(true);
 });
 
+test('one slow operation (the first also starts the lane) does not make the estimate refuse what the usual ones leave time for', async () => {
+  const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
+  const held = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  // Mutations' slots, so that no rest follows them: one slow, then two that end at once.
+  const slow = await operations.admit('A', { rests: false });
+  await held(3_000);
+  slow();
+  for (let i = 0; i < 2; i++) (await operations.admit('A', { rests: false }))();
+  // One of A's running: the next waits for a typical operation (the median of the latest: the quick ones), not for a
+  // mean the slow one raised (an average from the assumed 2 s would be well over a second: a 3 s Retry-After).
+  const running = await operations.admit('A', { rests: false });
+  expect(operations.refusal('A').extensions).toMatchObject({ retryAfterSeconds: 1 });
+  expect(operations.hasRoomFor('A', 1_000)).toBe(true);
+  running();
+});
+
 test("after an expensive query its tenant rests as long as it ran before its next one starts, while another tenant's starts at once; after a mutation it does not", async () => {
   const operations = new ExpensiveOperations({ ...expensiveOperationLimits, slots: 2 });
   const held = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
