@@ -16,6 +16,8 @@ declare global {
   var __LINEPACK_TEST_INFRA__: LinepackTestInfra | undefined;
 }
 
+const SUITE_SERVER_SELECTION_TIMEOUT_MS = 20_000;
+
 export default async function globalSetup(): Promise<void> {
   const infra: LinepackTestInfra = {};
   globalThis.__LINEPACK_TEST_INFRA__ = infra;
@@ -35,4 +37,8 @@ export default async function globalSetup(): Promise<void> {
   process.env['LINEPACK_TEST_MONGO'] = infra.mongo ? 'embedded' : 'external';
   if (infra.redis) process.env['REDIS_URL'] = infra.redis.url;
   process.env['LINEPACK_TEST_INFRA'] = '1';
+  // Every stack of the run shares this one database (three jest workers on two cores, and the processes tests start):
+  // a slow answer there means load, not an outage. A subgraph that waited the production 3 s to select it failed to
+  // start in a CI run. The outage itself is tested with the production setting (database-unavailable.test.ts).
+  process.env['MONGODB_SERVER_SELECTION_TIMEOUT_MS'] ??= String(SUITE_SERVER_SELECTION_TIMEOUT_MS);
 }

@@ -15,6 +15,8 @@ let stack: TestStack;
 let apiKey: string;
 
 beforeAll(async () => {
+  // The production setting (the suite's global setup waits longer for its shared, busy database).
+  process.env['MONGODB_SERVER_SELECTION_TIMEOUT_MS'] = String(mongoTimeoutsFromEnv({}).serverSelectionTimeoutMS);
   database = await startEmbeddedMongo();
   // Keys stay cached while the database is stopped: authentication needs no lookup then.
   stack = await startTestStack({ mongoUri: database.uri, credentialCacheTtlSeconds: 300, requestTimeoutMs: 50_000 });
