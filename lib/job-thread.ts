@@ -1,5 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { Logger } from './logger';
+import { isDatabaseUnavailable } from './errors';
+import { IdleBackoff } from './idle-backoff';
+import { errorSummary, type Logger } from './logger';
 import { BackgroundThread, type ThreadEntry } from './threads';
 import { activeTracing } from './tracing';
 
@@ -30,26 +32,91 @@ export interface WakeableWork {
   stop(): Promise<void>;
 }
 
-/** A `WakeableWork` on a thread of its own (see the file comment); the loop's side. */
+/** How often the loop asks whether there is work for a thread not started yet: as an idle runner polls (lib/jobs.ts). */
+const FIRST_WORK_POLL_MS = 500;
+const FIRST_WORK_MAX_POLL_MS = 5_000;
+
+/**
+ * A `WakeableWork` on a thread of its own (see the file comment); the loop's side. The thread starts with the first
+ * work: when the loop wakes it (work queued in this process) or when `hasWork` finds some in the database (queued by
+ * another replica, or left RUNNING by a process that died, once its lease ran out). Until then the loop asks `hasWork`
+ * as an idle runner would, at most every 5 s. A thread costs its own copy of the driver and the modules it runs
+ * (about 0.7 CPU-seconds to start); most replicas of most services, and every test stack, never queue such work.
+ * Once started it runs until the service stops.
+ */
 export class WakeableWorkThread extends BackgroundThread {
-  constructor(options: { what: string; meanwhile: string; entry: ThreadEntry; workerData: unknown; logger: Logger }) {
-    super({ ...options, stopMessage: { type: 'stop' } satisfies JobThreadMessage, stopGraceMs: STOP_GRACE_MS });
+  private threadStarted = false;
+  private watchStopped = false;
+  private watchTimer: NodeJS.Timeout | null = null;
+  private watching: Promise<void> | null = null;
+  private readonly backoff = new IdleBackoff(FIRST_WORK_POLL_MS, FIRST_WORK_MAX_POLL_MS);
+
+  constructor(
+    private readonly work: { what: string; meanwhile: string; entry: ThreadEntry; workerData: unknown; logger: Logger; hasWork: () => Promise<boolean> },
+  ) {
+    super({ ...work, stopMessage: { type: 'stop' } satisfies JobThreadMessage, stopGraceMs: STOP_GRACE_MS });
   }
 
-  /** Work was queued: the thread looks for it now instead of at its next poll. */
+  /** Whether the thread has been started (by work found or queued). */
+  get started(): boolean {
+    return this.threadStarted;
+  }
+
+  /** Starts looking for work; the thread itself starts with the first (see the class comment). */
+  override start(): void {
+    this.watchFor(0);
+  }
+
+  /** Work was queued: the thread looks for it now instead of at its next poll (and starts, if it had not). */
   wake(): void {
+    if (!this.threadStarted) return this.startThread();
     this.post({ type: 'wake' } satisfies JobThreadMessage);
+  }
+
+  override async stop(): Promise<void> {
+    this.watchStopped = true;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    await this.watching;
+    await super.stop();
+  }
+
+  private startThread(): void {
+    if (this.threadStarted || this.watchStopped) return;
+    this.threadStarted = true;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    super.start();
+  }
+
+  private watchFor(waitMs: number): void {
+    if (this.threadStarted || this.watchStopped) return;
+    this.watchTimer = setTimeout(() => {
+      this.watchTimer = null;
+      this.watching = this.work
+        .hasWork()
+        .then((found) => {
+          if (found) this.startThread();
+          else this.watchFor(this.backoff.idle());
+        })
+        .catch((err: unknown) => {
+          // As the runner on its thread would: an outage is one line without a stack, and the next look retries.
+          if (isDatabaseUnavailable(err)) this.work.logger.warn({ error: errorSummary(err) }, `${this.work.what}: database unavailable`);
+          else this.work.logger.error({ err }, `${this.work.what}: looking for work failed`);
+          this.watchFor(this.backoff.idle());
+        })
+        .finally(() => (this.watching = null));
+    }, waitMs);
   }
 }
 
 export class JobRunnerThread extends WakeableWorkThread {
-  constructor(entry: ThreadEntry, workerData: unknown, logger: Logger) {
+  constructor(entry: ThreadEntry, workerData: unknown, logger: Logger, hasWork: () => Promise<boolean>) {
     super({
       what: 'the job runner thread',
       meanwhile: 'jobs it ran resume when their lease runs out',
       entry,
       workerData,
       logger,
+      hasWork,
     });
   }
 }

@@ -163,6 +163,16 @@ export class JobStore {
   }
 }
 
+/** Jobs of `kinds` a runner may claim at `now`: queued, or running under a lease that ran out (its runner died). */
+function runnableJobs(kinds: readonly string[], now: Date): Filter<JobDocument> {
+  return { kind: { $in: [...kinds] }, $or: [{ state: 'QUEUED' }, { state: 'RUNNING', 'lease.until': { $lte: now } }] };
+}
+
+/** Whether a runner of `kinds` would find a job to claim now: the one indexed question an idle runner asks. */
+export async function hasRunnableJob(db: Db, kinds: readonly string[]): Promise<boolean> {
+  return (await db.collection<JobDocument>(JOBS_COLLECTION).findOne(runnableJobs(kinds, new Date()), { projection: { _id: 1 } })) !== null;
+}
+
 export interface JobRunnerOptions {
   /** How long a claim lasts without a commit or heartbeat; a runner that died releases its jobs after this. */
   leaseMs?: number;
@@ -254,10 +264,7 @@ export class JobRunner {
    */
   private async claim(): Promise<JobDocument | null> {
     const now = new Date();
-    const runnable: Filter<JobDocument> = {
-      kind: { $in: Object.keys(this.handlers) },
-      $or: [{ state: 'QUEUED' }, { state: 'RUNNING', 'lease.until': { $lte: now } }],
-    };
+    const runnable = runnableJobs(Object.keys(this.handlers), now);
     if (!(await this.jobs.findOne(runnable, { projection: { _id: 1 } }))) return null;
     const busyTenants = await this.jobs.distinct('tenantId', { state: 'RUNNING', 'lease.until': { $gt: now } });
     return this.jobs.findOneAndUpdate(

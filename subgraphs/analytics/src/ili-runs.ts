@@ -109,6 +109,16 @@ export interface ComparisonRequest {
 
 export const requestsOf = (db: Db): Collection<ComparisonRequest> => db.collection(ILI_RUN_COLLECTIONS.comparisonRequests);
 
+/** Requests a worker may lease at `now`: never leased, or their lease ran out (the worker serving them stopped). */
+export function dueComparisonRequests(now: Date): Filter<ComparisonRequest> {
+  return { leasedUntil: { $lte: now } };
+}
+
+/** Whether a run comparison worker would find a request to serve now (one indexed question). */
+export async function hasDueComparison(db: Db): Promise<boolean> {
+  return (await requestsOf(db).findOne(dueComparisonRequests(new Date()), { projection: { _id: 1 } })) !== null;
+}
+
 /** Asks for the segment's runs to be compared (again); cheap and idempotent, so callers ask whenever a run may have changed. */
 export async function requestRunComparison(db: Db, tenantId: string, assetId: string): Promise<void> {
   const filter = { _id: `${tenantId}:${assetId}` };

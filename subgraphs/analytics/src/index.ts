@@ -11,6 +11,7 @@ import { readSubgraphSdl } from '@linepack/schema/sdl';
 import { subgraphPort } from '@linepack/schema/subgraphs';
 import type { SubgraphContext } from './context';
 import { IliRunRepository } from './ili-run-repository';
+import { hasDueComparison } from './ili-runs';
 import { analyticsEventHandler, dropAnalyticsProjections, ensureAnalyticsIndexes } from './projections';
 import { AnalyticsRepository } from './repository';
 import { resolvers } from './resolvers';
@@ -37,6 +38,7 @@ export function startAnalyticsSubgraph(options: SubgraphStartOptions): Promise<R
         entry: threadEntry(__filename, 'threads.ts'),
         workerData: subgraphThreadOptions(options),
         logger: options.logger,
+        hasWork: () => hasDueComparison(db),
       });
       comparisons.start();
       const consumer = startEventConsumer(options, db, {

@@ -8,6 +8,7 @@ import { Analyzer, type BatchContext } from './compute';
 import { ANALYTICS_COLLECTIONS, type AssetProjection } from './documents';
 import {
   isComparable,
+  dueComparisonRequests,
   requestsOf,
   runsOf,
   type IliRunProjection,
@@ -396,7 +397,7 @@ export class RunComparisonWorker {
   async serveOne(): Promise<boolean> {
     const now = new Date();
     const request = await this.requests.findOneAndUpdate(
-      { leasedUntil: { $lte: now } },
+      dueComparisonRequests(now),
       { $set: { leasedUntil: new Date(now.getTime() + LEASE_MS), leasedBy: this.id } },
       { sort: { leasedUntil: 1 }, returnDocument: 'after' },
     );

@@ -12,13 +12,14 @@ import type { SubgraphContext } from './context';
 import { measurementLoaders } from './loaders';
 import { ensureMeasurementIndexes, MeasurementRepository } from './repository';
 import { resolvers } from './resolvers';
-import { ensureJobIndexes, JobStore } from '@linepack/lib/jobs';
+import { ensureJobIndexes, hasRunnableJob, JobStore } from '@linepack/lib/jobs';
 import { JobRunnerThread } from '@linepack/lib/job-thread';
 import { SubgraphLane } from '@linepack/lib/subgraph-lane';
 import { threadEntry } from '@linepack/lib/threads';
 import { subgraphThreadOptions } from '@linepack/lib/subgraph-thread';
 import type { Db } from 'mongodb';
 import { ensureIliIndexes } from './ili/documents';
+import { ILI_IMPORT_JOB } from './ili/import-job';
 import { measurementRelays } from './relays';
 import { WAKE_JOB_RUNNER, type MeasurementsThread, type MeasurementsThreadOptions } from './thread-types';
 import { IliStore } from './ili/store';
@@ -69,6 +70,8 @@ export function startMeasurementsSubgraph(options: SubgraphStartOptions): Promis
         threadEntry(__filename, 'threads.ts'),
         { role: 'jobs', options: threadOptions } satisfies MeasurementsThread,
         options.logger,
+        // The kinds the thread's runner handles (threads.ts).
+        () => hasRunnableJob(db, [ILI_IMPORT_JOB]),
       );
       jobRunner.start();
       const wakeJobRunner = () => jobRunner.wake();
