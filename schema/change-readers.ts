@@ -80,13 +80,26 @@ const split = (coordinate: string) => {
  * field; input changes reach those that write the argument, input field or enum value, and — as "may send" —
  * those whose variables can carry it; additions reach only those a required addition refuses (an argument or
  * input field without a default) or, for an enum value or union member, those that receive the type.
+ *
+ * What the change names is read once: the returned matcher is asked for every client operation (a check asks
+ * changes × operations, about 270 operations each).
  */
-export function readerMatch(change: Change, reads: OperationReads): ReaderMatch {
+export function readerMatcher(change: Change): (reads: OperationReads) => ReaderMatch {
   const coordinate = coordinateOf(change);
   const { type, member } = split(coordinate);
   const field = member ? `${type}.${member}` : type;
   const meta = (change.meta ?? {}) as Record<string, unknown>;
-  const maySend = (input: string) => maySendFor(reads, coordinate, input);
+  const deprecated = deprecatedCoordinate(change);
+  const target = deprecated ? split(deprecated) : null;
+  return (reads) => matchReader(change, reads, { coordinate, type, field, meta, deprecated, target });
+}
+
+function matchReader(
+  change: Change,
+  reads: OperationReads,
+  named: { coordinate: string; type: string; field: string; meta: Record<string, unknown>; deprecated: string | null; target: ReturnType<typeof split> | null },
+): ReaderMatch {
+  const { coordinate, type, field, meta, deprecated, target } = named;
   switch (change.type) {
     case 'FIELD_REMOVED':
     case 'FIELD_TYPE_CHANGED':
@@ -105,12 +118,12 @@ export function readerMatch(change: Change, reads: OperationReads): ReaderMatch 
     case 'ENUM_VALUE_REMOVED':
     case 'ENUM_VALUE_DEPRECATION_REASON_ADDED':
     case 'ENUM_VALUE_DEPRECATION_REASON_CHANGED':
-      return reads.coordinates.has(coordinate) ? `sends ${coordinate}` : maySend(type);
+      return reads.coordinates.has(coordinate) ? `sends ${coordinate}` : maySendFor(reads, coordinate, type);
     case 'ENUM_VALUE_ADDED':
       return reads.receivedTypes.has(type) ? `receives ${type}` : null;
     case 'INPUT_FIELD_REMOVED':
     case 'INPUT_FIELD_TYPE_CHANGED':
-      return reads.coordinates.has(coordinate) ? `sends ${coordinate}` : maySend(type);
+      return reads.coordinates.has(coordinate) ? `sends ${coordinate}` : maySendFor(reads, coordinate, type);
     case 'INPUT_FIELD_ADDED':
       if (meta['isAddedInputFieldTypeNullable'] !== false || meta['addedFieldDefault'] !== undefined) return null;
       return reads.types.has(type) ? `sends ${type} without ${coordinate}` : null;
@@ -134,9 +147,7 @@ export function readerMatch(change: Change, reads: OperationReads): ReaderMatch 
       return added && reads.receivedTypes.has(added) ? `receives ${added}` : null;
     }
     default: {
-      const deprecated = deprecatedCoordinate(change);
-      if (!deprecated) return null;
-      const target = split(deprecated);
+      if (!deprecated || !target) return null;
       if (reads.coordinates.has(deprecated)) return `${target.argument ? 'passes' : 'sends'} ${deprecated}`;
       return target.argument ? null : maySendFor(reads, deprecated, target.type);
     }

@@ -31,7 +31,7 @@ import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
 import { buildASTSchema, buildSchema, isEnumType, isInputObjectType, isInterfaceType, isObjectType, printSchema, validate, type GraphQLSchema } from 'graphql';
 import { composeSupergraph } from './compose';
 import { acknowledgementOf, acknowledgementTemplate, readAcknowledgements } from './acknowledgements';
-import { identityOf, isDeprecation, readerMatch, type ChangeIdentity } from './change-readers';
+import { identityOf, isDeprecation, readerMatcher, type ChangeIdentity } from './change-readers';
 import { readsOf, unionSchema, type OperationReads } from './coordinates';
 import { collectCheckedOperations, type ClientOperation } from './operations';
 import { parseSdl } from './sdl-errors';
@@ -184,8 +184,9 @@ export async function runSchemaCheck(options: CheckOptions = {}): Promise<CheckR
         classification = 'ACKNOWLEDGED';
         note = `acknowledged by ${ack.approvedBy}: ${ack.reason}`;
       }
+      const readerOf = readerMatcher(change);
       const readers = checked.flatMap(({ operation, reads }) => {
-        const how = readerMatch(change, reads);
+        const how = readerOf(reads);
         return how ? [{ operation: where(operation), how }] : [];
       });
       changes.push({
