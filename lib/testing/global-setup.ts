@@ -18,7 +18,19 @@ declare global {
 
 const SUITE_SERVER_SELECTION_TIMEOUT_MS = 20_000;
 
+/**
+ * The JVMs of a run (its shared embedded MongoDB, and those tests start: crash rounds on a file, index comparisons,
+ * `npm start`) live for seconds to minutes, where C2's compilations cost more CPU than its faster code saves. With
+ * C1 alone, back to back on 2026-11-29: embedded-indexes.test.ts took 55 machine CPU-seconds instead of 71; five
+ * database-heavy e2e files 112–113 instead of 124–138, and 62 s instead of 69–76. The JVM reads JAVA_TOOL_OPTIONS
+ * itself (and says so on its stderr); the processes tests start inherit it.
+ */
+const SUITE_JVM_OPTIONS = '-XX:TieredStopAtLevel=1';
+
 export default async function globalSetup(): Promise<void> {
+  // Each jest project runs this setup; the first one's setting holds.
+  const javaToolOptions = process.env['JAVA_TOOL_OPTIONS'] ?? '';
+  if (!javaToolOptions.includes('TieredStopAtLevel')) process.env['JAVA_TOOL_OPTIONS'] = `${javaToolOptions} ${SUITE_JVM_OPTIONS}`.trim();
   const infra: LinepackTestInfra = {};
   globalThis.__LINEPACK_TEST_INFRA__ = infra;
   const [mongo, redis] = await Promise.allSettled([
