@@ -57,6 +57,11 @@ export class BackgroundThread<FromThread = never> {
   ) {}
 
   start(): void {
+    this.launch();
+  }
+
+  /** Starts the thread, the first time and after it died (never through an override of `start`). */
+  private launch(): void {
     if (this.stopped) return;
     const { what, meanwhile, entry, workerData, logger, onMessage } = this.options;
     const worker = new Worker(entry.file, { execArgv: entry.execArgv, workerData });
@@ -68,7 +73,7 @@ export class BackgroundThread<FromThread = never> {
       this.options.onExit?.();
       if (this.stopped) return;
       logger.error({ code }, `${what} stopped; starting a new one in ${BackgroundThread.RESTART_MS / 1000} s (${meanwhile})`);
-      this.restartTimer = setTimeout(() => this.start(), BackgroundThread.RESTART_MS);
+      this.restartTimer = setTimeout(() => this.launch(), BackgroundThread.RESTART_MS);
     });
   }
 

@@ -21,9 +21,12 @@ function threadReports(channel: string) {
   };
   return {
     reports,
-    async next(report: string): Promise<void> {
-      while (!reports.includes(report)) await new Promise<void>((resolve) => waiting.push(resolve));
+    /** Resolves once the thread has reported `report` `times` times. */
+    async next(report: string, times = 1): Promise<void> {
+      while (reports.filter((r) => r === report).length < times) await new Promise<void>((resolve) => waiting.push(resolve));
     },
+    /** Makes the thread exit, as a thread that failed does. */
+    crash: () => listener.postMessage('crash'),
     close: () => listener.close(),
   };
 }
@@ -105,6 +108,22 @@ it('starts the thread at once when work is queued here, before any look found it
     reports.close();
   }
   expect(reports.reports).toEqual(['started', 'stopped']);
+});
+
+it('starts the thread again after it died, as every background thread is', async () => {
+  const looks = countedLooks(() => true);
+  const { thread, reports } = workThread(looks.hasWork);
+  thread.start();
+  try {
+    await reports.next('started');
+    reports.crash();
+    await reports.next('started', 2);
+    thread.wake();
+    await reports.next('woken');
+  } finally {
+    await thread.stop();
+    reports.close();
+  }
 });
 
 it('never starts a thread once stopped, even with a look under way that finds work', async () => {
