@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
 import { DEFAULT_JOB_LEASE_SECONDS } from './config';
+import { isDatabaseUnavailable } from './errors';
 import { IdleBackoff } from './idle-backoff';
-import type { Logger } from './logger';
+import { errorSummary, type Logger } from './logger';
 import { isDuplicateKeyError } from './mongo';
 
 /**
@@ -16,6 +17,12 @@ import { isDuplicateKeyError } from './mongo';
  * live lease is skipped), so one tenant's queue of imports waits behind its own, never in front of another tenant's.
  */
 export const JOBS_COLLECTION = 'jobs';
+
+/**
+ * How soon a job that met a database outage is taken up again (from its checkpoint). Not at once: the outage (a server
+ * that stalled past the driver's monitor timeout, a failover) is likely still there.
+ */
+export const DATABASE_OUTAGE_RETRY_MS = 2_000;
 
 export type JobState = 'QUEUED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
@@ -298,10 +305,10 @@ export class JobRunner {
     }
   }
 
-  /** Ends this runner's claim now (only while it still holds it): the job is claimable at once, checkpoint and all. */
-  private async release(job: JobDocument): Promise<void> {
+  /** Ends this runner's claim (only while it still holds it): the job is claimable `afterMs` from now, checkpoint and all. */
+  private async release(job: JobDocument, afterMs = 0): Promise<void> {
     const now = new Date();
-    await this.jobs.updateOne({ _id: job._id, 'lease.owner': this.owner }, { $set: { 'lease.until': now, updatedAt: now } });
+    await this.jobs.updateOne({ _id: job._id, 'lease.owner': this.owner }, { $set: { 'lease.until': new Date(now.getTime() + afterMs), updatedAt: now } });
   }
 
   private async execute(job: JobDocument, abort: AbortController): Promise<void> {
@@ -337,6 +344,13 @@ export class JobRunner {
         // rollout's SIGTERM) hands the lease back, so the next runner claims it at once instead of after the lease.
         if (abort.signal.aborted) {
           if (this.stopped) await this.release(job);
+          return;
+        }
+        // An outage is not the job's failure (its user would have to start it again): it stays RUNNING and is taken up
+        // again from its checkpoint shortly, or when its lease runs out if the database cannot take even that write.
+        if (isDatabaseUnavailable(err)) {
+          logger.warn({ jobId: job._id, kind: job.kind, error: errorSummary(err) }, 'job paused: database unavailable; it resumes from its checkpoint');
+          await this.release(job, DATABASE_OUTAGE_RETRY_MS).catch(() => undefined);
           return;
         }
         logger.error({ err, jobId: job._id }, 'job failed on an unexpected error');

@@ -59,6 +59,7 @@ async function importWithCli(run: GeneratedRun): Promise<string> {
   const file = path.join(dir, `${run.runId}.xlsx`);
   // Written once: a workbook written again is another file (its creation time is in it).
   if (!existsSync(file)) await writePofListingXlsx(run.rows, file);
+  // A FAILED import exits 1 with its result (the failure, the rows refused) on stdout: that result is the assertion's.
   const { stdout } = await cli(
     'ili',
     'import',
@@ -72,9 +73,14 @@ async function importWithCli(run: GeneratedRun): Promise<string> {
     '--run-date',
     run.runDate,
     '--json',
-  );
-  const result = JSON.parse(stdout) as { state: string; run: { id: string }; counts: { features: number } };
-  expect(result).toMatchObject({ state: 'SUCCEEDED', counts: { features: run.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length } });
+  ).catch((err: { stdout?: string; stderr?: string; code?: number | string; signal?: string | null; message: string }) => {
+    if (!err.stdout) throw new Error(`${err.message.trim()} (exit code ${err.code}, signal ${err.signal ?? 'none'}), nothing on stdout`);
+    return { stdout: err.stdout };
+  });
+  const result = JSON.parse(stdout) as { state: string; failure: string | null; errors: unknown[]; run: { id: string }; counts: { features: number } };
+  // The failure and the first rows refused, named in the assertion's message when it fails.
+  expect({ state: result.state, failure: result.failure, errors: result.errors.slice(0, 3) }).toEqual({ state: 'SUCCEEDED', failure: null, errors: [] });
+  expect(result).toMatchObject({ counts: { features: run.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length } });
   runIds[run.runId] = result.run.id;
   return result.run.id;
 }

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '../events';
+import { isDatabaseUnavailable } from '@linepack/lib/errors';
 import { outboxEntry } from '@linepack/lib/events/outbox';
 import { heavyWork } from '@linepack/lib/fair-share';
 import { insertKeepingDuplicates } from '@linepack/lib/mongo';
@@ -145,7 +146,8 @@ async function failRun(store: IliStore, input: IliImportInput, failure: string, 
  * or any rejected row fails the import — with all of the rows — and nothing is stored. Pass 2 reads it again and
  * writes each batch's features (as measurements) and tally, committing after each batch; a resumed job skips the
  * batches committed. Every write is keyed by run and row, so the batch a crash cut short is written again without
- * duplicates. A pass 2 that stops on an error marks the run FAILED (ili.run.failed: the features it wrote are assessed
+ * duplicates. A database outage pauses the job (the runner takes it up again from its checkpoint, lib/jobs.ts). A pass
+ * 2 that stops on any other error marks the run FAILED (ili.run.failed: the features it wrote are assessed
  * one by one) and leaves the job resumable: starting it again with the same key carries on from its checkpoint.
  */
 export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCheckpoint> {
@@ -251,8 +253,9 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
           });
         }
       } catch (err) {
-        // Stopping (or a lost lease) is not a failure: the job stays RUNNING and is resumed. Anything else fails it.
-        if (!signal.aborted) await failRun(store, input, 'the import stopped on an internal error while writing', state.features);
+        // Stopping (or a lost lease) is not a failure, nor is a database outage: the job stays RUNNING and is resumed
+        // (lib/jobs.ts), the run IMPORTING. Anything else fails it.
+        if (!signal.aborted && !isDatabaseUnavailable(err)) await failRun(store, input, 'the import stopped on an internal error while writing', state.features);
         throw err;
       }
       await completeRun(store, input.runId, girthWelds);
