@@ -17,6 +17,13 @@ declare global {
 }
 
 const SUITE_SERVER_SELECTION_TIMEOUT_MS = 20_000;
+/**
+ * How long the driver's monitor waits for the server's answer to its heartbeat before it gives the server up and
+ * interrupts every operation in flight on it. On the loaded suite machine a server (or a process's event loop) held
+ * for over the production 5 s is load, not an outage. (A CI run's ILI import ended FAILED on an internal error after
+ * seconds; a server stalled past the monitor's patience does that to an import, test/infra/ili-import-outage.test.ts.)
+ */
+const SUITE_CONNECT_TIMEOUT_MS = 20_000;
 
 /**
  * The JVMs of a run (its shared embedded MongoDB, and those tests start: crash rounds on a file, index comparisons,
@@ -53,4 +60,5 @@ export default async function globalSetup(): Promise<void> {
   // a slow answer there means load, not an outage. A subgraph that waited the production 3 s to select it failed to
   // start in a CI run. The outage itself is tested with the production setting (database-unavailable.test.ts).
   process.env['MONGODB_SERVER_SELECTION_TIMEOUT_MS'] ??= String(SUITE_SERVER_SELECTION_TIMEOUT_MS);
+  process.env['MONGODB_CONNECT_TIMEOUT_MS'] ??= String(SUITE_CONNECT_TIMEOUT_MS);
 }
