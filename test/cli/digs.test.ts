@@ -5,8 +5,6 @@
  * answers: the dig list's rows and order, and the dig sheet's location and assessment.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
@@ -16,6 +14,7 @@ import { TALLY_KINDS } from '@linepack/lib/ili/listing';
 import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
@@ -39,6 +38,8 @@ let assessed: Assessed[];
 const linepack = (args: string[]) =>
   promisify(execFile)(process.execPath, ['bin/linepack.cjs', ...args, '--url', stack.gatewayUrl], { env: { ...process.env, LINEPACK_API_KEY: key } });
 
+const listingDir = testTempDir('digs-');
+
 beforeAll(async () => {
   stack = await startTestStack({ redisUrl: process.env['REDIS_URL'] });
   key = (await stack.tenantWithKey()).apiKey;
@@ -59,7 +60,7 @@ beforeAll(async () => {
     })
   ).id;
   await stack.knownToMeasurements(segmentId);
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'digs-')), 'run.csv');
+  const file = path.join(listingDir, 'run.csv');
   await writePofListingCsv(listing, file);
   const result = await importListing({
     gatewayUrl: stack.gatewayUrl,

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { importListing } from '@linepack/lib/ili/client';
@@ -8,6 +7,7 @@ import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { checkPage, DESKTOP, inBrowser, launchBrowser, PHONE, shot, until, visible } from './support/browser';
 import { newPassword, requireBuiltConsole, seedTenant, signIn, visibleText, type SeededTenant } from './support/console';
+import { testTempDir } from '../support/temp-dir';
 
 /**
  * Issue 27's "Done when", in Chromium at 1440×900 and 390×844: an admin adds a viewer, who sets their password with the
@@ -32,6 +32,8 @@ async function api<T>(query: string, variables: Record<string, unknown> = {}): P
   if (res.body.errors?.length || !res.body.data) throw new Error(`${query.slice(0, 60)}…: ${JSON.stringify(res.body.errors)}`);
   return res.body.data;
 }
+
+const listingDir = testTempDir('console-daily-');
 
 beforeAll(async () => {
   requireBuiltConsole();
@@ -59,7 +61,7 @@ beforeAll(async () => {
   });
   // An ILI run of the segment, imported from a vendor listing through the API as the CLI does.
   const rows = generateTwoRunListing({ features: 200, seed: 2027 }).runA.rows;
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'console-daily-')), 'run.csv');
+  const file = path.join(listingDir, 'run.csv');
   await writePofListingCsv(rows, file);
   const result = await importListing({
     gatewayUrl: stack.gatewayUrl,

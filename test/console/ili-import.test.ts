@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
@@ -8,6 +7,7 @@ import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { checkLayout, DESKTOP, expectNoAxeViolations, horizontalOverflow, inBrowser, launchBrowser, PHONE, shot, visible } from './support/browser';
 import { requireBuiltConsole, seedTenant, signIn, visibleText, type SeededTenant } from './support/console';
+import { testTempDir } from '../support/temp-dir';
 
 /**
  * An ILI listing imported from the console (issue 25 item 1: "upload → mapping preview → progress → report"), in
@@ -20,7 +20,7 @@ let stack: TestStack;
 let browser: Browser;
 let tenant: SeededTenant;
 let segmentId: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'console-ili-import-'));
+const dir = testTempDir('console-ili-import-');
 const rows = generateTwoRunListing({ features: 40, seed: 25 }).runA.rows;
 const features = rows.filter((r) => !TALLY_KINDS.has(r.kind)).length;
 const goodFile = path.join(dir, 'vendor-listing.csv');

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { importListing } from '@linepack/lib/ili/client';
@@ -8,6 +7,7 @@ import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { checkLayout, DESKTOP, expectNoAxeViolations, horizontalOverflow, inBrowser, launchBrowser, PHONE, shot, until, visible } from './support/browser';
 import { requireBuiltConsole, seedTenant, signIn, visibleText, watchOperations, type SeededTenant } from './support/console';
+import { testTempDir } from '../support/temp-dir';
 
 /**
  * The console as an integrity team's daily tool (issue 27), in Chromium at 1440×900 and 390×844: the asset browser
@@ -24,6 +24,8 @@ let weldCount: number;
 
 const HCA_SEGMENT = 'Line 100 · MP 12–30 (HCA)';
 const sizes = { desktop: DESKTOP, phone: PHONE } as const;
+
+const listingDir = testTempDir('console-ili-');
 
 beforeAll(async () => {
   requireBuiltConsole();
@@ -57,7 +59,7 @@ beforeAll(async () => {
     (r) => !['GIRTH_WELD', 'VALVE', 'TEE', 'BEND', 'FLANGE', 'WALL_THICKNESS_CHANGE', 'REFERENCE_MARKER', 'OTHER_TALLY'].includes(r.kind),
   ).length;
   weldCount = rows.filter((r) => r.kind === 'GIRTH_WELD').length;
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'console-ili-')), 'run.csv');
+  const file = path.join(listingDir, 'run.csv');
   await writePofListingCsv(rows, file);
   const result = await importListing({
     gatewayUrl: stack.gatewayUrl,

@@ -9,21 +9,20 @@
  * paper, asmedigitalcollection.asme.org/IPC/proceedings-abstract/IPC2012/45134/51/266577; model/interaction.ts and its
  * tests carry the rule itself). Here t = 10 mm, so features interact within 30 mm.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importListing } from '@linepack/lib/ili/client';
 import type { IliListingRow } from '@linepack/lib/ili/listing';
 import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
 let admin: string;
 let segmentId: string;
 let runId: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'ili-clusters-'));
+const dir = testTempDir('ili-clusters-');
 const WALL_MM = 10;
 const PIPE = { outsideDiameterMm: 610, wallThicknessMm: WALL_MM, smysMpa: 359, maopKpa: 6900, classLocation: 1 };
 

@@ -5,8 +5,6 @@
  * so the older one arriving later must re-evaluate it. The generator's truth (which feature of run A is which of run B,
  * and its true growth) is what the results are checked against.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importListing, type IliImportRequest } from '@linepack/lib/ili/client';
 import { GENERATOR_TOOL_NOISE, generateTwoRunListing, type GeneratedRun } from '@linepack/lib/ili/generator';
@@ -14,11 +12,12 @@ import { TALLY_KINDS } from '@linepack/lib/ili/listing';
 import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
 let segmentId: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'ili-comparison-'));
+const dir = testTempDir('ili-comparison-');
 const WALL_MM = 9.5;
 const listing = generateTwoRunListing({ features: 300, seed: 21, wallThicknessMm: WALL_MM });
 const { runA, runB, truth } = listing;

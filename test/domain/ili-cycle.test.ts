@@ -12,8 +12,7 @@
  * true pair over Δt years has sd √2 · 4 / Δt % of wall per year around its true rate.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
@@ -22,13 +21,14 @@ import { TALLY_KINDS } from '@linepack/lib/ili/listing';
 import { writePofListingXlsx } from '@linepack/lib/ili/write';
 import { until } from '@linepack/lib/testing/until';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 // 5,000 per run in `npm test`; ILI_CYCLE_FEATURES=20000 runs the size of issue 25's acceptance (README, ILI cycle).
 const FEATURES = Number(process.env['ILI_CYCLE_FEATURES'] ?? 5_000);
 const WALL_MM = 9.5;
 const listing = generateTwoRunListing({ features: FEATURES, seed: 2511, wallThicknessMm: WALL_MM });
 const { runA, runB, truth } = listing;
-const dir = mkdtempSync(path.join(tmpdir(), 'ili-cycle-'));
+const dir = testTempDir('ili-cycle-');
 
 let stack: TestStack;
 let key: string;

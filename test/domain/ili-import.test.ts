@@ -4,19 +4,19 @@
  * tally. The same file again changes nothing; a file with 3 bad rows is refused with 3 row/column messages and
  * nothing stored.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { importListing, type IliImportRequest } from '@linepack/lib/ili/client';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS } from '@linepack/lib/ili/listing';
 import { writePofListingCsv, writePofListingXlsx } from '@linepack/lib/ili/write';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
 let segmentId: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'ili-import-'));
+const dir = testTempDir('ili-import-');
 const listing = generateTwoRunListing({ features: 300, seed: 7 });
 const features = listing.runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
 const tallyItems = listing.runA.rows.length - features;

@@ -6,8 +6,6 @@
  * dig list asks for them, costs the same few queries as one.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { INTERNAL_IDENTITY_HEADER, mintInternalToken, type Identity } from '@linepack/lib/identity';
 import { importListing } from '@linepack/lib/ili/client';
@@ -15,6 +13,7 @@ import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS, type IliListingRow } from '@linepack/lib/ili/listing';
 import { writePofListingCsv } from '@linepack/lib/ili/write';
 import { createAsset, graphql, mongoCommandsDuring, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
@@ -87,13 +86,15 @@ interface Located {
 
 let located: Located[];
 
+const listingDir = testTempDir('ili-location-');
+
 beforeAll(async () => {
   stack = await startTestStack({ monitorCommands: true });
   ({ apiKey: key, tenantId } = await stack.tenantWithKey());
   const line = await createAsset(stack.gatewayUrl, key, { type: 'PIPELINE', name: 'Line 25' });
   segmentId = (await createAsset(stack.gatewayUrl, key, { type: 'SEGMENT', name: 'Line 25 · MP 0–2', parentId: line.id })).id;
   await stack.knownToMeasurements(segmentId);
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'ili-location-')), 'run.csv');
+  const file = path.join(listingDir, 'run.csv');
   await writePofListingCsv(rows, file);
   const result = await importListing({
     gatewayUrl: stack.gatewayUrl,

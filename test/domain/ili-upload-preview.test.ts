@@ -5,17 +5,17 @@
  * cells the import would reject. A good file, a file missing a required column, and a file with a bad cell.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { POF_DEFAULT_PROFILE } from '@linepack/lib/ili/listing';
 import { writePofListingCsv, writePofListingXlsx } from '@linepack/lib/ili/write';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { testTempDir } from '../support/temp-dir';
 
 let stack: TestStack;
 let key: string;
-const dir = mkdtempSync(path.join(tmpdir(), 'ili-preview-'));
+const dir = testTempDir('ili-preview-');
 const listing = generateTwoRunListing({ features: 40, seed: 11 });
 const call = (query: string, variables: Record<string, unknown> = {}) => graphql<Record<string, any>>(stack.gatewayUrl, query, { apiKey: key, variables });
 
