@@ -22,7 +22,7 @@ export const JOBS_COLLECTION = 'jobs';
  * How soon a job that met a database outage is taken up again (from its checkpoint). Not at once: the outage (a server
  * that stalled past the driver's monitor timeout, a failover) is likely still there.
  */
-export const DATABASE_OUTAGE_RETRY_MS = 2_000;
+const DATABASE_OUTAGE_RETRY_MS = 2_000;
 
 export type JobState = 'QUEUED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
