@@ -68,7 +68,12 @@ test('a database that stalls half-way through the write pauses the import: it re
   await writePofListingCsv(runA.rows, file);
   const bytes = await readFile(file);
   const ili = new IliStore(db, tenantId);
-  const upload = await ili.createUpload({ fileName: 'run-a.csv', format: 'CSV', sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+  const upload = await ili.createUpload({
+    fileName: 'run-a.csv',
+    format: 'CSV',
+    sizeBytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  });
   for (let index = 0, offset = 0; offset < bytes.length; index++, offset += PART_BYTES)
     await ili.appendPart(upload._id, index, bytes.subarray(offset, offset + PART_BYTES));
 
