@@ -5,6 +5,7 @@
  * started again with the same key, it carries on from its checkpoint, puts the run back to IMPORTING (ili.run.started
  * again) and ends with exactly the listing's counts and ili.run.imported.
  * The first pass hashes the bytes it parses: a file whose bytes are not the SHA-256 announced is refused, nothing stored.
+ * A job taken up again after its runner died between the completed import and recording it ends SUCCEEDED, as it was.
  * The handler runs in a job runner of this process against the real database; nothing is timed.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -160,4 +161,59 @@ test('the first pass hashes what it parses: bytes that are not the SHA-256 annou
   const run = await ili.run(queued.input.runId);
   expect(run?.status).toBe('FAILED');
   expect((run!.outbox ?? []).find((e) => e.type === ILI_RUN_FAILED)?.data).toMatchObject({ featuresWritten: 0 });
+});
+
+test('a job whose runner died after the import was complete, before it recorded so, ends SUCCEEDED when taken up again, nothing written twice', async () => {
+  const { runA } = generateTwoRunListing({ features: 1_000, seed: 80 });
+  const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
+  const ili = new IliStore(db, tenantId);
+  const stored = await upload(ili, await csv(runA.rows));
+  await runner?.stop();
+  runner = new JobRunner(
+    db,
+    { [ILI_IMPORT_JOB]: iliImportHandler(db) as JobHandler<never, never> },
+    { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 },
+  );
+  runner.start();
+  const queued = await startIliImport(
+    {
+      uploadId: stored._id,
+      assetId: 'segment-3',
+      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
+    },
+    { ili, jobs: new JobStore(db), assetRefs: null },
+  );
+  runner.wake();
+  const jobs = db.collection<JobDocument<IliImportInput, IliImportCheckpoint>>(JOBS_COLLECTION);
+  const counts = { rows: runA.rows.length, features, tallyItems: runA.rows.length - features, rejectedRows: 0 };
+  expect(
+    await until(
+      () => jobs.findOne({ _id: queued._id }),
+      (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED',
+      120_000,
+      50,
+    ),
+  ).toMatchObject({
+    state: 'SUCCEEDED',
+    counts,
+  });
+
+  // As the job stood had its runner died after the last batch (the run COMPLETE, the stored file deleted) and before
+  // it wrote SUCCEEDED: RUNNING under a lease that ran out.
+  await jobs.updateOne(
+    { _id: queued._id },
+    { $set: { state: 'RUNNING', lease: { owner: 'a runner that died', until: new Date(0) } }, $unset: { finishedAt: '' } },
+  );
+  runner.wake();
+  const again = await until(
+    () => jobs.findOne({ _id: queued._id }),
+    (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED',
+    120_000,
+    50,
+  );
+  expect(again).toMatchObject({ state: 'SUCCEEDED', failure: null, attempts: 2, counts });
+  expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
+  const run = await ili.run(queued.input.runId);
+  expect(run?.status).toBe('COMPLETE');
+  expect(outboxTypes(run)).toEqual([ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
 });

@@ -204,8 +204,15 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
         await store.runs.updateOne({ _id: input.runId }, { $set: { featureCount: features, tallyItemCount: tallyItems } });
         await commit({ checkpoint, progress: { done: 0, total: rows, phase: 'writing' }, counts: { rows, features: 0, tallyItems: 0, rejectedRows: 0 } });
       } else {
-        // Resumed after a failure: the run is importing again, and analytics holds its features for the comparison again.
         const run = await store.run(input.runId);
+        // Its runner died (or lost the database) after the last batch, with the run COMPLETE, before it recorded the
+        // outcome: everything is written, and the stored file may be gone already. Done, nothing written again.
+        if (run?.status === 'COMPLETE') {
+          await store.deleteUploadParts(upload._id);
+          const { rows, features, tallyItems } = checkpoint;
+          return { state: 'SUCCEEDED', counts: { rows, features, tallyItems, rejectedRows: 0 } };
+        }
+        // Resumed after a failure: the run is importing again, and analytics holds its features for the comparison again.
         if (run?.status === 'FAILED')
           await store.runs.updateOne(
             { _id: input.runId, status: 'FAILED' },
@@ -255,7 +262,8 @@ export function iliImportHandler(db: Db): JobHandler<IliImportInput, IliImportCh
       } catch (err) {
         // Stopping (or a lost lease) is not a failure, nor is a database outage: the job stays RUNNING and is resumed
         // (lib/jobs.ts), the run IMPORTING. Anything else fails it.
-        if (!signal.aborted && !isDatabaseUnavailable(err)) await failRun(store, input, 'the import stopped on an internal error while writing', state.features);
+        if (!signal.aborted && !isDatabaseUnavailable(err))
+          await failRun(store, input, 'the import stopped on an internal error while writing', state.features);
         throw err;
       }
       await completeRun(store, input.runId, girthWelds);
