@@ -9,24 +9,19 @@
  * The handler runs in a job runner of this process against the real database; nothing is timed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
 import { ILI_RUN_FAILED, ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/subgraph-measurements/events';
-import type { OutboxEntry } from '@linepack/lib/events/outbox';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS } from '@linepack/lib/ili/listing';
-import { writePofListingCsv } from '@linepack/lib/ili/write';
-import { ensureJobIndexes, JOBS_COLLECTION, JobRunner, JobStore, type JobDocument, type JobHandler } from '@linepack/lib/jobs';
+import { ensureJobIndexes, JOBS_COLLECTION, JobRunner, type JobHandler } from '@linepack/lib/jobs';
 import { createLogger } from '@linepack/lib/logger';
 import { connectMongo } from '@linepack/lib/mongo';
-import { until } from '@linepack/lib/testing/until';
-import { ensureIliIndexes, ILI_COLLECTIONS, type IliRunDocument } from '@linepack/subgraph-measurements/ili/documents';
+import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImportInput } from '@linepack/subgraph-measurements/ili/import-job';
-import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { endedJob, listingCsv, outboxTypes, queueImport, storeUpload, type IliImportJobDocument } from '../support/ili-job';
+import { testTempDir } from '../support/temp-dir';
 
 jest.setTimeout(5 * 60_000);
 
@@ -36,37 +31,21 @@ const PART_BYTES = 32 * 1024;
 let mongo: MongoClient;
 let db: Db;
 let runner: JobRunner;
-let dir: string;
-
-/** The listing as the CSV a vendor sends. */
-async function csv(rows: Parameters<typeof writePofListingCsv>[0]): Promise<Buffer> {
-  const file = path.join(dir, `${randomBytes(4).toString('hex')}.csv`);
-  await writePofListingCsv(rows, file);
-  return readFile(file);
-}
+const dir = testTempDir('ili-failure-');
+const csv = (rows: Parameters<typeof listingCsv>[1]) => listingCsv(dir, rows);
+const upload = (ili: IliStore, bytes: Buffer, sha256?: string) => storeUpload(ili, bytes, PART_BYTES, sha256);
 
 beforeAll(async () => {
   mongo = await connectMongo(process.env['MONGODB_URI']!);
   db = mongo.db(`t${randomBytes(4).toString('hex')}_measurements`);
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
-  dir = await mkdtemp(path.join(os.tmpdir(), 'ili-failure-'));
 });
 afterAll(async () => {
   await runner?.stop();
   await db?.dropDatabase();
   await mongo?.close();
-  await rm(dir, { recursive: true, force: true });
 });
-
-async function upload(ili: IliStore, bytes: Buffer, sha256 = createHash('sha256').update(bytes).digest('hex')) {
-  const doc = await ili.createUpload({ fileName: 'run-a.csv', format: 'CSV', sizeBytes: bytes.length, sha256 });
-  for (let index = 0, offset = 0; offset < bytes.length; index++, offset += PART_BYTES)
-    await ili.appendPart(doc._id, index, bytes.subarray(offset, offset + PART_BYTES));
-  return (await ili.upload(doc._id))!;
-}
-
-const outboxTypes = (run: IliRunDocument | null) => (run?.outbox ?? []).map((e: OutboxEntry) => e.type);
 
 test('a failure half-way through the write: run FAILED with ili.run.failed, job resumable, resumed to the exact counts', async () => {
   const { runA } = generateTwoRunListing({ features: 4_000, seed: 77 });
@@ -96,20 +75,10 @@ test('a failure half-way through the write: run FAILED with ili.run.failed, job 
   };
   runner = new JobRunner(db, { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> }, { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 });
   runner.start();
-  const jobs = new JobStore(db);
-  const start = () =>
-    startIliImport(
-      {
-        uploadId: stored._id,
-        assetId: 'segment-1',
-        run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
-      },
-      { ili, jobs, assetRefs: null },
-    );
+  const start = () => queueImport(db, ili, stored._id, 'segment-1', runA.runDate);
   const queued = await start();
   runner.wake();
-  const jobOf = () => db.collection<JobDocument<IliImportInput, IliImportCheckpoint>>(JOBS_COLLECTION).findOne({ _id: queued._id });
-  const failed = await until(jobOf, (j) => j?.state === 'FAILED' || j?.state === 'SUCCEEDED', 120_000, 50);
+  const failed = await endedJob(db, queued._id);
   expect(failed).toMatchObject({ state: 'FAILED', retryable: true });
   const written = failed!.checkpoint!.features;
   expect(written).toBeGreaterThan(0);
@@ -127,7 +96,7 @@ test('a failure half-way through the write: run FAILED with ili.run.failed, job 
   const again = await start();
   expect(again._id).toBe(queued._id);
   runner.wake();
-  const done = await until(jobOf, (j) => j?.state === 'SUCCEEDED' || (j?.state === 'FAILED' && j.attempts > 1), 120_000, 50);
+  const done = await endedJob(db, queued._id, (j) => j.state === 'SUCCEEDED' || (j.state === 'FAILED' && j.attempts > 1));
   expect(done).toMatchObject({ state: 'SUCCEEDED', attempts: 2, counts: { features, tallyItems: runA.rows.length - features, rejectedRows: 0 } });
   expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
   const completed = await ili.run(queued.input.runId);
@@ -140,21 +109,9 @@ test('the first pass hashes what it parses: bytes that are not the SHA-256 annou
   const bytes = await csv(runA.rows);
   const ili = new IliStore(db, tenantId);
   const stored = await upload(ili, bytes, createHash('sha256').update('another file').digest('hex'));
-  const queued = await startIliImport(
-    {
-      uploadId: stored._id,
-      assetId: 'segment-2',
-      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
-    },
-    { ili, jobs: new JobStore(db), assetRefs: null },
-  );
+  const queued = await queueImport(db, ili, stored._id, 'segment-2', runA.runDate);
   runner.wake();
-  const job = await until(
-    () => db.collection<JobDocument>(JOBS_COLLECTION).findOne({ _id: queued._id }),
-    (j) => j?.state === 'FAILED' || j?.state === 'SUCCEEDED',
-    60_000,
-    50,
-  );
+  const job = await endedJob(db, queued._id);
   expect(job).toMatchObject({ state: 'FAILED', retryable: false });
   expect(job!.failure).toBe(`the uploaded bytes have SHA-256 ${createHash('sha256').update(bytes).digest('hex')}, not the ${stored.sha256} announced`);
   expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(0);
@@ -175,42 +132,18 @@ test('a job whose runner died after the import was complete, before it recorded 
     { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 },
   );
   runner.start();
-  const queued = await startIliImport(
-    {
-      uploadId: stored._id,
-      assetId: 'segment-3',
-      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
-    },
-    { ili, jobs: new JobStore(db), assetRefs: null },
-  );
+  const queued = await queueImport(db, ili, stored._id, 'segment-3', runA.runDate);
   runner.wake();
-  const jobs = db.collection<JobDocument<IliImportInput, IliImportCheckpoint>>(JOBS_COLLECTION);
   const counts = { rows: runA.rows.length, features, tallyItems: runA.rows.length - features, rejectedRows: 0 };
-  expect(
-    await until(
-      () => jobs.findOne({ _id: queued._id }),
-      (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED',
-      120_000,
-      50,
-    ),
-  ).toMatchObject({
-    state: 'SUCCEEDED',
-    counts,
-  });
+  expect(await endedJob(db, queued._id)).toMatchObject({ state: 'SUCCEEDED', counts });
 
   // As the job stood had its runner died after the last batch (the run COMPLETE, the stored file deleted) and before
   // it wrote SUCCEEDED: RUNNING under a lease that ran out.
-  await jobs.updateOne(
-    { _id: queued._id },
-    { $set: { state: 'RUNNING', lease: { owner: 'a runner that died', until: new Date(0) } }, $unset: { finishedAt: '' } },
-  );
+  await db
+    .collection<IliImportJobDocument>(JOBS_COLLECTION)
+    .updateOne({ _id: queued._id }, { $set: { state: 'RUNNING', lease: { owner: 'a runner that died', until: new Date(0) } }, $unset: { finishedAt: '' } });
   runner.wake();
-  const again = await until(
-    () => jobs.findOne({ _id: queued._id }),
-    (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED',
-    120_000,
-    50,
-  );
+  const again = await endedJob(db, queued._id);
   expect(again).toMatchObject({ state: 'SUCCEEDED', failure: null, attempts: 2, counts });
   expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
   const run = await ili.run(queued.input.runId);

@@ -9,26 +9,21 @@
  * The stall is a SIGSTOP of a MongoDB of this file's own, held until the driver reports the failed heartbeat: nothing
  * is timed.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import { ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/subgraph-measurements/events';
-import type { OutboxEntry } from '@linepack/lib/events/outbox';
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS } from '@linepack/lib/ili/listing';
-import { writePofListingCsv } from '@linepack/lib/ili/write';
-import { ensureJobIndexes, JOBS_COLLECTION, JobRunner, JobStore, type JobDocument, type JobHandler } from '@linepack/lib/jobs';
+import { ensureJobIndexes, JobRunner, type JobHandler } from '@linepack/lib/jobs';
 import { createLogger } from '@linepack/lib/logger';
 import { connectMongo } from '@linepack/lib/mongo';
-import { until } from '@linepack/lib/testing/until';
 import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImportInput } from '@linepack/subgraph-measurements/ili/import-job';
-import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { endedJob, listingCsv, outboxTypes, queueImport, storeUpload } from '../support/ili-job';
+import { testTempDir } from '../support/temp-dir';
 
 jest.setTimeout(5 * 60_000);
 
@@ -38,7 +33,7 @@ let database: EmbeddedMongo;
 let mongo: MongoClient;
 let db: Db;
 let runner: JobRunner;
-let dir: string;
+const dir = testTempDir('ili-outage-');
 /** Resolves at the driver's next failed heartbeat: it then interrupts the operations in flight on that server. */
 let nextFailedHeartbeat: () => Promise<void>;
 
@@ -51,33 +46,21 @@ beforeAll(async () => {
   db = mongo.db(`t${randomBytes(4).toString('hex')}_measurements`);
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
-  dir = await mkdtemp(path.join(os.tmpdir(), 'ili-outage-'));
 });
 afterAll(async () => {
   if (database) process.kill(-database.pid, 'SIGCONT');
   await runner?.stop();
   await mongo?.close();
   await database?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 test('a database that stalls half-way through the write pauses the import: it resumes from its checkpoint to the exact counts, the run never FAILED', async () => {
   const { runA } = generateTwoRunListing({ features: 2_000, seed: 79 });
   const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
-  const file = path.join(dir, 'run-a.csv');
-  await writePofListingCsv(runA.rows, file);
-  const bytes = await readFile(file);
   const ili = new IliStore(db, tenantId);
-  const upload = await ili.createUpload({
-    fileName: 'run-a.csv',
-    format: 'CSV',
-    sizeBytes: bytes.length,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  });
-  for (let index = 0, offset = 0; offset < bytes.length; index++, offset += PART_BYTES)
-    await ili.appendPart(upload._id, index, bytes.subarray(offset, offset + PART_BYTES));
+  const upload = await storeUpload(ili, await listingCsv(dir, runA.rows), PART_BYTES);
 
-  // The real handler; once its first batch is written, the database stops while the next commit is in flight, and
+  // The real handler; once two batches are written, the database stops while the next commit is in flight, and
   // goes on only after the driver has given up on it (and so interrupted that commit).
   const real = iliImportHandler(db);
   let stalled = false;
@@ -101,28 +84,16 @@ test('a database that stalls half-way through the write pauses the import: it re
   };
   runner = new JobRunner(db, { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> }, { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 });
   runner.start();
-  const queued = await startIliImport(
-    {
-      uploadId: upload._id,
-      assetId: 'segment-1',
-      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
-    },
-    { ili, jobs: new JobStore(db), assetRefs: null },
-  );
+  const queued = await queueImport(db, ili, upload._id, 'segment-1', runA.runDate);
   runner.wake();
 
-  const job = await until(
-    () => db.collection<JobDocument<IliImportInput, IliImportCheckpoint>>(JOBS_COLLECTION).findOne({ _id: queued._id }),
-    (j) => j?.state === 'SUCCEEDED' || j?.state === 'FAILED',
-    120_000,
-    50,
-  );
+  const job = await endedJob(db, queued._id);
   expect(stalled).toBe(true);
   // Claimed twice: the stall interrupted the first attempt, the second resumed it.
   expect(job).toMatchObject({ state: 'SUCCEEDED', failure: null, attempts: 2, counts: { features, tallyItems: runA.rows.length - features, rejectedRows: 0 } });
   expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
   const run = await ili.run(queued.input.runId);
   expect(run?.status).toBe('COMPLETE');
-  expect((run!.outbox ?? []).map((e: OutboxEntry) => e.type)).toEqual([ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
+  expect(outboxTypes(run)).toEqual([ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
   expect(await db.collection(ILI_COLLECTIONS.uploadParts).countDocuments({ uploadId: upload._id })).toBe(0);
 });

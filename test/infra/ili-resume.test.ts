@@ -11,10 +11,10 @@
  * Half-way is read from the job's own progress, polled; nothing waits a fixed time, nothing asserts how long it took.
  * ILI_RESUME_FEATURES=100000 runs it at the issue's size (the default keeps the suite's time down).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import type { Db, MongoClient } from 'mongodb';
 import { processAlive } from '@linepack/lib/infra/child-process';
@@ -22,17 +22,16 @@ import { connectMongo, databaseName } from '@linepack/lib/mongo';
 import { generateInternalKeyPair } from '@linepack/lib/identity';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS } from '@linepack/lib/ili/listing';
-import { writePofListingCsv } from '@linepack/lib/ili/write';
-import { ensureJobIndexes, JOBS_COLLECTION, JobStore, type JobDocument } from '@linepack/lib/jobs';
+import { ensureJobIndexes, JOBS_COLLECTION, type JobDocument } from '@linepack/lib/jobs';
 import { MAX_BASE64_BYTES } from '@linepack/lib/scalars';
 import { repoRoot } from '@linepack/lib/repo-root';
 import { until } from '@linepack/lib/testing/until';
 import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import type { IliImportCheckpoint } from '@linepack/subgraph-measurements/ili/import-job';
-import { startIliImport } from '@linepack/subgraph-measurements/ili/start-import';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
 import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import { bundle } from '../../bench/contenders/bundle';
+import { listingCsv, queueImport, storeUpload } from '../support/ili-job';
 
 const FEATURES = Number(process.env['ILI_RESUME_FEATURES'] ?? 20_000);
 /** The import writes the listing 1,000 rows per batch (its checkpoint counts batches). */
@@ -109,30 +108,13 @@ test(`a ${FEATURES.toLocaleString('en')}-feature import killed with kill -9 half
   const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
   const tallyItems = runA.rows.length - features;
   const batches = Math.ceil(runA.rows.length / ROWS_PER_BATCH);
-  const file = path.join(dir, 'run-a.csv');
-  await writePofListingCsv(runA.rows, file);
-  const bytes = await readFile(file);
 
   // Uploaded and queued as startIliImport does for a client (the gateway's part is tested in test/domain/ili-import.test.ts).
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
   const ili = new IliStore(db, tenantId);
-  const upload = await ili.createUpload({
-    fileName: 'run-a.csv',
-    format: 'CSV',
-    sizeBytes: bytes.length,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  });
-  for (let index = 0, offset = 0; offset < bytes.length; index++, offset += MAX_BASE64_BYTES)
-    await ili.appendPart(upload._id, index, bytes.subarray(offset, offset + MAX_BASE64_BYTES));
-  const queued = await startIliImport(
-    {
-      uploadId: upload._id,
-      assetId: 'segment-1',
-      run: { vendor: 'Synthetic ILI Co.', toolTechnologies: ['MFL'], runDate: new Date(`${runA.runDate}T00:00:00Z`) },
-    },
-    { ili, jobs: new JobStore(db), assetRefs: null },
-  );
+  const upload = await storeUpload(ili, await listingCsv(dir, runA.rows), MAX_BASE64_BYTES);
+  const queued = await queueImport(db, ili, upload._id, 'segment-1', runA.runDate);
   const jobs = db.collection<JobDocument<Record<string, unknown>, IliImportCheckpoint>>(JOBS_COLLECTION);
   const job = () => jobs.findOne({ _id: queued._id });
 
