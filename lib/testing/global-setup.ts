@@ -20,8 +20,8 @@ const SUITE_SERVER_SELECTION_TIMEOUT_MS = 20_000;
 /**
  * How long the driver's monitor waits for the server's answer to its heartbeat before it gives the server up and
  * interrupts every operation in flight on it. On the loaded suite machine a server (or a process's event loop) held
- * for over the production 5 s is load, not an outage. (A CI run's ILI import ended FAILED on an internal error after
- * seconds; a server stalled past the monitor's patience does that to an import, test/infra/ili-import-outage.test.ts.)
+ * for over the production 5 s is load, not an outage. (A CI run's ILI import failed within seconds; a server stalled
+ * past the monitor's patience can do that to an import in flight, test/infra/ili-import-outage.test.ts.)
  */
 const SUITE_CONNECT_TIMEOUT_MS = 20_000;
 
