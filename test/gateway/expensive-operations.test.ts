@@ -46,8 +46,8 @@ beforeAll(async () => {
   }
   // The typical duration the estimate uses is the median of the latest nine: the first operations of a stack also
   // start the gateway's and the subgraphs' lanes (threads), and on a busy machine two of three such cold operations
-  // made the median so long that four turns outlasted the deadline and the fifth operation, with room in its queue,
-  // was refused. Four more warm operations make the median one of them.
+  // could make the median so long that four turns outlast the deadline and the fifth operation, with room in its
+  // queue, is refused. Four more warm operations make the median one of them.
   for (let n = 0; n < 4; n++) expect((await graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a })).status).toBe(200);
 });
 
@@ -71,16 +71,20 @@ test("one tenant's expensive operations run one at a time, four wait, the next i
   process.kill(-database.pid, 'SIGSTOP');
   let answers: Promise<Awaited<ReturnType<typeof graphql>>[]>;
   try {
-    // Answered early (refused) ones are named when the gauge never gets there.
-    const answeredEarly: number[] = [];
-    answers = Promise.all(
-      Array.from({ length: perTenantRunning + perTenantQueued }, () =>
-        graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a }).then((res) => {
-          answeredEarly.push(res.status);
-          return res;
-        }),
-      ),
-    );
+    // Answered early (refused) ones are named, with why, when the gauge never gets there.
+    const answeredEarly: string[] = [];
+    const send = () =>
+      graphql(stack.gatewayUrl, EXPENSIVE, { apiKey: a }).then((res) => {
+        answeredEarly.push(`${res.status} ${res.body.errors?.[0]?.message ?? ''}`.trim());
+        return res;
+      });
+    // A rests after the previous test's expensive query as long as it ran, and an operation sent during that rest
+    // waits instead of running: with all five sent at once on a busy machine, the first waited, four were waiting
+    // when the fifth came, and it was refused. The first ones are sent alone, and the others once they run.
+    const first = Array.from({ length: perTenantRunning }, send);
+    const running = await until(gauge, (g) => g.running === perTenantRunning || answeredEarly.length > 0, 30_000);
+    expect({ ...running, answeredEarly }).toEqual({ running: perTenantRunning, waiting: 0, answeredEarly: [] });
+    answers = Promise.all([...first, ...Array.from({ length: perTenantQueued }, send)]);
     const queued = await until(gauge, (g) => (g.running === perTenantRunning && g.waiting === perTenantQueued) || answeredEarly.length > 0, 30_000);
     expect({ ...queued, answeredEarly }).toEqual({ running: perTenantRunning, waiting: perTenantQueued, answeredEarly: [] });
 
