@@ -1,4 +1,13 @@
-import { MongoBulkWriteError, MongoClient, type Collection, type Document, type MongoClientOptions, type OptionalUnlessRequiredId } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoClient,
+  type Collection,
+  type Document,
+  type Filter,
+  type MongoClientOptions,
+  type OptionalUnlessRequiredId,
+  type WithId,
+} from 'mongodb';
 import { mongoTimeoutsFromEnv } from './config';
 
 /**
@@ -29,6 +38,34 @@ export async function connectMongo(uri: string, options: MongoClientOptions = {}
   beforeConnect?.(client);
   await client.connect();
   return client;
+}
+
+/** Documents per query of findInIdPages. */
+export const ID_PAGE_SIZE = 1_000;
+
+/**
+ * Every document `filter` matches, in `_id` order, read a page at a time: each page is a query of its own that resumes
+ * after the last `_id` read. One find of a whole ILI run is one query to the embedded server, which collects every
+ * match (holding its collection's lock) before it answers the first batch: a run comparison's 100,000 features at
+ * once were tens of megabytes on the server's heap and a 200 ms collection pause for every tenant. An index on the
+ * filter's equalities followed by `_id` reads each page in order and stops at its end. `filter` must not name `_id`.
+ */
+export async function* findInIdPages<T extends { _id: string }>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  options: { projection?: Document; pageSize?: number } = {},
+): AsyncGenerator<WithId<T>> {
+  const pageSize = options.pageSize ?? ID_PAGE_SIZE;
+  let after: string | null = null;
+  for (;;) {
+    const page: Filter<T> = after === null ? filter : ({ ...filter, _id: { $gt: after } } as Filter<T>);
+    const docs = await collection
+      .find(page, { sort: { _id: 1 }, limit: pageSize, ...(options.projection ? { projection: options.projection } : {}) })
+      .toArray();
+    yield* docs;
+    if (docs.length < pageSize) return;
+    after = docs[docs.length - 1]!._id;
+  }
 }
 
 /** MongoDB's duplicate-key error (E11000). */

@@ -4,6 +4,7 @@ import { BACKGROUND_WORK_REST_RATIO, FairShare } from '@linepack/lib/fair-share'
 import { isDatabaseUnavailable } from '@linepack/lib/errors';
 import { errorSummary, type Logger } from '@linepack/lib/logger';
 import { IdleBackoff } from '@linepack/lib/idle-backoff';
+import { findInIdPages } from '@linepack/lib/mongo';
 import { Analyzer, type BatchContext } from './compute';
 import { ANALYTICS_COLLECTIONS, type AssetProjection } from './documents';
 import {
@@ -152,8 +153,10 @@ export class RunComparer {
       surface: null,
     }));
     const unplaced: RunAnomalyProjection[] = [];
-    const features = this.anomalies.find(
-      { tenantId, assetId: run.assetId, runId: run._id },
+    // A page at a time (a run holds up to hundreds of thousands of features): the run's own features, by its id.
+    const features = findInIdPages(
+      this.anomalies,
+      { tenantId, runId: run._id },
       { projection: { _id: 1, odometerM: 1, featureType: 1, clockDeg: 1, depthPctWt: 1, lengthMm: 1, widthMm: 1, surface: 1 } },
     );
     for await (const f of features) {
@@ -350,7 +353,7 @@ export class RunComparer {
     signal?: AbortSignal,
   ): Promise<void> {
     const changed: { id: string; supersededBy: Supersession | null }[] = [];
-    const features = this.anomalies.find({ tenantId, assetId, runId: olderRunId }, { projection: { _id: 1, supersededBy: 1 } });
+    const features = findInIdPages(this.anomalies, { tenantId, runId: olderRunId }, { projection: { _id: 1, supersededBy: 1 } });
     for await (const f of features) {
       const by = reportedAgain.get(f._id);
       const next = by ? { measurementId: by, runId: newerRunId } : null;
