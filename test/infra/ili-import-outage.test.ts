@@ -6,8 +6,8 @@
  * Its user does not have to start it again. (Before, such an import ended FAILED "on an internal error", and a CI run
  * lost the ILI-cycle test to it.)
  *
- * The stall is a SIGSTOP of a MongoDB of this file's own, held until the driver reports the failed heartbeat: nothing
- * is timed.
+ * The stall is a SIGSTOP of a MongoDB of this file's own, held until the commit in flight has failed (the driver gave
+ * up on the server): nothing is timed.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
@@ -61,7 +61,7 @@ test('a database that stalls half-way through the write pauses the import: it re
   const upload = await storeUpload(ili, await listingCsv(dir, runA.rows), PART_BYTES);
 
   // The real handler; once two batches are written, the database stops while the next commit is in flight, and
-  // goes on only after the driver has given up on it (and so interrupted that commit).
+  // goes on only after the driver has given up on it and that commit has failed.
   const real = iliImportHandler(db);
   let stalled = false;
   const handler: JobHandler<IliImportInput, IliImportCheckpoint> = {
@@ -71,11 +71,15 @@ test('a database that stalls half-way through the write pauses the import: it re
         async (step) => {
           if (stalled || (step.checkpoint?.batchesWritten ?? 0) < 2) return commit(step);
           stalled = true;
-          const givenUp = nextFailedHeartbeat();
           process.kill(-database.pid, 'SIGSTOP');
           const committing = commit(step);
-          committing.catch(() => undefined);
-          await givenUp;
+          let failed = false;
+          committing.catch(() => (failed = true));
+          // Held until the commit has failed, not merely until a heartbeat failed: on a loaded machine a heartbeat
+          // already late when the database stopped failed before the commit reached a connection (a CI run), and the
+          // database went on with the commit waiting for it. Each later failed heartbeat interrupts the commit if it is
+          // on a connection; waiting for the server instead, it fails once server selection gives up.
+          while (!failed) await Promise.race([committing.catch(() => undefined), nextFailedHeartbeat()]);
           process.kill(-database.pid, 'SIGCONT');
           return committing;
         },
