@@ -19,7 +19,7 @@ import { connectMongo } from '@linepack/lib/mongo';
 import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImportInput } from '@linepack/subgraph-measurements/ili/import-job';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
-import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import { endedJob, listingCsv, outboxTypes, queueImport, storeUpload, type IliImportJobDocument } from '../support/ili-job';
 import { testTempDir } from '../support/temp-dir';
 
@@ -38,6 +38,8 @@ const upload = (ili: IliStore, bytes: Buffer, sha256?: string) => storeUpload(il
 beforeAll(async () => {
   mongo = await connectMongo(process.env['MONGODB_URI']!);
   db = mongo.db(`t${randomBytes(4).toString('hex')}_measurements`);
+  // As the subgraph starts: a feature written again on resumption is refused by its key (tenant_idempotency_key).
+  await ensureMeasurementIndexes(db);
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
 });

@@ -15,24 +15,24 @@ import { ILI_RUN_IMPORTED, ILI_RUN_STARTED } from '@linepack/subgraph-measuremen
 import { startEmbeddedMongo, type EmbeddedMongo } from '@linepack/lib/infra/embedded-mongo';
 import { generateTwoRunListing } from '@linepack/lib/ili/generator';
 import { TALLY_KINDS } from '@linepack/lib/ili/listing';
-import { ensureJobIndexes, JobRunner, type JobHandler } from '@linepack/lib/jobs';
+import { ensureJobIndexes, JOBS_COLLECTION, JobRunner, type JobHandler } from '@linepack/lib/jobs';
 import { createLogger } from '@linepack/lib/logger';
 import { connectMongo } from '@linepack/lib/mongo';
 import { ensureIliIndexes, ILI_COLLECTIONS } from '@linepack/subgraph-measurements/ili/documents';
 import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImportInput } from '@linepack/subgraph-measurements/ili/import-job';
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
-import { MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
-import { endedJob, listingCsv, outboxTypes, queueImport, storeUpload } from '../support/ili-job';
+import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
+import { listingCsv, outboxTypes, queueImport, storeUpload, type IliImportJobDocument } from '../support/ili-job';
+import { eventually } from '../support/wait';
 import { testTempDir } from '../support/temp-dir';
 
 jest.setTimeout(5 * 60_000);
 
-const tenantId = `tenant-${randomBytes(4).toString('hex')}`;
 const PART_BYTES = 32 * 1024;
 let database: EmbeddedMongo;
 let mongo: MongoClient;
 let db: Db;
-let runner: JobRunner;
+const runners: JobRunner[] = [];
 const dir = testTempDir('ili-outage-');
 /** Resolves at the driver's next failed heartbeat: it then interrupts the operations in flight on that server. */
 let nextFailedHeartbeat: () => Promise<void>;
@@ -40,64 +40,97 @@ let nextFailedHeartbeat: () => Promise<void>;
 beforeAll(async () => {
   database = await startEmbeddedMongo();
   // The driver's monitor as configured in production, only quicker to look and to give up (the services' defaults:
-  // a look every 10 s, given up after MONGODB_CONNECT_TIMEOUT_MS, 5 s), so that the stall is short.
-  mongo = await connectMongo(database.uri, { heartbeatFrequencyMS: 500, connectTimeoutMS: 1_000 });
+  // a look every 10 s, given up after MONGODB_CONNECT_TIMEOUT_MS, 5 s), so that the stall is short. Server selection
+  // gives up after 5 s (3 s in production, 20 s elsewhere in the suite).
+  mongo = await connectMongo(database.uri, { heartbeatFrequencyMS: 500, connectTimeoutMS: 1_000, serverSelectionTimeoutMS: 5_000 });
   nextFailedHeartbeat = () => new Promise((resolve) => mongo.once('serverHeartbeatFailed', () => resolve()));
   db = mongo.db(`t${randomBytes(4).toString('hex')}_measurements`);
+  // As the subgraph starts: a feature written again on resumption is refused by its key (tenant_idempotency_key).
+  await ensureMeasurementIndexes(db);
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
 });
 afterAll(async () => {
   if (database) process.kill(-database.pid, 'SIGCONT');
-  await runner?.stop();
+  await Promise.all(runners.map((runner) => runner.stop()));
   await mongo?.close();
   await database?.stop();
 });
 
-test('a database that stalls half-way through the write pauses the import: it resumes from its checkpoint to the exact counts, the run never FAILED', async () => {
-  const { runA } = generateTwoRunListing({ features: 2_000, seed: 79 });
-  const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
-  const ili = new IliStore(db, tenantId);
-  const upload = await storeUpload(ili, await listingCsv(dir, runA.rows), PART_BYTES);
+test.each([
+  // The commit sent at once is on a connection when the driver gives up on the server: it is interrupted.
+  { commitSent: 'at once', afterFirstFailedHeartbeat: false },
+  // Sent once the driver has given up on the server (on a loaded machine, a heartbeat already late when the database
+  // stopped: a CI run), it waits for the server and fails when server selection gives up. Its checkpoint is not
+  // stored, so the batch before it is written again on resumption: each feature is stored once all the same.
+  { commitSent: 'after the first failed heartbeat', afterFirstFailedHeartbeat: true },
+])(
+  'a database that stalls half-way through the write pauses the import (commit sent $commitSent): it resumes from its checkpoint to the exact counts, the run never FAILED',
+  async ({ afterFirstFailedHeartbeat }) => {
+    const tenantId = `tenant-${randomBytes(4).toString('hex')}`;
+    const { runA } = generateTwoRunListing({ features: 2_000, seed: 79 });
+    const features = runA.rows.filter((row) => !TALLY_KINDS.has(row.kind)).length;
+    const ili = new IliStore(db, tenantId);
+    const upload = await storeUpload(ili, await listingCsv(dir, runA.rows), PART_BYTES);
 
-  // The real handler; once two batches are written, the database stops while the next commit is in flight, and
-  // goes on only after the driver has given up on it and that commit has failed.
-  const real = iliImportHandler(db);
-  let stalled = false;
-  const handler: JobHandler<IliImportInput, IliImportCheckpoint> = {
-    run: (job, commit, signal) =>
-      real.run(
-        job,
-        async (step) => {
-          if (stalled || (step.checkpoint?.batchesWritten ?? 0) < 2) return commit(step);
-          stalled = true;
-          process.kill(-database.pid, 'SIGSTOP');
-          const committing = commit(step);
-          let failed = false;
-          committing.catch(() => (failed = true));
-          // Held until the commit has failed, not merely until a heartbeat failed: on a loaded machine a heartbeat
-          // already late when the database stopped failed before the commit reached a connection (a CI run), and the
-          // database went on with the commit waiting for it. Each later failed heartbeat interrupts the commit if it is
-          // on a connection; waiting for the server instead, it fails once server selection gives up.
-          while (!failed) await Promise.race([committing.catch(() => undefined), nextFailedHeartbeat()]);
-          process.kill(-database.pid, 'SIGCONT');
-          return committing;
-        },
-        signal,
-      ),
-  };
-  runner = new JobRunner(db, { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> }, { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 });
-  runner.start();
-  const queued = await queueImport(db, ili, upload._id, 'segment-1', runA.runDate);
-  runner.wake();
+    // The real handler; once two batches are written, the database stops while the next commit is in flight, and
+    // goes on only after the driver has given up on it and that commit has failed.
+    const real = iliImportHandler(db);
+    let stalled = false;
+    const handler: JobHandler<IliImportInput, IliImportCheckpoint> = {
+      run: (job, commit, signal) =>
+        real.run(
+          job,
+          async (step) => {
+            if (stalled || (step.checkpoint?.batchesWritten ?? 0) < 2) return commit(step);
+            stalled = true;
+            process.kill(-database.pid, 'SIGSTOP');
+            if (afterFirstFailedHeartbeat) await nextFailedHeartbeat();
+            const committing = commit(step);
+            let settled = false;
+            committing.then(
+              () => (settled = true),
+              () => (settled = true),
+            );
+            // Held until the commit has failed, not merely until a heartbeat failed: each failed heartbeat interrupts
+            // the commit if it is on a connection; waiting for the server instead, it fails once server selection
+            // gives up. A commit that went through ends the wait too (the attempts below fail): waiting on for a
+            // failure spun this loop, and a CI worker ran out of memory.
+            while (!settled) await Promise.race([committing.catch(() => undefined), nextFailedHeartbeat()]);
+            process.kill(-database.pid, 'SIGCONT');
+            return committing;
+          },
+          signal,
+        ),
+    };
+    const runner = new JobRunner(
+      db,
+      { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> },
+      { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 },
+    );
+    runners.push(runner);
+    runner.start();
+    const queued = await queueImport(db, ili, upload._id, 'segment-1', runA.runDate);
+    runner.wake();
 
-  const job = await endedJob(db, queued._id);
-  expect(stalled).toBe(true);
-  // Claimed twice: the stall interrupted the first attempt, the second resumed it.
-  expect(job).toMatchObject({ state: 'SUCCEEDED', failure: null, attempts: 2, counts: { features, tallyItems: runA.rows.length - features, rejectedRows: 0 } });
-  expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
-  const run = await ili.run(queued.input.runId);
-  expect(run?.status).toBe('COMPLETE');
-  expect(outboxTypes(run)).toEqual([ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
-  expect(await db.collection(ILI_COLLECTIONS.uploadParts).countDocuments({ uploadId: upload._id })).toBe(0);
-});
+    // A read of the job while the database is stopped fails as the commit does: not ended yet. (Failing the test there
+    // let the commit through at afterAll's SIGCONT, a CI run.)
+    const jobs = db.collection<IliImportJobDocument>(JOBS_COLLECTION);
+    const ended = await eventually(async () => ['SUCCEEDED', 'FAILED'].includes((await jobs.findOne({ _id: queued._id }))?.state ?? ''), 120_000, 50);
+    expect(ended).toBe(true);
+    const job = await jobs.findOne({ _id: queued._id });
+    expect(stalled).toBe(true);
+    // Claimed twice: the stall interrupted the first attempt, the second resumed it.
+    expect(job).toMatchObject({
+      state: 'SUCCEEDED',
+      failure: null,
+      attempts: 2,
+      counts: { features, tallyItems: runA.rows.length - features, rejectedRows: 0 },
+    });
+    expect(await db.collection(MEASUREMENTS_COLLECTION).countDocuments({ tenantId, runId: queued.input.runId })).toBe(features);
+    const run = await ili.run(queued.input.runId);
+    expect(run?.status).toBe('COMPLETE');
+    expect(outboxTypes(run)).toEqual([ILI_RUN_STARTED, ILI_RUN_IMPORTED]);
+    expect(await db.collection(ILI_COLLECTIONS.uploadParts).countDocuments({ uploadId: upload._id })).toBe(0);
+  },
+);
