@@ -25,6 +25,7 @@ import { repoRoot } from '@linepack/lib/repo-root';
 import { bundle, linkNodeModules } from '../../bench/contenders/bundle';
 import { startGatewayProcess } from '../support/gateway-process';
 import { createAsset, graphql, metricValue, startTestStack, type TestStack } from '../support/stack';
+import { stopProcessGroup } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -251,7 +252,7 @@ describe('a deadline that passes while the lane runs', () => {
   });
 
   test('answers 504 TIMEOUT as a cheap operation does, and the lane serves the next one', async () => {
-    process.kill(-database.pid, 'SIGSTOP');
+    await stopProcessGroup(database.pid);
     let expensive: Awaited<ReturnType<typeof graphql>>;
     let cheap: Awaited<ReturnType<typeof graphql>>;
     try {

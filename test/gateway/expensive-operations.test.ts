@@ -13,6 +13,7 @@ import { metricsRegistry } from '@linepack/lib/metrics';
 import { until } from '@linepack/lib/testing/until';
 import { ExpensiveOperations, expensiveOperationLimits } from '@linepack/gateway/expensive-operations';
 import { createAsset, graphql, startTestStack, type TestStack } from '../support/stack';
+import { stopProcessGroup } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -68,7 +69,7 @@ test('the query this test sends is expensive by the cost model, and a cheap one 
 test("one tenant's expensive operations run one at a time, four wait, the next is refused naming the limit, and another tenant's runs at once", async () => {
   const { perTenantRunning, perTenantQueued } = expensiveOperationLimits;
   expect(await gauge()).toEqual({ running: 0, waiting: 0 });
-  process.kill(-database.pid, 'SIGSTOP');
+  await stopProcessGroup(database.pid);
   let answers: Promise<Awaited<ReturnType<typeof graphql>>[]>;
   try {
     // Answered early (refused) ones are named, with why, when the gauge never gets there.

@@ -6,8 +6,8 @@
  * Its user does not have to start it again. (Before, such an import ended FAILED "on an internal error", and a CI run
  * lost the ILI-cycle test to it.)
  *
- * The stall is a SIGSTOP of a MongoDB of this file's own, held until the commit in flight has failed (the driver gave
- * up on the server): nothing is timed.
+ * The stall is a SIGSTOP of a MongoDB of this file's own, the commit sent once every thread of it has stopped, held
+ * until that commit has failed (the driver gave up on the server): nothing is timed.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
@@ -23,7 +23,7 @@ import { ILI_IMPORT_JOB, iliImportHandler, type IliImportCheckpoint, type IliImp
 import { IliStore } from '@linepack/subgraph-measurements/ili/store';
 import { ensureMeasurementIndexes, MEASUREMENTS_COLLECTION } from '@linepack/subgraph-measurements/repository';
 import { listingCsv, outboxTypes, queueImport, storeUpload, type IliImportJobDocument } from '../support/ili-job';
-import { eventually } from '../support/wait';
+import { eventually, stopProcessGroup } from '../support/wait';
 import { testTempDir } from '../support/temp-dir';
 
 jest.setTimeout(5 * 60_000);
@@ -32,7 +32,7 @@ const PART_BYTES = 32 * 1024;
 let database: EmbeddedMongo;
 let mongo: MongoClient;
 let db: Db;
-const runners: JobRunner[] = [];
+let runner: JobRunner | undefined;
 const dir = testTempDir('ili-outage-');
 /** Resolves at the driver's next failed heartbeat: it then interrupts the operations in flight on that server. */
 let nextFailedHeartbeat: () => Promise<void>;
@@ -50,9 +50,13 @@ beforeAll(async () => {
   await ensureIliIndexes(db);
   await ensureJobIndexes(db);
 });
-afterAll(async () => {
+// Each case's runner stops with it: left running, the first case's runner (its handler past the stall) claimed the
+// second case's job.
+afterEach(async () => {
   if (database) process.kill(-database.pid, 'SIGCONT');
-  await Promise.all(runners.map((runner) => runner.stop()));
+  await runner?.stop();
+});
+afterAll(async () => {
   await mongo?.close();
   await database?.stop();
 });
@@ -84,7 +88,7 @@ test.each([
           async (step) => {
             if (stalled || (step.checkpoint?.batchesWritten ?? 0) < 2) return commit(step);
             stalled = true;
-            process.kill(-database.pid, 'SIGSTOP');
+            await stopProcessGroup(database.pid);
             if (afterFirstFailedHeartbeat) await nextFailedHeartbeat();
             const committing = commit(step);
             let settled = false;
@@ -103,12 +107,11 @@ test.each([
           signal,
         ),
     };
-    const runner = new JobRunner(
+    runner = new JobRunner(
       db,
       { [ILI_IMPORT_JOB]: handler as JobHandler<never, never> },
       { logger: createLogger('test', 'silent'), pollMs: 20, maxPollMs: 100 },
     );
-    runners.push(runner);
     runner.start();
     const queued = await queueImport(db, ili, upload._id, 'segment-1', runA.runDate);
     runner.wake();
