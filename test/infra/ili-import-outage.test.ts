@@ -117,7 +117,7 @@ test.each([
     runner.wake();
 
     // A read of the job while the database is stopped fails as the commit does: not ended yet. (Failing the test there
-    // let the commit through at afterAll's SIGCONT, a CI run.)
+    // let the stalled commit through at the SIGCONT after it.)
     const jobs = db.collection<IliImportJobDocument>(JOBS_COLLECTION);
     const ended = await eventually(async () => ['SUCCEEDED', 'FAILED'].includes((await jobs.findOne({ _id: queued._id }))?.state ?? ''), 120_000, 50);
     expect(ended).toBe(true);
